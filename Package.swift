@@ -1,0 +1,74 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Settings applied to every Swift target in one loop at the bottom (house style rule 9).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Silo",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .executable(name: "silo", targets: ["SiloMain"]),
+        .library(name: "SiloCore", targets: ["SiloCore"]),
+        .library(name: "SiloWire", targets: ["SiloWire"]),
+        .library(name: "SiloServer", targets: ["SiloServer"]),
+        .library(name: "SiloTesting", targets: ["SiloTesting"]),
+    ],
+    targets: [
+        // C libraries from Debian packages, one system-library target each.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Vocabulary: no C, no I/O beyond Foundation.
+        .target(name: "SiloCore"),
+        .target(name: "SiloWire", dependencies: ["SiloCore"]),
+        .target(name: "SiloHTTP", dependencies: ["SiloCore"]),
+
+        // Wrappers around C libraries; each C module is imported by exactly one of these.
+        .target(name: "SiloHashing", dependencies: ["CCrypto", "CISAL", "CZlib"]),
+        .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
+
+        // Backends.
+        .target(name: "SiloSQLite", dependencies: ["SiloCore", "CSQLite3"]),
+        .target(name: "SiloDisk", dependencies: ["SiloCore"]),
+
+        // Protocols: routes and semantics, no backend.
+        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
+
+        // The only composition root.
+        .executableTarget(
+            name: "SiloMain",
+            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+        ),
+
+        .target(
+            name: "SiloTesting",
+            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+        ),
+
+        .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
+        .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
+        .testTarget(
+            name: "SiloStoreTests",
+            dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloHashing", "SiloTesting"]
+        ),
+        .testTarget(
+            name: "SiloMicroHTTPDTests",
+            dependencies: ["SiloMicroHTTPD", "SiloHTTP", "SiloCore", "SiloTesting"]
+        ),
+        .testTarget(
+            name: "SiloServerTests",
+            dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

@@ -1,0 +1,52 @@
+/// The server-made identifier of a stored byte sequence: 32 lowercase hex digits from a CSPRNG.
+/// Blob stores name files and keys by this, never by object names.
+public struct BlobID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init?(rawValue: String) {
+        guard rawValue.utf8.count == 32,
+            rawValue.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+        else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public static func random() -> BlobID {
+        var generator = SystemRandomNumberGenerator()
+        let hex = Array("0123456789abcdef".utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(32)
+        for _ in 0..<2 {
+            var word = generator.next() as UInt64
+            for _ in 0..<16 {
+                bytes.append(hex[Int(word & 0xF)])
+                word >>= 4
+            }
+        }
+        return BlobID(rawValue: String(decoding: bytes, as: UTF8.self))!
+    }
+
+    public var description: String { rawValue }
+}
+
+/// Random identifiers for download tokens and upload sessions.
+public enum RandomID {
+    /// A version-4 UUID in lowercase, the shape Firebase uses for download tokens.
+    public static func uuid() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { byte -> String in
+            let s = String(byte, radix: 16)
+            return s.count == 1 ? "0" + s : s
+        }.joined()
+        let c = Array(hex)
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-"
+            + String(c[20..<32])
+    }
+
+    /// An unguessable URL-safe session id (160 bits).
+    public static func sessionID() -> String {
+        BlobID.random().rawValue + String(BlobID.random().rawValue.prefix(8))
+    }
+}

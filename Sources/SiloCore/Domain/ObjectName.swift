@@ -1,0 +1,39 @@
+/// An object name: 1–1024 bytes of valid UTF-8 without NUL, CR or LF (GCS rules).
+///
+/// Names are kept byte-exact (`a//b` and `a/b` are different objects) and are never used as filesystem paths.
+/// Names order by their UTF-8 bytes, which is GCS listing order.
+public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public static let maxBytes = 1024
+    public let rawValue: String
+
+    public init(_ rawValue: String) throws {
+        let count = rawValue.utf8.count
+        guard count > 0 else { throw StorageError(.invalidArgument, "object name is empty") }
+        guard count <= Self.maxBytes else {
+            throw StorageError(.invalidArgument, "object name is \(count) bytes; the limit is \(Self.maxBytes)")
+        }
+        guard !rawValue.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
+            throw StorageError(.invalidArgument, "object name contains NUL, CR or LF: \(rawValue.debugDescription)")
+        }
+        self.rawValue = rawValue
+    }
+
+    /// Decodes a name from raw bytes, rejecting invalid UTF-8.
+    public init(utf8 bytes: some Collection<UInt8>) throws {
+        guard let string = String(validating: bytes, as: UTF8.self) else {
+            throw StorageError(.invalidArgument, "object name is not valid UTF-8")
+        }
+        try self.init(string)
+    }
+
+    public var description: String { rawValue }
+    /// The last `/`-separated component (what Firebase calls the reference's `name`).
+    public var lastComponent: Substring {
+        if let slash = rawValue.lastIndex(of: "/") { return rawValue[rawValue.index(after: slash)...] }
+        return rawValue[...]
+    }
+
+    public static func < (a: ObjectName, b: ObjectName) -> Bool {
+        a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8)
+    }
+}

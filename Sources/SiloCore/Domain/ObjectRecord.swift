@@ -1,0 +1,92 @@
+/// One stored version of an object, as the metadata store keeps it.
+public struct ObjectRecord: Sendable, Equatable {
+    public var bucket: BucketName
+    public var name: ObjectName
+    /// Strictly increasing per name; microseconds since the epoch when the clock allows (as production GCS).
+    public var generation: Int64
+    /// Starts at 1 for each generation; +1 on every metadata change.
+    public var metageneration: Int64
+    public var blob: BlobSummary
+    public var blobID: BlobID
+    public var fields: ObjectFields
+    public var timeCreated: Timestamp
+    public var updated: Timestamp
+    /// Number of source objects for composed objects; nil otherwise.
+    public var componentCount: Int?
+
+    public init(
+        bucket: BucketName, name: ObjectName, generation: Int64, metageneration: Int64, blob: BlobSummary,
+        blobID: BlobID, fields: ObjectFields, timeCreated: Timestamp, updated: Timestamp, componentCount: Int? = nil
+    ) {
+        self.bucket = bucket
+        self.name = name
+        self.generation = generation
+        self.metageneration = metageneration
+        self.blob = blob
+        self.blobID = blobID
+        self.fields = fields
+        self.timeCreated = timeCreated
+        self.updated = updated
+        self.componentCount = componentCount
+    }
+
+    public var size: Int64 { blob.size }
+
+    /// Production's etag shape: base64 of a protobuf-style encoding of (generation, metageneration).
+    /// Changes whenever either changes; stable otherwise.
+    public var etag: String {
+        var bytes: [UInt8] = [0x08]
+        appendVarint(UInt64(bitPattern: generation), to: &bytes)
+        bytes.append(0x10)
+        appendVarint(UInt64(bitPattern: metageneration), to: &bytes)
+        return Base64.encode(bytes)
+    }
+}
+
+private func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+    var v = value
+    while v >= 0x80 {
+        bytes.append(UInt8(v & 0x7F) | 0x80)
+        v >>= 7
+    }
+    bytes.append(UInt8(v))
+}
+
+/// A new object version before the store gives it a generation.
+public struct ObjectDraft: Sendable, Equatable {
+    public var bucket: BucketName
+    public var name: ObjectName
+    public var blob: BlobSummary
+    public var blobID: BlobID
+    public var fields: ObjectFields
+    public var componentCount: Int?
+
+    public init(
+        bucket: BucketName, name: ObjectName, blob: BlobSummary, blobID: BlobID, fields: ObjectFields,
+        componentCount: Int? = nil
+    ) {
+        self.bucket = bucket
+        self.name = name
+        self.blob = blob
+        self.blobID = blobID
+        self.fields = fields
+        self.componentCount = componentCount
+    }
+}
+
+/// A bucket as the metadata store keeps it.
+public struct BucketRecord: Sendable, Equatable {
+    public var name: BucketName
+    public var timeCreated: Timestamp
+    public var updated: Timestamp
+    public var metageneration: Int64
+    public var versioning: Bool
+
+    public init(name: BucketName, timeCreated: Timestamp, updated: Timestamp, metageneration: Int64 = 1, versioning: Bool = false) {
+        self.name = name
+        self.timeCreated = timeCreated
+        self.updated = updated
+        self.metageneration = metageneration
+        self.versioning = versioning
+    }
+}

@@ -1,0 +1,124 @@
+/// A UTC instant with microsecond precision, formatted the way Firebase and GCS clients parse it.
+public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringConvertible {
+    public var microseconds: Int64
+
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    public static func now() -> Timestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
+    }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
+    public var description: String { rfc3339 }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, exactly three fraction digits (iOS and Android parse only this shape).
+    public var rfc3339: String {
+        let (y, mo, d, h, mi, s, ms) = components
+        return pad(y, 4) + "-" + pad(mo, 2) + "-" + pad(d, 2) + "T" + pad(h, 2) + ":" + pad(mi, 2) + ":" + pad(s, 2)
+            + "." + pad(ms, 3) + "Z"
+    }
+
+    /// RFC 1123 (`Sun, 06 Nov 1994 08:49:37 GMT`) for `Last-Modified`.
+    public var rfc1123: String {
+        let (y, mo, d, h, mi, s, _) = components
+        let days = floorDiv(floorDiv(microseconds, 1_000_000), 86_400)
+        let weekday = Int((days % 7 + 7 + 4) % 7)  // 1970-01-01 was a Thursday
+        let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return "\(names[weekday]), \(pad(d, 2)) \(months[mo - 1]) \(pad(y, 4)) \(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)) GMT"
+    }
+
+    /// Parses RFC 3339 with any number of fraction digits and `Z` or a numeric offset.
+    public init?(rfc3339 text: String) {
+        let b = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= b.count else { return nil }
+            var v = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int(b[i] - 0x30)
+            }
+            return v
+        }
+        guard b.count >= 20, let y = num(0, 4), b[4] == 0x2D, let mo = num(5, 2), b[7] == 0x2D, let d = num(8, 2),
+            b[10] == 0x54 || b[10] == 0x74 || b[10] == 0x20, let h = num(11, 2), b[13] == 0x3A, let mi = num(14, 2),
+            b[16] == 0x3A, let s = num(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+        else { return nil }
+        var i = 19
+        var micros = 0
+        if i < b.count, b[i] == 0x2E {
+            i += 1
+            var digits = 0
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
+                if digits < 6 { micros = micros * 10 + Int(b[i] - 0x30) }
+                digits += 1
+                i += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in min(digits, 6)..<6 { micros *= 10 }
+        }
+        var offsetSeconds = 0
+        guard i < b.count else { return nil }
+        if b[i] == 0x5A || b[i] == 0x7A {
+            i += 1
+        } else if b[i] == 0x2B || b[i] == 0x2D, let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 0x3A,
+            let om = num(i + 4, 2)
+        {
+            offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 0x2D ? -1 : 1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = Timestamp.daysFromCivil(y, mo, d)
+        let seconds = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + s) - Int64(offsetSeconds)
+        self.microseconds = seconds * 1_000_000 + Int64(micros)
+    }
+
+    private var components: (Int, Int, Int, Int, Int, Int, Int) {
+        let seconds = floorDiv(microseconds, 1_000_000)
+        let ms = Int((microseconds - seconds * 1_000_000) / 1000)
+        let days = floorDiv(seconds, 86_400)
+        let secOfDay = Int(seconds - days * 86_400)
+        let (y, m, d) = Timestamp.civilFromDays(Int(days))
+        return (y, m, d, secOfDay / 3600, (secOfDay % 3600) / 60, secOfDay % 60, ms)
+    }
+
+    // Howard Hinnant's days-from-civil algorithms (public domain), proleptic Gregorian calendar.
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+
+    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}
+
+private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+private func pad(_ value: Int, _ width: Int) -> String {
+    let s = String(value)
+    return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif

@@ -1,0 +1,68 @@
+/// The one error type of SiloCore and of every store: a code, a message that names the object, and a cause.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    /// An extensible set of error codes (a struct over a private enum, so adding one is not a breaking change).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: String, Sendable {
+            case invalidArgument, notFound, alreadyExists, preconditionFailed, notModified
+            case permissionDenied, unauthenticated, rangeNotSatisfiable, conflict
+            case ioError, corrupt, unavailable, internalError, cancelled, payloadTooLarge
+        }
+        private let wrapped: Wrapped
+        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+        public var description: String { wrapped.rawValue }
+
+        public static let invalidArgument = Code(.invalidArgument)
+        public static let notFound = Code(.notFound)
+        public static let alreadyExists = Code(.alreadyExists)
+        public static let preconditionFailed = Code(.preconditionFailed)
+        /// A `*NotMatch` precondition held on a read: HTTP 304.
+        public static let notModified = Code(.notModified)
+        public static let permissionDenied = Code(.permissionDenied)
+        public static let unauthenticated = Code(.unauthenticated)
+        public static let rangeNotSatisfiable = Code(.rangeNotSatisfiable)
+        /// The request conflicts with the resource's state (e.g. a cancelled upload session).
+        public static let conflict = Code(.conflict)
+        public static let ioError = Code(.ioError)
+        public static let corrupt = Code(.corrupt)
+        public static let unavailable = Code(.unavailable)
+        public static let internalError = Code(.internalError)
+        public static let cancelled = Code(.cancelled)
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+    }
+
+    public var code: Code
+    /// Human text; names the bucket/object/path concerned. Never contains tokens or body bytes.
+    public var message: String
+    public var cause: (any Error & Sendable)?
+    public var file: String
+    public var line: Int
+
+    public init(
+        _ code: Code, _ message: String, cause: (any Error & Sendable)? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The message followed by the chain of causes, for logs.
+    public func detailedDescription() -> String {
+        var text = "\(code): \(message) (\(file):\(line))"
+        var next: (any Error)? = cause
+        while let current = next {
+            if let storage = current as? StorageError {
+                text += "\n  caused by \(storage.code): \(storage.message) (\(storage.file):\(storage.line))"
+                next = storage.cause
+            } else {
+                text += "\n  caused by \(current)"
+                next = nil
+            }
+        }
+        return text
+    }
+}

@@ -1,0 +1,62 @@
+/// Where object metadata, buckets and upload sessions live.
+///
+/// Calls are synchronous and thread-safe: the HTTP transport runs handlers on its own pool of threads, and a
+/// blocking call there costs less than a hop to the async executor and back on every request (see
+/// docs/architecture-notes.md). Every method that writes runs in one transaction; preconditions are checked inside it.
+public protocol MetadataStore: Sendable {
+    // MARK: Buckets
+    func bucket(_ name: BucketName) throws -> BucketRecord?
+    /// Returns the bucket, creating it first if it does not exist.
+    func ensureBucket(_ name: BucketName) throws -> BucketRecord
+    func buckets() throws -> [BucketRecord]
+
+    // MARK: Objects
+    /// The live version (generation nil) or a specific generation (live or, with versioning, noncurrent).
+    func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord?
+
+    /// Makes `draft` the live version of its name: checks `conditions` against the current live version,
+    /// assigns a new generation (greater than any before it) with metageneration 1, and removes `draft.blobID`
+    /// from the pending-blob list. The replaced version's blob becomes garbage (see `garbageBlobs`).
+    /// Returns the stored record and the replaced one.
+    func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
+        stored: ObjectRecord, replaced: ObjectRecord?
+    )
+
+    /// Read-modify-write of the live version's metadata in one transaction: `change` edits the fields; the store
+    /// then bumps metageneration and sets `updated`. Throws `.notFound` if there is no live version.
+    func updateObject(
+        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ change: (inout ObjectFields) throws -> Void
+    ) throws -> ObjectRecord
+
+    /// Deletes the live version (or the given generation). Its blob becomes garbage. Throws `.notFound`.
+    func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions) throws
+        -> ObjectRecord
+
+    /// Live versions whose names start with `prefix` and sort (by UTF-8 bytes) after `startAfter`, in byte order,
+    /// at most `limit`. `startAfter` is raw bytes so callers can skip a whole prefix with a `0xFF` suffix.
+    func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws -> [ObjectRecord]
+
+    // MARK: Upload sessions
+    func insertSession(_ session: UploadSession) throws
+    func session(id: String) throws -> UploadSession?
+    /// Read-modify-write of a session in one transaction. Throws `.notFound`.
+    func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession
+    /// Sessions last touched before `time` (for expiry).
+    func sessions(updatedBefore time: Timestamp) throws -> [UploadSession]
+    func deleteSession(id: String) throws
+
+    // MARK: Blob bookkeeping
+    /// Records that `id` is about to be written: until an object or an active session claims it, it is garbage
+    /// once older than the caller's grace period. Call before creating the blob, so a crash never leaves an
+    /// unrecorded blob behind.
+    func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws
+    /// Pending or replaced blobs registered before `time` that no object version and no active session
+    /// references.
+    func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID]
+    /// Forgets a blob after it has been deleted from the blob store.
+    func forgetBlob(_ id: BlobID) throws
+
+    /// Drops every object, bucket and session (the emulator's `POST /internal/reset`); their blobs become garbage.
+    func reset() throws
+}

@@ -1,0 +1,44 @@
+/// An ordered list of header fields with case-insensitive lookup.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init() { fields = [] }
+    public init(dictionaryLiteral elements: (String, String)...) { fields = elements.map { ($0.0, $0.1) } }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// The first value of `name`, compared case-insensitively.
+    public subscript(name: String) -> String? {
+        for field in fields where field.name.utf8.count == name.utf8.count && equalsIgnoringCase(field.name, name) {
+            return field.value
+        }
+        return nil
+    }
+
+    public func values(_ name: String) -> [String] {
+        fields.filter { equalsIgnoringCase($0.name, name) }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every value of `name` with one.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name, value))
+    }
+
+    public mutating func remove(_ name: String) { fields.removeAll { equalsIgnoringCase($0.name, name) } }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+}
+
+/// ASCII case-insensitive comparison (header names and tokens are ASCII).
+public func equalsIgnoringCase(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+    guard a.utf8.count == b.utf8.count else { return false }
+    for (x, y) in zip(a.utf8, b.utf8) where x != y {
+        let lx = (x >= 0x41 && x <= 0x5A) ? x + 32 : x
+        let ly = (y >= 0x41 && y <= 0x5A) ? y + 32 : y
+        if lx != ly { return false }
+    }
+    return true
+}

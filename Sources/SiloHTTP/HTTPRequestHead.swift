@@ -1,0 +1,51 @@
+/// What arrives before the body: method, raw target, headers.
+public struct HTTPRequestHead: Sendable {
+    public var method: String
+    /// The path exactly as sent, still percent-encoded (`/v0/b/x/o/a%2Fb`). Routes split it on `/` before decoding.
+    public var rawPath: String
+    /// The query string exactly as sent, without `?`; empty when absent.
+    public var rawQuery: String
+    public var headers: HTTPHeaders
+    /// `HTTP/1.1` or `HTTP/1.0`.
+    public var version: String
+
+    public init(method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:], version: String = "HTTP/1.1") {
+        self.method = method
+        self.rawPath = rawPath
+        self.rawQuery = rawQuery
+        self.headers = headers
+        self.version = version
+    }
+
+    /// Splits a request target (`/path?query`) into path and query.
+    public init(method: String, target: String, headers: HTTPHeaders = [:], version: String = "HTTP/1.1") {
+        if let q = target.firstIndex(of: "?") {
+            self.init(method: method, rawPath: String(target[..<q]), rawQuery: String(target[target.index(after: q)...]),
+                headers: headers, version: version)
+        } else {
+            self.init(method: method, rawPath: target, headers: headers, version: version)
+        }
+    }
+
+    /// Query parameters decoded form-style (`+` is a space), in order; duplicates kept.
+    public var queryItems: [(name: String, value: String)] {
+        guard !rawQuery.isEmpty else { return [] }
+        return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            if let eq = pair.firstIndex(of: "=") {
+                return (PercentCoding.decodeQueryComponent(pair[..<eq]) ?? String(pair[..<eq]),
+                    PercentCoding.decodeQueryComponent(pair[pair.index(after: eq)...]) ?? String(pair[pair.index(after: eq)...]))
+            }
+            return (PercentCoding.decodeQueryComponent(pair) ?? String(pair), "")
+        }
+    }
+}
+
+/// Parsed query parameters with first-wins lookup.
+public struct QueryParameters: Sendable {
+    public let items: [(name: String, value: String)]
+    public init(_ head: HTTPRequestHead) { items = head.queryItems }
+    public subscript(name: String) -> String? { items.first { $0.name == name }?.value }
+    /// Case-insensitive lookup, for parameters some clients spell differently (`ifMetaGenerationNotMatch`).
+    public func ignoringCase(_ name: String) -> String? { items.first { equalsIgnoringCase($0.name, name) }?.value }
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+}
