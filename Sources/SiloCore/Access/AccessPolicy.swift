@@ -1,0 +1,68 @@
+/// Who is calling, as far as the credential says.
+public struct Principal: Sendable, Equatable {
+    /// `Firebase` or `Bearer`.
+    public var scheme: String
+    /// The credential exactly as sent (kept for resumable sessions, never logged).
+    public var credential: String
+    /// `user_id` (emulator tokens) or `sub` of a JWT; nil for non-JWT credentials.
+    public var uid: String?
+    /// The JWT claims as JSON text (`{}` when there are none).
+    public var claimsJSON: String
+    /// Admin credentials bypass access rules (`owner` in emulator mode, admin keys otherwise).
+    public var isAdmin: Bool
+    /// Whether the token's signature was checked. Until the auth issue lands nothing is verified.
+    public var verified: Bool
+
+    public init(scheme: String, credential: String, uid: String?, claimsJSON: String, isAdmin: Bool, verified: Bool) {
+        self.scheme = scheme
+        self.credential = credential
+        self.uid = uid
+        self.claimsJSON = claimsJSON
+        self.isAdmin = isAdmin
+        self.verified = verified
+    }
+}
+
+/// One access decision's input: the storage operation, the path, the caller, and the object before and after.
+public struct AccessRequest: Sendable {
+    public enum Operation: String, Sendable {
+        case get, list, create, update, delete
+    }
+
+    public var operation: Operation
+    public var bucket: BucketName
+    /// The object name, or for `list` the prefix without its trailing `/`.
+    public var path: String
+    public var principal: Principal?
+    /// The object as it is (`resource` in rules); nil when it does not exist.
+    public var resource: ObjectRecord?
+    /// The object as it would be after a write (`request.resource`): fields and size.
+    public var proposedFields: ObjectFields?
+    public var proposedSize: Int64?
+    public var time: Timestamp
+
+    public init(
+        operation: Operation, bucket: BucketName, path: String, principal: Principal?, resource: ObjectRecord? = nil,
+        proposedFields: ObjectFields? = nil, proposedSize: Int64? = nil, time: Timestamp
+    ) {
+        self.operation = operation
+        self.bucket = bucket
+        self.path = path
+        self.principal = principal
+        self.resource = resource
+        self.proposedFields = proposedFields
+        self.proposedSize = proposedSize
+        self.time = time
+    }
+}
+
+/// Decides whether a request may proceed. The rules engine implements this; so does allow-all.
+public protocol AccessPolicy: Sendable {
+    func allows(_ request: AccessRequest) -> Bool
+}
+
+/// Allows everything, as the Firebase emulator does with open rules. Only for loopback or explicit opt-in.
+public struct AllowAllPolicy: AccessPolicy {
+    public init() {}
+    public func allows(_ request: AccessRequest) -> Bool { true }
+}

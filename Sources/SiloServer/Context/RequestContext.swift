@@ -1,0 +1,28 @@
+import SiloCore
+import SiloHTTP
+
+/// What every route needs to know about the request in front of it.
+struct RequestContext {
+    let head: HTTPRequestHead
+    let query: QueryParameters
+    let principal: Principal?
+    let time: Timestamp
+
+    init(head: HTTPRequestHead, emulatorAdmin: Bool) {
+        self.head = head
+        self.query = QueryParameters(head)
+        self.principal = CredentialParser.principal(from: head.headers["Authorization"], emulatorAdmin: emulatorAdmin)
+        self.time = Timestamp.now()
+    }
+
+    var method: String { head.method }
+    var headers: HTTPHeaders { head.headers }
+
+    /// `scheme://host[:port]` as the client addressed us: upload URLs and links must use the client's view of the
+    /// host (`10.0.2.2` from the Android emulator, a service name in Docker), never the bind address.
+    var externalBase: String {
+        let scheme = headers["X-Forwarded-Proto"].map { equalsIgnoringCase($0, "https") ? "https" : "http" } ?? "http"
+        let host = headers["X-Forwarded-Host"] ?? headers["Host"] ?? "127.0.0.1"
+        return "\(scheme)://\(host)"
+    }
+}

@@ -1,0 +1,32 @@
+/// A single `Range: bytes=…` request, resolved against an object size (RFC 9110 §14).
+enum ByteRange: Equatable {
+    /// Serve the whole object (no header, a malformed one, several ranges, or an empty object).
+    case whole
+    /// Serve `start...end` (inclusive) with 206.
+    case partial(start: Int64, end: Int64)
+    /// 416 with `Content-Range: bytes */size`.
+    case unsatisfiable
+
+    static func resolve(_ header: String?, size: Int64) -> ByteRange {
+        guard let header else { return .whole }
+        let trimmed = header.trimmingCharacters(in: " ")
+        guard trimmed.lowercased().hasPrefix("bytes=") else { return .whole }
+        let spec = trimmed.dropFirst(6)
+        guard !spec.contains(",") else { return .whole }
+        guard let dash = spec.firstIndex(of: "-") else { return .whole }
+        let first = spec[..<dash].trimmingCharacters(in: " ")
+        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: " ")
+        // A zero-length object has no satisfiable range; answering 200 with an empty body is what clients expect
+        // (JS getBytes(max) on an empty file).
+        if size == 0 { return .whole }
+        if first.isEmpty {
+            guard let suffix = Int64(last), suffix > 0 else { return last.isEmpty ? .whole : .unsatisfiable }
+            return .partial(start: max(0, size - suffix), end: size - 1)
+        }
+        guard let start = Int64(first), start >= 0 else { return .whole }
+        guard start < size else { return .unsatisfiable }
+        if last.isEmpty { return .partial(start: start, end: size - 1) }
+        guard let end = Int64(last), end >= start else { return .whole }
+        return .partial(start: start, end: min(end, size - 1))
+    }
+}

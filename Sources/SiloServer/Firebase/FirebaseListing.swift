@@ -1,0 +1,73 @@
+import SiloCore
+
+/// v0 listing (wire spec §3.7): items and prefixes merged into one byte-ordered sequence and cut at `maxResults`;
+/// the page token is the last key emitted. Names that are not valid Firebase paths are filtered out.
+enum FirebaseListing {
+    struct Page: Equatable {
+        var prefixes: [String] = []
+        var items: [String] = []
+        /// Where the next page starts (exclusive); nil on the last page.
+        var cursor: [UInt8]?
+    }
+
+    static func page(
+        store: any MetadataStore, bucket: BucketName, prefix: String, delimiter: String, startAfter: [UInt8]?, maxResults: Int
+    ) throws -> Page {
+        var page = Page()
+        let prefixBytes = Array(prefix.utf8)
+        let delimiterBytes = Array(delimiter.utf8)
+        var cursor = startAfter
+        var emitted = 0
+        while true {
+            // One more than the page needs, so a full page knows whether anything follows.
+            let limit = min(maxResults - emitted + 1, 1001)
+            let batch = try store.listObjects(bucket, prefix: prefix, startAfter: cursor, limit: limit)
+            if batch.isEmpty { return page }
+            var restart = false
+            for record in batch {
+                if emitted == maxResults {
+                    page.cursor = cursor
+                    return page
+                }
+                let name = Array(record.name.rawValue.utf8)
+                if !delimiterBytes.isEmpty, let end = firstIndex(of: delimiterBytes, in: name, from: prefixBytes.count) {
+                    let commonPrefix = Array(name[..<(end + delimiterBytes.count)])
+                    if isValidPath(commonPrefix.last == 0x2F ? Array(commonPrefix.dropLast()) : commonPrefix) {
+                        page.prefixes.append(String(decoding: commonPrefix, as: UTF8.self))
+                        emitted += 1
+                    }
+                    // 0xFF never occurs in UTF-8, so this key sorts after every name under the prefix: skip them all.
+                    cursor = commonPrefix + [0xFF]
+                    restart = true
+                    break
+                }
+                if isValidPath(name) {
+                    page.items.append(record.name.rawValue)
+                    emitted += 1
+                }
+                cursor = name
+            }
+            if !restart && batch.count < limit {
+                // The store returned fewer than asked: nothing left.
+                return page
+            }
+        }
+    }
+
+    /// A Firebase path has no empty segment: no leading or trailing `/`, no `//`.
+    static func isValidPath(_ bytes: [UInt8]) -> Bool {
+        guard let first = bytes.first, let last = bytes.last, first != 0x2F, last != 0x2F else { return false }
+        for i in 1..<bytes.count where bytes[i] == 0x2F && bytes[i - 1] == 0x2F { return false }
+        return true
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
+        guard haystack.count - from >= needle.count else { return nil }
+        var i = from
+        while i <= haystack.count - needle.count {
+            if haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle { return i }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,65 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// Builders for the responses every route sends, so status, content type and CORS headers are set in one place.
+enum Reply {
+    static func json(_ status: Int, _ value: JSONValue, headers extra: HTTPHeaders = [:]) -> HTTPResponse {
+        var headers = extra
+        headers.set("Content-Type", "application/json; charset=utf-8")
+        return HTTPResponse(status: status, headers: headers, body: .bytes(value.serialized()))
+    }
+
+    static func empty(_ status: Int, headers: HTTPHeaders = [:]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers, body: .empty)
+    }
+
+    static func text(_ status: Int, _ text: String, headers extra: HTTPHeaders = [:]) -> HTTPResponse {
+        var headers = extra
+        headers.set("Content-Type", "text/plain; charset=utf-8")
+        return HTTPResponse(status: status, headers: headers, body: .bytes(Array(text.utf8)))
+    }
+
+    /// The v0 error shape `{"error":{"code":N,"message":"..."}}`.
+    static func firebaseError(_ error: StorageError, headers: HTTPHeaders = [:]) -> HTTPResponse {
+        let status = HTTPStatus.of(error.code)
+        return json(status, FirebaseMetadata.errorJSON(status: status, message: error.message), headers: headers)
+    }
+
+    static func firebaseError(_ error: any Error, headers: HTTPHeaders = [:]) -> HTTPResponse {
+        firebaseError(StorageError.wrap(error), headers: headers)
+    }
+}
+
+enum HTTPStatus {
+    static func of(_ code: StorageError.Code) -> Int {
+        switch code {
+        case .invalidArgument, .conflict: 400
+        case .unauthenticated: 401
+        case .permissionDenied: 403
+        case .notFound: 404
+        case .alreadyExists: 409
+        case .preconditionFailed: 412
+        case .payloadTooLarge: 413
+        case .rangeNotSatisfiable: 416
+        case .notModified: 304
+        case .unavailable: 503
+        case .cancelled: 499
+        default: 500
+        }
+    }
+}
+
+extension StorageError {
+    /// Any error as a StorageError; unknown errors become internal errors that keep the original as the cause.
+    static func wrap(_ error: any Error) -> StorageError {
+        if let storage = error as? StorageError { return storage }
+        if let parse = error as? JSONParseError { return StorageError(.invalidArgument, "\(parse)", cause: parse) }
+        return StorageError(.internalError, "internal error", cause: SendableDescription(String(describing: error)))
+    }
+}
+
+struct SendableDescription: Error, Sendable, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

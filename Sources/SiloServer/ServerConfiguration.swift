@@ -1,0 +1,25 @@
+public import SiloCore
+
+/// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
+public struct ServerConfiguration: Sendable {
+    /// Buckets served; nil serves any valid name and creates buckets on first write (as the emulator does).
+    public var buckets: Set<BucketName>?
+    /// Upload granularity advertised to resumable clients (GTM rounds chunk sizes to it).
+    public var chunkGranularity = 262_144
+    /// Bodies parsed as JSON (metadata, resumable start) are refused beyond this size.
+    public var maxJSONBodyBytes = 1 << 20
+    /// Objects up to this size are read into memory and sent from there; larger ones go through sendfile.
+    public var inlineDownloadLimit: Int64 = 64 << 10
+    /// Upload sessions untouched for this long expire (GCS keeps them a week).
+    public var sessionLifetimeSeconds: Int64 = 7 * 24 * 3600
+    /// A pending blob younger than this is never collected (longer than any single request can take).
+    public var garbageGraceSeconds: Int64 = 24 * 3600
+    /// How often the background collector runs.
+    public var maintenanceIntervalSeconds: Double = 300
+    /// Treat `Bearer owner` / `Firebase owner` as the admin (the Firebase emulator's convention).
+    public var emulatorAdminCredentials = true
+    /// Reject v0 uploads whose JSON `md5Hash` does not match the data (off by default: iOS re-sends old hashes).
+    public var strictV0Checksums = false
+
+    public init() {}
+}

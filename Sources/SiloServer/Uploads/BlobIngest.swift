@@ -1,0 +1,44 @@
+import SiloCore
+import SiloHashing
+
+/// Streams upload bytes into a new blob while computing size, MD5 and CRC32C in the same pass.
+///
+/// The blob is registered as pending *before* it is created, so a crash at any point leaves a blob the collector
+/// knows about; nothing becomes visible until ``ObjectService/commitUpload`` runs.
+final class BlobIngest {
+    let blobID: BlobID
+    private let service: ObjectService
+    private var writer: (any BlobWriter)?
+    private let hasher = ObjectHasher()
+
+    init(service: ObjectService, time: Timestamp) throws {
+        self.service = service
+        self.blobID = BlobID.random()
+        try service.metadata.registerPendingBlob(blobID, at: time)
+        self.writer = try service.blobs.makeWriter(blobID, at: 0)
+    }
+
+    var size: Int64 { hasher.size }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let writer else { throw StorageError(.internalError, "write after the upload was closed") }
+        try writer.write(bytes)
+        hasher.update(bytes)
+    }
+
+    /// Makes the bytes durable and returns what they are.
+    func finish() throws -> BlobSummary {
+        guard let writer else { throw StorageError(.internalError, "upload finished twice") }
+        try writer.sync()
+        writer.close()
+        self.writer = nil
+        return hasher.finalize()
+    }
+
+    /// Throws the bytes away (failed or abandoned upload).
+    func discard() {
+        writer?.close()
+        writer = nil
+        service.discardBlob(blobID)
+    }
+}

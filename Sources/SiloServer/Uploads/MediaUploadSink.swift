@@ -1,0 +1,39 @@
+import SiloCore
+import SiloHTTP
+
+/// A raw body that becomes the object's bytes (v0 media upload; GCS `uploadType=media`).
+final class MediaUploadSink: RequestBodySink {
+    private let ingest: BlobIngest
+    private let commit: (BlobIngest, BlobSummary) throws -> HTTPResponse
+    private let fail: (any Error) -> HTTPResponse
+    private var failed = false
+
+    init(ingest: BlobIngest, fail: @escaping (any Error) -> HTTPResponse, commit: @escaping (BlobIngest, BlobSummary) throws -> HTTPResponse) {
+        self.ingest = ingest
+        self.commit = commit
+        self.fail = fail
+    }
+
+    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+        do {
+            try ingest.write(chunk)
+            return nil
+        } catch {
+            failed = true
+            ingest.discard()
+            return fail(error)
+        }
+    }
+
+    func finish() -> HTTPResponse {
+        do {
+            let summary = try ingest.finish()
+            return try commit(ingest, summary)
+        } catch {
+            ingest.discard()
+            return fail(error)
+        }
+    }
+
+    func abort() { if !failed { ingest.discard() } }
+}

@@ -1,0 +1,72 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// A `multipart/related` upload: metadata JSON then media, streamed through ``MultipartParser`` into a blob.
+final class MultipartUploadSink: RequestBodySink {
+    /// What the body said, handed to the protocol front end to commit and answer.
+    struct Parts {
+        var changes: MetadataChanges?
+        var mediaContentType: String?
+        var ingest: BlobIngest
+        var summary: BlobSummary
+    }
+
+    private var parser: MultipartParser
+    private let makeIngest: () throws -> BlobIngest
+    private let commit: (Parts) throws -> HTTPResponse
+    private let fail: (any Error) -> HTTPResponse
+    private var changes: MetadataChanges?
+    private var mediaContentType: String?
+    private var ingest: BlobIngest?
+    private var done = false
+
+    init(
+        boundary: String, maxMetadataBytes: Int, makeIngest: @escaping () throws -> BlobIngest,
+        fail: @escaping (any Error) -> HTTPResponse, commit: @escaping (Parts) throws -> HTTPResponse
+    ) {
+        parser = MultipartParser(boundary: boundary, maxMetadataBytes: maxMetadataBytes)
+        self.makeIngest = makeIngest
+        self.commit = commit
+        self.fail = fail
+    }
+
+    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+        do {
+            try parser.feed(chunk) { event in
+                switch event {
+                case .metadata(let bytes):
+                    changes = try UploadFields.parseChanges(bytes)
+                case .mediaStart(let contentType):
+                    mediaContentType = contentType
+                    ingest = try makeIngest()
+                case .mediaBytes(let bytes):
+                    try ingest?.write(bytes)
+                }
+            }
+            return nil
+        } catch {
+            return failed(error)
+        }
+    }
+
+    func finish() -> HTTPResponse {
+        do {
+            try parser.finish()
+            guard let ingest else { throw StorageError(.invalidArgument, "multipart body has no media part") }
+            let summary = try ingest.finish()
+            done = true
+            return try commit(Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, summary: summary))
+        } catch {
+            return failed(error)
+        }
+    }
+
+    func abort() { if !done { ingest?.discard() } }
+
+    private func failed(_ error: any Error) -> HTTPResponse {
+        done = true
+        ingest?.discard()
+        return fail(error)
+    }
+}

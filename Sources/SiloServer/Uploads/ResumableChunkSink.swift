@@ -1,0 +1,156 @@
+import SiloCore
+import SiloHTTP
+import SiloHashing
+
+/// One chunk request of a resumable session: appends the body at the session's offset, makes it durable, records
+/// the new offset, and finalizes when asked. Holds the session's claim from creation until it answers or aborts.
+final class ResumableChunkSink: RequestBodySink {
+    struct Outcome {
+        var session: UploadSession
+        /// The committed object when the request finalized successfully.
+        var object: ObjectRecord?
+    }
+
+    private let service: ObjectService
+    private let registry: SessionRegistry
+    private let session: UploadSession
+    private let finalize: Bool
+    private var writer: (any BlobWriter)?
+    private var hasher: ObjectHasher?
+    private let respond: (Result<Outcome, StorageError>) -> HTTPResponse
+    private var released = false
+
+    init(
+        service: ObjectService, registry: SessionRegistry, session: UploadSession, finalize: Bool,
+        respond: @escaping (Result<Outcome, StorageError>) -> HTTPResponse
+    ) throws {
+        self.service = service
+        self.registry = registry
+        self.session = session
+        self.finalize = finalize
+        self.respond = respond
+        self.hasher = registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
+        self.writer = try service.blobs.makeWriter(session.blobID, at: session.received)
+    }
+
+    deinit { release() }
+
+    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+        do {
+            try writer?.write(chunk)
+            hasher?.update(chunk)
+            return nil
+        } catch {
+            hasher = nil
+            release()
+            return respond(.failure(StorageError.wrap(error)))
+        }
+    }
+
+    func finish() -> HTTPResponse {
+        defer { release() }
+        do {
+            guard let writer else { throw StorageError(.internalError, "chunk finished twice") }
+            try writer.sync()
+            let received = writer.offset
+            writer.close()
+            self.writer = nil
+            var current = try service.metadata.updateSession(id: session.id) { stored in
+                guard stored.state == .active, stored.received == session.received else {
+                    throw StorageError(.conflict, "upload session \(stored.id) changed during the chunk")
+                }
+                stored.received = received
+                stored.updated = Timestamp.now()
+            }
+            guard finalize else {
+                if let hasher { registry.storeHasher(hasher, for: session.id) }
+                hasher = nil
+                return respond(.success(Outcome(session: current, object: nil)))
+            }
+            let object: ObjectRecord
+            do {
+                object = try commit(current)
+            } catch let error as StorageError where error.code != .ioError && error.code != .internalError && error.code != .unavailable {
+                // A refusal (rules, preconditions, size or checksum mismatch) ends the session; repeating finalize
+                // repeats the refusal, as production does.
+                current = try service.metadata.updateSession(id: session.id) { stored in
+                    stored.state = .failed
+                    stored.failureStatus = HTTPStatus.of(error.code)
+                    stored.failureMessage = error.message
+                    stored.updated = Timestamp.now()
+                }
+                service.discardBlob(current.blobID)
+                return respond(.failure(error))
+            }
+            current = try service.metadata.updateSession(id: session.id) { stored in
+                stored.state = .finalized
+                stored.resultGeneration = object.generation
+                stored.updated = Timestamp.now()
+            }
+            return respond(.success(Outcome(session: current, object: object)))
+        } catch {
+            return respond(.failure(StorageError.wrap(error)))
+        }
+    }
+
+    func abort() {
+        // Bytes past the recorded offset are discarded by the next writer (it truncates to the offset).
+        writer?.close()
+        writer = nil
+        hasher = nil
+        release()
+    }
+
+    private func commit(_ current: UploadSession) throws -> ObjectRecord {
+        if let declared = current.declaredSize, declared != current.received {
+            throw StorageError(.invalidArgument,
+                "upload of \(current.bucket)/\(current.name) announced \(declared) bytes but \(current.received) arrived")
+        }
+        let summary = try hasher?.finalize() ?? rehash(current)
+        hasher = nil
+        try UploadChecks.verify(summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C, object: "\(current.bucket)/\(current.name)")
+        let principal = CredentialParser.principal(from: current.principal, emulatorAdmin: service.configuration.emulatorAdminCredentials)
+        return try service.commitUpload(bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
+            fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now())
+    }
+
+    /// Recomputes the checksums from the stored bytes (after a restart the running hasher is gone).
+    private func rehash(_ current: UploadSession) throws -> BlobSummary {
+        let reader = try service.blobs.openReader(current.blobID)
+        let hasher = ObjectHasher()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < current.received {
+            let want = Int(min(Int64(buffer.count), current.received - offset))
+            let n = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            guard n > 0 else { throw StorageError(.corrupt, "upload \(current.id) has fewer bytes than recorded") }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += Int64(n)
+        }
+        return hasher.finalize()
+    }
+
+    private func release() {
+        guard !released else { return }
+        released = true
+        registry.release(session.id)
+    }
+}
+
+/// Verification of client-supplied checksums (GCS clients send them; a mismatch is a 400 as in GCS).
+enum UploadChecks {
+    static func verify(_ summary: BlobSummary, md5: String?, crc32c: String?, object: String) throws {
+        if let md5, Base64.decode(md5) != summary.md5 {
+            throw StorageError(.invalidArgument, "Provided MD5 hash \(md5) doesn't match calculated MD5 hash \(Base64.encode(summary.md5)) for \(object)")
+        }
+        if let crc32c, Base64.decode(crc32c).map(crcValue) != summary.crc32c {
+            throw StorageError(.invalidArgument, "Provided CRC32C \(crc32c) doesn't match calculated CRC32C for \(object)")
+        }
+    }
+
+    private static func crcValue(_ b: [UInt8]) -> UInt32 {
+        guard b.count == 4 else { return ~0 }
+        return UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
+    }
+}

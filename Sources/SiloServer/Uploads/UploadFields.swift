@@ -1,0 +1,42 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// How a v0 upload's metadata is derived (wire spec §3.4 "Upload finalisation").
+enum UploadFields {
+    /// Applies the client's metadata to empty fields, then fills the defaults: content type from the JSON, else the
+    /// protocol's header type, else `application/octet-stream`; one fresh download token unless the client set
+    /// `firebaseStorageDownloadTokens`; an inline content disposition naming the file.
+    static func firebase(_ changes: MetadataChanges?, fallbackContentType: String?, name: ObjectName) -> ObjectFields {
+        var fields = ObjectFields()
+        changes?.apply(to: &fields)
+        if fields.contentType == nil {
+            fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        }
+        if changes?.downloadTokens == nil { fields.downloadTokens = [RandomID.uuid()] }
+        if fields.contentDisposition == nil {
+            fields.contentDisposition = "inline; filename*=utf-8''" + PercentCoding.encodeComponent(name.lastComponent)
+        }
+        return fields
+    }
+
+    /// Parses a metadata JSON body; an empty body means "no metadata".
+    static func parseChanges(_ body: [UInt8]) throws -> MetadataChanges? {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        return try MetadataChanges(json: JSONValue.parse(body))
+    }
+
+    /// The object name of an upload: the path's, else the `name` query parameter, else the JSON's `name`.
+    /// Both given and different is a client bug: 400.
+    static func objectName(pathName: ObjectName?, query: QueryParameters, json: MetadataChanges? = nil) throws -> ObjectName {
+        let queryName = try query["name"].map { try ObjectName($0) }
+        if let pathName, let queryName, pathName != queryName {
+            throw StorageError(.invalidArgument, "object name in the path (\(pathName)) differs from the name parameter (\(queryName))")
+        }
+        if let name = pathName ?? queryName { return name }
+        if let jsonName = json?.name {
+            return try ObjectName(jsonName.hasPrefix("/") ? String(jsonName.dropFirst()) : jsonName)
+        }
+        throw StorageError(.invalidArgument, "upload names no object: give the name in the path or the name parameter")
+    }
+}
