@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "SiloHTTP", dependencies: ["SiloCore"]),
 
         // Wrappers around C libraries; each C module is imported by exactly one of these.
-        .target(name: "SiloHashing", dependencies: ["CCrypto", "CISAL", "CZlib"]),
+        .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
 
         // Backends.

@@ -1,0 +1,248 @@
+import Synchronization
+
+/// The reference ``MetadataStore``: everything in one `Mutex`-guarded value, so every method is one transaction.
+///
+/// It is the executable spec the SQLite store is tested against (same conformance suite), and serves `--dev` mode.
+/// A `Mutex` rather than an actor because the protocol is synchronous (the HTTP transport calls it from C threads).
+public final class InMemoryMetadataStore: MetadataStore {
+    private struct ObjectKey: Hashable {
+        var bucket: BucketName
+        var name: ObjectName
+    }
+
+    /// All versions of one name; `live` is the generation of the live version, if any.
+    private struct Versions {
+        var live: Int64?
+        var byGeneration: [Int64: ObjectRecord] = [:]
+    }
+
+    private struct State {
+        var buckets: [BucketName: BucketRecord] = [:]
+        var objects: [ObjectKey: Versions] = [:]
+        var sessions: [String: UploadSession] = [:]
+        /// Pending and replaced blobs with the time they were registered.
+        var garbage: [BlobID: Timestamp] = [:]
+        /// Highest generation ever handed out; generations never repeat, even after deletes or reset.
+        var lastGeneration: Int64 = 0
+
+        func live(_ key: ObjectKey) -> ObjectRecord? {
+            guard let versions = objects[key], let generation = versions.live else { return nil }
+            return versions.byGeneration[generation]
+        }
+
+        mutating func addGarbage(_ id: BlobID, at time: Timestamp) {
+            if garbage[id] == nil { garbage[id] = time }
+        }
+
+        mutating func ensureBucket(_ name: BucketName, at time: Timestamp) -> BucketRecord {
+            if let existing = buckets[name] { return existing }
+            let record = BucketRecord(name: name, timeCreated: time, updated: time)
+            buckets[name] = record
+            return record
+        }
+    }
+
+    private let state = Mutex(State())
+    private let now: @Sendable () -> Timestamp
+
+    /// - Parameter now: the clock for times the protocol does not pass in (bucket creation, delete, reset).
+    public init(now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
+        self.now = now
+    }
+
+    // MARK: Buckets
+
+    public func bucket(_ name: BucketName) throws -> BucketRecord? {
+        state.withLock { $0.buckets[name] }
+    }
+
+    public func ensureBucket(_ name: BucketName) throws -> BucketRecord {
+        let time = now()
+        return state.withLock { $0.ensureBucket(name, at: time) }
+    }
+
+    public func buckets() throws -> [BucketRecord] {
+        state.withLock { Array($0.buckets.values) }.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Objects
+
+    public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
+        let key = ObjectKey(bucket: bucket, name: name)
+        return state.withLock { state in
+            guard let generation else { return state.live(key) }
+            return state.objects[key]?.byGeneration[generation]
+        }
+    }
+
+    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
+        stored: ObjectRecord, replaced: ObjectRecord?
+    ) {
+        let key = ObjectKey(bucket: draft.bucket, name: draft.name)
+        return try state.withLock { state in
+            let current = state.live(key)
+            try conditions.check(current, describing: describe(draft.bucket, draft.name))
+            // Objects imply their bucket, as in the Firebase emulator.
+            let bucket = state.ensureBucket(draft.bucket, at: time)
+            let generation = max(time.microseconds, state.lastGeneration + 1)
+            state.lastGeneration = generation
+            var versions = state.objects[key] ?? Versions()
+            if let current {
+                versions.live = nil
+                if !bucket.versioning {
+                    versions.byGeneration[current.generation] = nil
+                    state.addGarbage(current.blobID, at: time)
+                }
+            }
+            let stored = ObjectRecord(
+                bucket: draft.bucket, name: draft.name, generation: generation, metageneration: 1, blob: draft.blob,
+                blobID: draft.blobID, fields: draft.fields, timeCreated: time, updated: time,
+                componentCount: draft.componentCount)
+            versions.byGeneration[generation] = stored
+            versions.live = generation
+            state.objects[key] = versions
+            state.garbage[draft.blobID] = nil
+            return (stored, current)
+        }
+    }
+
+    public func updateObject(
+        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ change: (inout ObjectFields) throws -> Void
+    ) throws -> ObjectRecord {
+        let key = ObjectKey(bucket: bucket, name: name)
+        return try state.withLock { state in
+            guard var record = state.live(key) else {
+                throw StorageError(.notFound, "No such object: \(describe(bucket, name))")
+            }
+            try conditions.check(record, describing: describe(bucket, name))
+            try change(&record.fields)
+            record.metageneration += 1
+            record.updated = time
+            state.objects[key]!.byGeneration[record.generation] = record
+            return record
+        }
+    }
+
+    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
+        throws -> ObjectRecord
+    {
+        let key = ObjectKey(bucket: bucket, name: name)
+        let time = now()
+        return try state.withLock { state in
+            guard var versions = state.objects[key],
+                let target = (generation ?? versions.live).flatMap({ versions.byGeneration[$0] })
+            else {
+                throw StorageError(.notFound, "No such object: \(describe(bucket, name))")
+            }
+            try conditions.check(target, describing: describe(bucket, name))
+            let versioning = state.buckets[bucket]?.versioning ?? false
+            if target.generation == versions.live { versions.live = nil }
+            if generation == nil && versioning {
+                // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
+            } else {
+                versions.byGeneration[target.generation] = nil
+                state.addGarbage(target.blobID, at: time)
+            }
+            state.objects[key] = versions.byGeneration.isEmpty ? nil : versions
+            return target
+        }
+    }
+
+    public func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws
+        -> [ObjectRecord]
+    {
+        guard limit > 0 else { return [] }
+        let prefixBytes = Array(prefix.utf8)
+        let matches = state.withLock { state in
+            state.objects.compactMap { key, versions -> ObjectRecord? in
+                guard key.bucket == bucket, let live = versions.live else { return nil }
+                let bytes = key.name.rawValue.utf8
+                guard bytes.starts(with: prefixBytes) else { return nil }
+                if let startAfter, !startAfter.lexicographicallyPrecedes(bytes) { return nil }
+                return versions.byGeneration[live]
+            }
+        }
+        return Array(matches.sorted { $0.name < $1.name }.prefix(limit))
+    }
+
+    // MARK: Upload sessions
+
+    public func insertSession(_ session: UploadSession) throws {
+        try state.withLock { state in
+            guard state.sessions[session.id] == nil else {
+                throw StorageError(.alreadyExists, "upload session already exists")
+            }
+            state.sessions[session.id] = session
+        }
+    }
+
+    public func session(id: String) throws -> UploadSession? {
+        state.withLock { $0.sessions[id] }
+    }
+
+    public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
+        try state.withLock { state in
+            guard var session = state.sessions[id] else {
+                throw StorageError(.notFound, "No such upload session")
+            }
+            try change(&session)
+            guard session.id == id else { throw StorageError(.invalidArgument, "an upload session's id cannot change") }
+            state.sessions[id] = session
+            return session
+        }
+    }
+
+    public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
+        state.withLock { $0.sessions.values.filter { $0.updated < time } }.sorted {
+            ($0.updated, $0.id) < ($1.updated, $1.id)
+        }
+    }
+
+    public func deleteSession(id: String) throws {
+        state.withLock { _ = $0.sessions.removeValue(forKey: id) }
+    }
+
+    // MARK: Blob bookkeeping
+
+    public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {
+        state.withLock { $0.addGarbage(id, at: time) }
+    }
+
+    public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
+        guard limit > 0 else { return [] }
+        return state.withLock { state in
+            let candidates = state.garbage.filter { $0.value < time }
+            guard !candidates.isEmpty else { return [] }
+            var referenced = Set<BlobID>()
+            for versions in state.objects.values {
+                for record in versions.byGeneration.values { referenced.insert(record.blobID) }
+            }
+            for session in state.sessions.values where session.state == .active { referenced.insert(session.blobID) }
+            return candidates.filter { !referenced.contains($0.key) }
+                .sorted { ($0.value, $0.key.rawValue) < ($1.value, $1.key.rawValue) }
+                .prefix(limit).map(\.key)
+        }
+    }
+
+    public func forgetBlob(_ id: BlobID) throws {
+        state.withLock { _ = $0.garbage.removeValue(forKey: id) }
+    }
+
+    public func reset() throws {
+        let time = now()
+        state.withLock { state in
+            for versions in state.objects.values {
+                for record in versions.byGeneration.values { state.addGarbage(record.blobID, at: time) }
+            }
+            for session in state.sessions.values { state.addGarbage(session.blobID, at: time) }
+            state.objects = [:]
+            state.sessions = [:]
+            state.buckets = [:]
+        }
+    }
+}
+
+private func describe(_ bucket: BucketName, _ name: ObjectName) -> String {
+    "\(bucket.rawValue)/\(name.rawValue)"
+}

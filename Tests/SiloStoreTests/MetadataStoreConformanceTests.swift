@@ -1,0 +1,460 @@
+import Foundation
+import SiloCore
+import Synchronization
+import Testing
+
+/// One suite, run against every MetadataStore: the in-memory store is the spec, the others must match it.
+@Suite struct MetadataStoreConformanceTests {
+    let bucket = bucketName()
+
+    // MARK: Buckets
+
+    @Test(arguments: MetadataBackend.allCases)
+    func bucketsAreCreatedOnceAndListedByName(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        #expect(try store.bucket(bucket) == nil)
+        let created = try store.ensureBucket(bucket)
+        fixture.clock.advance(seconds: 10)
+        #expect(try store.ensureBucket(bucket) == created)
+        #expect(created.metageneration == 1 && !created.versioning)
+        _ = try store.ensureBucket(bucketName("a-first"))
+        #expect(try store.buckets().map(\.name.rawValue) == ["a-first", bucket.rawValue])
+        #expect(try store.bucket(bucket) == created)
+    }
+
+    // MARK: Generations
+
+    @Test(arguments: MetadataBackend.allCases)
+    func generationsStrictlyIncreaseEvenWithAFrozenClock(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        let frozen = Timestamp(microseconds: 1_000_000)
+        var last: Int64 = 0
+        for name in ["a", "a", "b", "a", "c", "a"] {
+            let (stored, _) = try store.insertObject(draft(name), conditions: .none, at: frozen)
+            #expect(stored.generation > last)
+            #expect(stored.metageneration == 1)
+            #expect(stored.timeCreated == frozen && stored.updated == frozen)
+            last = stored.generation
+        }
+        // A generation follows the clock when the clock is ahead (microseconds, like GCS).
+        let later = Timestamp(microseconds: 9_000_000)
+        #expect(try store.insertObject(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
+        // ... and never goes back, even after the clock does or the name is deleted.
+        _ = try store.deleteObject(bucket, objectName("a"), generation: nil, conditions: .none)
+        #expect(try store.insertObject(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds + 1)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func insertReturnsWhatItReplacedAndStoresEveryField(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        var first = draft("dir/file.txt")
+        first.fields = ObjectFields(
+            contentType: "image/png", contentEncoding: "gzip", contentDisposition: "inline", contentLanguage: "en",
+            cacheControl: "no-cache", customTime: Timestamp(microseconds: 123_456_789),
+            customMetadata: ["z": "1", "a": "é\"\\\n"], downloadTokens: ["t1", "t2"])
+        first.componentCount = 3
+        let (stored, replaced) = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 5))
+        #expect(replaced == nil)
+        #expect(stored.fields == first.fields)
+        #expect(stored.blob == first.blob && stored.blobID == first.blobID && stored.componentCount == 3)
+        #expect(try store.object(bucket, first.name, generation: nil) == stored)
+        #expect(try store.object(bucket, first.name, generation: stored.generation) == stored)
+        #expect(try store.bucket(bucket) != nil, "an object implies its bucket")
+
+        let (second, replacedNow) = try store.insertObject(draft("dir/file.txt"), conditions: .none, at: Timestamp(microseconds: 6))
+        #expect(replacedNow == stored)
+        #expect(try store.object(bucket, first.name, generation: nil) == second)
+        #expect(try store.object(bucket, first.name, generation: stored.generation) == nil, "no versioning: old version gone")
+        #expect(try store.object(bucket, objectName("dir"), generation: nil) == nil)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func metagenerationIncrementsOnUpdate(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        let name = objectName("m")
+        let (stored, _) = try store.insertObject(draft("m"), conditions: .none, at: Timestamp(microseconds: 10))
+        let first = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 20)) {
+            $0.contentType = "application/json"
+            $0.customMetadata["x"] = "y"
+        }
+        #expect(first.metageneration == 2 && first.generation == stored.generation)
+        #expect(first.updated == Timestamp(microseconds: 20) && first.timeCreated == stored.timeCreated)
+        #expect(first.fields.contentType == "application/json" && first.fields.customMetadata == ["k": "v", "x": "y"])
+        let second = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 30)) {
+            $0.downloadTokens.append("token-2")
+        }
+        #expect(second.metageneration == 3)
+        #expect(try store.object(bucket, name, generation: nil) == second)
+        #expect(second.etag != first.etag)
+
+        // A throwing change writes nothing.
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            _ = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 40)) {
+                $0.contentType = "nope"
+                throw Refused()
+            }
+        }
+        #expect(try store.object(bucket, name, generation: nil) == second)
+        let missing = #expect(throws: StorageError.self) {
+            _ = try store.updateObject(bucket, objectName("nothing"), conditions: .none, at: .now()) { _ in }
+        }
+        #expect(missing?.code == .notFound)
+    }
+
+    // MARK: Preconditions
+
+    struct ConditionCase: Sendable, CustomStringConvertible {
+        var description: String
+        /// Builds conditions from the current live record (nil when the object does not exist).
+        var make: @Sendable (ObjectRecord?) -> Preconditions
+        var objectExists: Bool
+        var passes: Bool
+    }
+
+    static let insertConditions: [ConditionCase] = [
+        .init(description: "ifGenerationMatch=0 on absent", make: { _ in .init(ifGenerationMatch: 0) }, objectExists: false, passes: true),
+        .init(description: "ifGenerationMatch=0 on present", make: { _ in .init(ifGenerationMatch: 0) }, objectExists: true, passes: false),
+        .init(description: "ifGenerationMatch=current", make: { .init(ifGenerationMatch: $0!.generation) }, objectExists: true, passes: true),
+        .init(description: "ifGenerationMatch=other", make: { .init(ifGenerationMatch: $0!.generation + 1) }, objectExists: true, passes: false),
+        .init(description: "ifGenerationMatch=n on absent", make: { _ in .init(ifGenerationMatch: 42) }, objectExists: false, passes: false),
+        .init(description: "ifGenerationNotMatch=current", make: { .init(ifGenerationNotMatch: $0!.generation) }, objectExists: true, passes: false),
+        .init(description: "ifGenerationNotMatch=other", make: { .init(ifGenerationNotMatch: $0!.generation - 1) }, objectExists: true, passes: true),
+        .init(description: "ifMetagenerationMatch=current", make: { .init(ifMetagenerationMatch: $0!.metageneration) }, objectExists: true, passes: true),
+        .init(description: "ifMetagenerationMatch=other", make: { .init(ifMetagenerationMatch: $0!.metageneration + 1) }, objectExists: true, passes: false),
+        .init(description: "ifMetagenerationMatch on absent", make: { _ in .init(ifMetagenerationMatch: 1) }, objectExists: false, passes: false),
+        .init(description: "ifMetagenerationNotMatch=current", make: { .init(ifMetagenerationNotMatch: $0!.metageneration) }, objectExists: true, passes: false),
+        .init(description: "ifMetagenerationNotMatch=other", make: { _ in .init(ifMetagenerationNotMatch: 99) }, objectExists: true, passes: true),
+        .init(description: "all four holding", make: {
+            .init(
+                ifGenerationMatch: $0!.generation, ifGenerationNotMatch: $0!.generation + 1,
+                ifMetagenerationMatch: $0!.metageneration, ifMetagenerationNotMatch: $0!.metageneration + 1)
+        }, objectExists: true, passes: true),
+    ]
+
+    @Test(arguments: MetadataBackend.allCases, insertConditions)
+    func insertChecksPreconditionsInsideTheWrite(_ backend: MetadataBackend, _ condition: ConditionCase) throws {
+        let store = try backend.open().store
+        let name = objectName("p")
+        var current: ObjectRecord?
+        if condition.objectExists {
+            _ = try store.insertObject(draft("p"), conditions: .none, at: Timestamp(microseconds: 1))
+            current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
+        }
+        let newDraft = draft("p")
+        try store.registerPendingBlob(newDraft.blobID, at: Timestamp(microseconds: 0))
+        let conditions = condition.make(current)
+        if condition.passes {
+            let (stored, replaced) = try store.insertObject(newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
+            #expect(replaced == current)
+            #expect(try store.object(bucket, name, generation: nil) == stored)
+        } else {
+            let error = #expect(throws: StorageError.self) {
+                _ = try store.insertObject(newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
+            }
+            #expect(error?.code == .preconditionFailed)
+            #expect(try store.object(bucket, name, generation: nil) == current, "a failed insert changes nothing")
+            #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 10), limit: 10) == [newDraft.blobID])
+        }
+    }
+
+    @Test(arguments: MetadataBackend.allCases, insertConditions.filter(\.objectExists))
+    func updateAndDeleteCheckPreconditions(_ backend: MetadataBackend, _ condition: ConditionCase) throws {
+        let store = try backend.open().store
+        let name = objectName("q")
+        _ = try store.insertObject(draft("q"), conditions: .none, at: Timestamp(microseconds: 1))
+        let current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
+        let conditions = condition.make(current)
+        if condition.passes {
+            let updated = try store.updateObject(bucket, name, conditions: conditions, at: .now()) { $0.cacheControl = "x" }
+            // Metageneration moved on; rebuild the conditions against the new record for the delete.
+            #expect(try store.deleteObject(bucket, name, generation: nil, conditions: condition.make(updated)) == updated)
+            #expect(try store.object(bucket, name, generation: nil) == nil)
+        } else {
+            let updateError = #expect(throws: StorageError.self) {
+                _ = try store.updateObject(bucket, name, conditions: conditions, at: .now()) { $0.cacheControl = "x" }
+            }
+            #expect(updateError?.code == .preconditionFailed)
+            let deleteError = #expect(throws: StorageError.self) {
+                _ = try store.deleteObject(bucket, name, generation: nil, conditions: conditions)
+            }
+            #expect(deleteError?.code == .preconditionFailed)
+            #expect(try store.object(bucket, name, generation: nil) == current)
+        }
+    }
+
+    // MARK: Listing
+
+    @Test(arguments: MetadataBackend.allCases)
+    func listingOrdersByUTF8Bytes(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        let names = ["é", "a/b", "a\u{1F600}", "a-b", "b", "a", "A", "a/b/c", "\u{7F}", "日本"]
+        for name in names { _ = try store.insertObject(draft(name), conditions: .none, at: .now()) }
+        _ = try store.insertObject(draft("other", bucket: bucketName("other-bucket")), conditions: .none, at: .now())
+        let listed = try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 100).map(\.name.rawValue)
+        // Byte order: 'A' 0x41 < 'a' 0x61 < "a-" 2D < "a/" 2F < "a😀" F0 < 'b' < DEL 7F < "é" C3 < "日" E6.
+        #expect(listed == ["A", "a", "a-b", "a/b", "a/b/c", "a\u{1F600}", "b", "\u{7F}", "é", "日本"])
+        #expect(listed == names.sorted { objectName($0) < objectName($1) })
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func listingFiltersByPrefixSkipsWithStartAfterAndHonoursLimit(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        for name in ["a/1", "a/2", "a/b/1", "a/b/2", "a/b0", "a/c", "a0", "b", "a/\u{FFFF}x"] {
+            _ = try store.insertObject(draft(name), conditions: .none, at: .now())
+        }
+        func list(_ prefix: String, _ startAfter: [UInt8]?, _ limit: Int = 100) throws -> [String] {
+            try store.listObjects(bucket, prefix: prefix, startAfter: startAfter, limit: limit).map(\.name.rawValue)
+        }
+        #expect(try list("a/", nil) == ["a/1", "a/2", "a/b/1", "a/b/2", "a/b0", "a/c", "a/\u{FFFF}x"])
+        #expect(try list("a/b/", nil) == ["a/b/1", "a/b/2"])
+        #expect(try list("a/", Array("a/1".utf8)) == ["a/2", "a/b/1", "a/b/2", "a/b0", "a/c", "a/\u{FFFF}x"])
+        // Skipping the whole "a/b/" "directory" with a 0xFF suffix, as delimiter listing does.
+        #expect(try list("a/", Array("a/b/".utf8) + [0xFF]) == ["a/b0", "a/c", "a/\u{FFFF}x"])
+        #expect(try list("", Array("a/".utf8) + [0xFF]) == ["a0", "b"])
+        #expect(try list("a/", nil, 2) == ["a/1", "a/2"])
+        #expect(try list("a/", Array("a/2".utf8), 2) == ["a/b/1", "a/b/2"])
+        #expect(try list("a/", nil, 0) == [])
+        #expect(try list("zzz", nil) == [])
+        #expect(try list("a/", Array("a/z".utf8)) == ["a/\u{FFFF}x"])
+        // A startAfter below the prefix does not widen the result.
+        #expect(try list("b", Array("a".utf8)) == ["b"])
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func deletingRemovesFromLookupAndListing(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        let (kept, _) = try store.insertObject(draft("keep"), conditions: .none, at: .now())
+        let (gone, _) = try store.insertObject(draft("gone"), conditions: .none, at: .now())
+        #expect(try store.deleteObject(bucket, gone.name, generation: nil, conditions: .none) == gone)
+        #expect(try store.object(bucket, gone.name, generation: nil) == nil)
+        #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 10) == [kept])
+        let again = #expect(throws: StorageError.self) {
+            _ = try store.deleteObject(bucket, gone.name, generation: nil, conditions: .none)
+        }
+        #expect(again?.code == .notFound)
+        let wrongGeneration = #expect(throws: StorageError.self) {
+            _ = try store.deleteObject(bucket, kept.name, generation: kept.generation + 1, conditions: .none)
+        }
+        #expect(wrongGeneration?.code == .notFound)
+        #expect(try store.deleteObject(bucket, kept.name, generation: kept.generation, conditions: .none) == kept)
+        #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 10) == [])
+        // The name can be used again.
+        _ = try store.insertObject(draft("gone"), conditions: .init(ifGenerationMatch: 0), at: .now())
+    }
+
+    // MARK: Sessions
+
+    @Test(arguments: MetadataBackend.allCases)
+    func sessionsCRUDAndExpiryQuery(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        var session = UploadSession(
+            id: RandomID.sessionID(), bucket: bucket, name: objectName("up/load é.bin"),
+            fields: ObjectFields(contentType: "video/mp4", customMetadata: ["a": "b"], downloadTokens: ["tok"]),
+            declaredSize: 1 << 40, blobID: .random(), conditions: .init(ifGenerationMatch: 0),
+            principal: "Bearer abc", created: Timestamp(microseconds: 100))
+        session.expectedMD5 = "md5=="
+        try store.insertSession(session)
+        #expect(try store.session(id: session.id) == session)
+        let duplicate = #expect(throws: StorageError.self) { try store.insertSession(session) }
+        #expect(duplicate?.code == .alreadyExists)
+
+        let older = UploadSession(
+            id: RandomID.sessionID(), bucket: bucket, name: objectName("old"), fields: ObjectFields(), declaredSize: nil,
+            blobID: .random(), created: Timestamp(microseconds: 50))
+        try store.insertSession(older)
+
+        let updated = try store.updateSession(id: session.id) {
+            $0.received = 4096
+            $0.updated = Timestamp(microseconds: 200)
+            $0.state = .finalized
+            $0.resultGeneration = 77
+            $0.failureStatus = 412
+            $0.failureMessage = "nope"
+            $0.expectedCRC32C = "crc=="
+        }
+        #expect(updated.received == 4096 && updated.state == .finalized && updated.resultGeneration == 77)
+        #expect(try store.session(id: session.id) == updated)
+
+        #expect(try store.sessions(updatedBefore: Timestamp(microseconds: 150)).map(\.id) == [older.id])
+        #expect(try Set(store.sessions(updatedBefore: Timestamp(microseconds: 201)).map(\.id)) == [older.id, session.id])
+        #expect(try store.sessions(updatedBefore: Timestamp(microseconds: 50)).isEmpty)
+
+        let missing = #expect(throws: StorageError.self) { _ = try store.updateSession(id: "nope") { _ in } }
+        #expect(missing?.code == .notFound)
+        try store.deleteSession(id: session.id)
+        #expect(try store.session(id: session.id) == nil)
+        try store.deleteSession(id: session.id)  // idempotent
+        #expect(try store.session(id: older.id) == older)
+    }
+
+    // MARK: Garbage bookkeeping
+
+    @Test(arguments: MetadataBackend.allCases)
+    func pendingBlobsBecomeGarbageOnlyWhenUnreferencedAndOld(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        let t0 = Timestamp(microseconds: 1_000)
+        let t1 = Timestamp(microseconds: 2_000)
+        let orphan = BlobID.random()
+        let committed = draft("obj")
+        let sessionBlob = BlobID.random()
+        for id in [orphan, committed.blobID, sessionBlob] { try store.registerPendingBlob(id, at: t0) }
+        #expect(try store.garbageBlobs(registeredBefore: t0, limit: 10) == [], "not before the grace period ends")
+
+        _ = try store.insertObject(committed, conditions: .none, at: t1)
+        var session = UploadSession(
+            id: "s1", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil, blobID: sessionBlob,
+            created: t0)
+        try store.insertSession(session)
+        #expect(try store.garbageBlobs(registeredBefore: t1, limit: 10) == [orphan])
+
+        // The session ends without an object: its blob is garbage now.
+        session = try store.updateSession(id: "s1") { $0.state = .cancelled }
+        #expect(try Set(store.garbageBlobs(registeredBefore: t1, limit: 10)) == [orphan, sessionBlob])
+        #expect(try store.garbageBlobs(registeredBefore: t1, limit: 1).count == 1)
+
+        // Replacing the object makes the old blob garbage (registered at the replacement time).
+        let replacement = draft("obj")
+        let t2 = Timestamp(microseconds: 3_000)
+        _ = try store.insertObject(replacement, conditions: .none, at: t2)
+        #expect(try !store.garbageBlobs(registeredBefore: t2, limit: 10).contains(committed.blobID))
+        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 3_001), limit: 10).contains(committed.blobID))
+        #expect(try !store.garbageBlobs(registeredBefore: .now(), limit: 10).contains(replacement.blobID))
+
+        // Deleting the object makes its blob garbage.
+        _ = try store.deleteObject(bucket, replacement.name, generation: nil, conditions: .none)
+        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).contains(replacement.blobID))
+
+        for id in [orphan, sessionBlob, committed.blobID, replacement.blobID] { try store.forgetBlob(id) }
+        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10) == [])
+        try store.forgetBlob(orphan)  // idempotent
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func aBlobReusedByTheNewVersionIsNotGarbage(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        let first = draft("same")
+        _ = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 1))
+        // A metadata rewrite that keeps the blob (copy onto itself): the blob stays referenced.
+        _ = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 2))
+        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10) == [])
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func resetDropsEverythingAndTurnsBlobsIntoGarbage(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        let a = draft("a")
+        let b = draft("b", bucket: bucketName("second"))
+        _ = try store.insertObject(a, conditions: .none, at: .now())
+        _ = try store.insertObject(b, conditions: .none, at: .now())
+        let session = UploadSession(
+            id: "s", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil, blobID: .random(),
+            created: .now())
+        try store.insertSession(session)
+        try store.reset()
+        #expect(try store.buckets() == [])
+        #expect(try store.object(bucket, a.name, generation: nil) == nil)
+        #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 10) == [])
+        #expect(try store.session(id: "s") == nil)
+        fixture.clock.advance(seconds: 1)
+        let garbage = try store.garbageBlobs(registeredBefore: fixture.clock.now(), limit: 10)
+        #expect(Set(garbage) == [a.blobID, b.blobID, session.blobID])
+        // Generations keep increasing after a reset.
+        let before = try #require(Optional(Int64(0)))
+        #expect(try store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation > before)
+    }
+
+    // MARK: Concurrency
+
+    @Test(arguments: MetadataBackend.allCases)
+    func concurrentInsertsOnOneNameAllSucceedWithDistinctGenerations(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        let perThread = 25
+        let results = Mutex<[Int: [Int64]]>([:])
+        let failures = Mutex<[String]>([])
+        onThreads(8) { thread in
+            var generations: [Int64] = []
+            for _ in 0..<perThread {
+                do {
+                    let (stored, _) = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 7))
+                    generations.append(stored.generation)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            results.withLock { $0[thread] = generations }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let all = results.withLock { $0 }
+        for generations in all.values { #expect(generations == generations.sorted() && Set(generations).count == perThread) }
+        let flat = all.values.flatMap { $0 }
+        #expect(flat.count == 8 * perThread && Set(flat).count == flat.count)
+        let live = try #require(try store.object(bucket, objectName("hot"), generation: nil))
+        #expect(live.generation == flat.max())
+        // Every replaced version's blob is garbage; only the live one is not.
+        let garbage = try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 1000)
+        #expect(garbage.count == flat.count - 1 && !garbage.contains(live.blobID))
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func readsRunDuringWrites(_ backend: MetadataBackend) throws {
+        let store = try backend.open().store
+        for i in 0..<50 { _ = try store.insertObject(draft("r/\(i)"), conditions: .none, at: .now()) }
+        let problems = Mutex<[String]>([])
+        onThreads(6) { thread in
+            do {
+                if thread < 2 {
+                    for i in 0..<100 {
+                        _ = try store.insertObject(draft("w\(thread)/\(i % 10)"), conditions: .none, at: .now())
+                        _ = try store.updateObject(bucketName(), objectName("r/\(i % 50)"), conditions: .none, at: .now()) {
+                            $0.customMetadata["n"] = "\(i)"
+                        }
+                    }
+                } else {
+                    for i in 0..<200 {
+                        guard try store.object(bucketName(), objectName("r/\(i % 50)"), generation: nil) != nil else {
+                            problems.withLock { $0.append("r/\(i % 50) missing") }
+                            continue
+                        }
+                        let page = try store.listObjects(bucketName(), prefix: "r/", startAfter: nil, limit: 100)
+                        if page.count != 50 { problems.withLock { $0.append("listed \(page.count)") } }
+                    }
+                }
+            } catch {
+                problems.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(problems.withLock { $0 } == [])
+    }
+
+    // MARK: Persistence
+
+    @Test(arguments: MetadataBackend.allCases)
+    func everythingSurvivesReopen(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        guard fixture.canReopen else { return }
+        let (stored, _) = try fixture.store.insertObject(draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
+        let updated = try fixture.store.updateObject(bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)) {
+            $0.customMetadata["after"] = "update"
+        }
+        let session = UploadSession(
+            id: "persisted", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: 10,
+            blobID: .random(), created: Timestamp(microseconds: 7))
+        try fixture.store.insertSession(session)
+        let pending = BlobID.random()
+        try fixture.store.registerPendingBlob(pending, at: Timestamp(microseconds: 8))
+        let buckets = try fixture.store.buckets()
+
+        try fixture.reopen()
+        let store = fixture.store
+        #expect(try store.object(bucket, stored.name, generation: nil) == updated)
+        #expect(try store.session(id: "persisted") == session)
+        #expect(try store.buckets() == buckets)
+        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 9), limit: 10) == [pending])
+        // The generation counter is restored too: a frozen clock still moves forward.
+        #expect(try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation > stored.generation)
+    }
+}
