@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The one error type of SiloMicroHTTPD: a code, a message naming the address or call, and a cause.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: String, Sendable {
+            case invalidConfiguration, addressInUse, bindFailed, startFailed
+        }
+        private let wrapped: Wrapped
+        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+        public var description: String { wrapped.rawValue }
+
+        /// A configuration value is out of range or the host is not a numeric address.
+        public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// Another socket already listens on the address.
+        public static let addressInUse = Code(.addressInUse)
+        /// Binding failed for another reason (permission, address not on this host, ...).
+        public static let bindFailed = Code(.bindFailed)
+        /// libmicrohttpd refused to start for a reason it does not report (set `libraryErrorLog` to see it).
+        public static let startFailed = Code(.startFailed)
+    }
+
+    public var code: Code
+    public var message: String
+    public var cause: (any Error & Sendable)?
+    public var file: String
+    public var line: Int
+
+    public init(
+        _ code: Code, _ message: String, cause: (any Error & Sendable)? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The message followed by the chain of causes, for logs.
+    public func detailedDescription() -> String {
+        var text = "\(code): \(message) (\(file):\(line))"
+        if let cause { text += "\n  caused by \(cause)" }
+        return text
+    }
+}
+
+/// An errno value with the C library's text for it, as the cause of an ``HTTPServerError``.
+public struct SystemCallError: Error, Sendable, CustomStringConvertible {
+    public var call: String
+    public var errno: Int32
+    public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+}
