@@ -1,0 +1,74 @@
+public import SiloCore
+public import SiloHTTP
+import SiloDisk
+import SiloMicroHTTPD
+import SiloSQLite
+public import SiloServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real Silo server for tests: the v0 application over real stores, on libmicrohttpd bound to 127.0.0.1 port 0.
+public final class TestServer {
+    public enum Backend: String, Sendable, CaseIterable {
+        /// SQLite + local disk in a temporary directory (what `silo serve` runs).
+        case embedded
+        /// The in-memory reference stores.
+        case memory
+    }
+
+    public let app: SiloServerApp
+    public let http: MicroHTTPDServer
+    public let directory: TemporaryDirectory?
+    public let metadata: any MetadataStore
+    public let blobs: any BlobStore
+    public var port: Int { http.port }
+
+    public init(
+        backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
+        policy: any AccessPolicy = AllowAllPolicy(), directory reuse: TemporaryDirectory? = nil
+    ) throws {
+        switch backend {
+        case .embedded:
+            let directory = try reuse ?? TemporaryDirectory()
+            self.directory = directory
+            metadata = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+            blobs = try DiskBlobStore(directory: directory.path + "/blobs")
+        case .memory:
+            directory = nil
+            metadata = InMemoryMetadataStore()
+            blobs = InMemoryBlobStore()
+        }
+        app = SiloServerApp(configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: .disabled)
+        var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
+        http.threadPoolSize = 4
+        self.http = try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)
+    }
+
+    /// A new client connected to this server.
+    public func client() -> HTTPTestClient { HTTPTestClient(host: "127.0.0.1", port: http.port) }
+
+    public func shutdown() { http.shutdown(drainTimeout: 5) }
+
+    deinit { http.shutdown(drainTimeout: 1) }
+}
+
+/// A directory under the system temp dir, removed with everything in it on deinit.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init() throws {
+        var template = Array("/tmp/silo-test-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw StorageError(.ioError, "mkdtemp failed")
+        }
+        path = String(cString: made)
+    }
+
+    deinit {
+        _ = path.withCString { p in
+            nftw(p, { path, _, _, _ in remove(path!) }, 16, FTW_DEPTH | FTW_PHYS)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import SiloCore
+import SiloHTTP
+import SiloTesting
+import SiloWire
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Issue 2 §7: bad input gets the right status and JSON, nothing half-written becomes visible, the server keeps
+/// serving.
+@Suite struct BadInputTests {
+    let server: TestServer
+    let client: HTTPTestClient
+
+    init() throws {
+        server = try TestServer()
+        client = server.client()
+    }
+
+    @Test("invalid object names are 400 JSON", arguments: [
+        "/v0/b/demo.appspot.com/o/" + String(repeating: "a", count: 1025),
+        "/v0/b/demo.appspot.com/o/%FF%FE",
+        "/v0/b/demo.appspot.com/o/bad%2",
+        "/v0/b/demo.appspot.com/o/line%0Abreak",
+        "/v0/b/-bad-bucket-/o/x",
+    ])
+    func invalidNames(target: String) throws {
+        let r = try client.get(target)
+        #expect(r.status == 400)
+        #expect(r.errorCode == 400)
+    }
+
+    @Test("dot segments are ordinary names")
+    func dotSegments() throws {
+        for name in [".", "..", "a/../b", "../../etc/passwd"] {
+            #expect(try client.mediaUpload(name, bytes(name)).status == 200, "\(name)")
+            #expect(try client.get(objectPath(name) + "?alt=media").text == name)
+        }
+    }
+
+    @Test("a 1024-byte name works, 1025 does not")
+    func nameLength() throws {
+        let ok = String(repeating: "n", count: 1024)
+        #expect(try client.mediaUpload(ok, bytes("x")).status == 200)
+        #expect(try client.mediaUpload(ok + "n", bytes("x")).status == 400)
+    }
+
+    @Test("bad multipart bodies are 400 and leave nothing")
+    func badMultipart() throws {
+        let headers: HTTPHeaders = ["X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=BB"]
+        let bodies = [
+            "no boundary at all",
+            "--BB\r\nContent-Type: application/json\r\n\r\n{\"name\":\"x\"}\r\n--BB--",  // one part
+            "--BB\r\nContent-Type: application/json\r\n\r\n{bad json\r\n--BB\r\n\r\nmedia\r\n--BB--",
+            "--BB\r\nContent-Type: application/json\r\n\r\n{}\r\n--BB\r\n\r\nmedia with no end",
+            "--BB\r\n\r\n{}\r\n--BB\r\n\r\na\r\n--BB\r\n\r\nthird\r\n--BB--",
+        ]
+        for body in bodies {
+            let r = try client.send(method: "POST", target: bucketPath() + "?name=mp/x", headers: headers, body: bytes(body))
+            #expect(r.status == 400, "\(body)")
+        }
+        #expect(try client.get(objectPath("mp/x")).status == 404)
+    }
+
+    @Test("an upload with no name is 400")
+    func noName() throws {
+        #expect(try client.send(method: "POST", target: bucketPath(), body: bytes("x")).status == 400)
+    }
+
+    @Test("a client that disconnects mid-upload leaves nothing visible and the server keeps serving")
+    func disconnectMidUpload() throws {
+        try client.mediaUpload("keep.txt", bytes("old"))
+        let body = pattern(4 << 20)
+        for _ in 0..<3 {
+            let c = server.client()
+            try c.sendPartialAndDisconnect(method: "POST", target: bucketPath() + "?name=keep.txt", body: body, sendBytes: 1 << 20)
+        }
+        // The old version is intact, and the server answers.
+        var text = ""
+        for _ in 0..<50 {
+            text = try client.get(objectPath("keep.txt") + "?alt=media").text
+            if text == "old" { break }
+            usleep(20_000)
+        }
+        #expect(text == "old")
+        #expect(try client.mediaUpload("after.txt", bytes("fine")).status == 200)
+        // The abandoned blobs are reclaimable.
+        let collected = server.app.collectGarbage(graceSeconds: 0)
+        #expect(collected.blobs >= 0)
+    }
+
+    @Test("unknown routes and methods answer JSON errors")
+    func unknownRoutes() throws {
+        #expect(try client.get("/nope").status == 404)
+        #expect(try client.send(method: "PUT", target: objectPath("x")).status == 400)
+        #expect(try client.get("/").status == 200)
+    }
+
+    @Test("oversized JSON bodies are refused")
+    func oversizedJSON() throws {
+        try client.mediaUpload("big.txt", bytes("b"))
+        let big = bytes("{\"metadata\":{\"k\":\"" + String(repeating: "v", count: 2 << 20) + "\"}}")
+        let r = try client.send(method: "PATCH", target: objectPath("big.txt"), headers: ["Content-Type": "application/json"], body: big)
+        #expect(r.status == 413)
+    }
+
+    @Test("garbage from abandoned uploads is reclaimed")
+    func garbageCollection() throws {
+        let started = try client.send(method: "POST", target: bucketPath() + "?name=g.bin", headers: ["X-Goog-Upload-Command": "start"])
+        let url = try #require(started.headers["X-Goog-Upload-URL"])
+        let path = String(url[url.range(of: "/v0/")!.lowerBound...])
+        _ = try client.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"], body: pattern(1000))
+        // Active session: its blob is not garbage.
+        #expect(server.app.collectGarbage(graceSeconds: 0).blobs == 0)
+        _ = try client.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "cancel"])
+        try client.mediaUpload("g2.bin", bytes("one"))
+        try client.mediaUpload("g2.bin", bytes("two"))
+        _ = server.app.collectGarbage(graceSeconds: 0)
+        #expect(try server.metadata.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).isEmpty)
+        #expect(try client.get(objectPath("g2.bin") + "?alt=media").text == "two")
+    }
+}
