@@ -1,0 +1,43 @@
+internal import SiloCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Runs one syscall the one way SiloDisk does: errno read at once, EINTR retried, failure thrown as a StorageError
+/// whose cause names the call and the path. EBADF and EFAULT mean a bug here, so they stop the process.
+@inline(__always)
+func syscall<Result: FixedWidthInteger>(_ call: String, _ path: String, _ body: () -> Result) throws -> Result {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = errno
+        if code == EINTR { continue }
+        precondition(code != EBADF && code != EFAULT, "\(call)(\(path)) failed with errno \(code): a bug in SiloDisk")
+        throw SystemCallError(call: call, path: path, errno: code).storageError()
+    }
+}
+
+/// `close` is never retried: on Linux the descriptor is gone even when it reports EINTR.
+func closeDescriptor(_ fd: Int32, _ path: String) {
+    if Glibc.close(fd) == -1 {
+        let code = errno
+        precondition(code != EBADF, "close(\(path)) failed with EBADF: a bug in SiloDisk")
+    }
+}
+
+extension SystemCallError {
+    func storageError() -> StorageError {
+        let code: StorageError.Code
+        switch errno {
+        case ENOENT, ENOTDIR: code = .notFound
+        case EACCES, EPERM, EROFS: code = .permissionDenied
+        // Out of space is a server condition the client may retry later, not a fault of the bytes.
+        case ENOSPC, EDQUOT: code = .unavailable
+        default: code = .ioError
+        }
+        return StorageError(code, description, cause: self)
+    }
+}

@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The syscalls the disk blob store makes, as replaceable closures: tests inject ENOSPC, EIO and short writes here.
+///
+/// Each closure has the libc contract: it returns -1 and sets errno on failure.
+@_spi(Testing) public struct Syscalls: Sendable {
+    public var open: @Sendable (_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32
+    public var pwrite: @Sendable (_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, _ offset: off_t) -> Int
+    public var pread: @Sendable (_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: off_t) -> Int
+    public var ftruncate: @Sendable (_ fd: Int32, _ length: off_t) -> Int32
+    public var fstat: @Sendable (_ fd: Int32, _ result: UnsafeMutablePointer<stat>) -> Int32
+    public var fdatasync: @Sendable (_ fd: Int32) -> Int32
+    public var fsync: @Sendable (_ fd: Int32) -> Int32
+    public var mkdir: @Sendable (_ path: UnsafePointer<CChar>, _ mode: mode_t) -> Int32
+    public var unlink: @Sendable (_ path: UnsafePointer<CChar>) -> Int32
+
+    public static let system = Syscalls(
+        open: { path, flags, mode in Glibc.open(path, flags, mode) },
+        pwrite: { fd, buffer, count, offset in Glibc.pwrite(fd, buffer, count, offset) },
+        pread: { fd, buffer, count, offset in Glibc.pread(fd, buffer, count, offset) },
+        ftruncate: { fd, length in Glibc.ftruncate(fd, length) },
+        fstat: { fd, result in Glibc.fstat(fd, result) },
+        fdatasync: { fd in Glibc.fdatasync(fd) },
+        fsync: { fd in Glibc.fsync(fd) },
+        mkdir: { path, mode in Glibc.mkdir(path, mode) },
+        unlink: { path in Glibc.unlink(path) }
+    )
+}

@@ -1,0 +1,161 @@
+@_spi(Testing) import SiloDisk
+import SiloCore
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Disk-specific behaviour: layout, durability calls, and failures injected through the syscall seam.
+@Suite struct DiskBlobStoreTests {
+    /// Records calls and lets a test fail chosen ones.
+    final class Faults: Sendable {
+        let calls = Mutex<[String]>([])
+        /// Returns an errno to fail the nth (1-based) pwrite with, or nil to let it run.
+        let pwriteFault = Mutex<(@Sendable (Int) -> Int32?)?>(nil)
+        let pwriteCount = Mutex(0)
+        /// Caps how many bytes each pwrite may write (short writes).
+        let maxWrite = Mutex<Int?>(nil)
+        let fdatasyncErrno = Mutex<Int32?>(nil)
+
+        func syscalls() -> Syscalls {
+            var syscalls = Syscalls.system
+            let system = Syscalls.system
+            syscalls.pwrite = { fd, buffer, count, offset in
+                let n = self.pwriteCount.withLock { $0 += 1; return $0 }
+                self.calls.withLock { $0.append("pwrite") }
+                if let fault = self.pwriteFault.withLock({ $0 }), let code = fault(n) {
+                    errno = code
+                    return -1
+                }
+                return system.pwrite(fd, buffer, min(count, self.maxWrite.withLock { $0 } ?? count), offset)
+            }
+            syscalls.fdatasync = { fd in
+                self.calls.withLock { $0.append("fdatasync") }
+                if let code = self.fdatasyncErrno.withLock({ $0 }) {
+                    errno = code
+                    return -1
+                }
+                return system.fdatasync(fd)
+            }
+            syscalls.fsync = { fd in
+                self.calls.withLock { $0.append("fsync") }
+                return system.fsync(fd)
+            }
+            syscalls.mkdir = { path, mode in
+                self.calls.withLock { $0.append("mkdir") }
+                return system.mkdir(path, mode)
+            }
+            return syscalls
+        }
+    }
+
+    @Test func filesAreNamedByBlobIDUnderTwoLevelsOfFanOut() throws {
+        let directory = try TempDirectory()
+        let store = try DiskBlobStore(root: directory.path + "/blobs/")
+        let id = try #require(BlobID(rawValue: "abcdef0123456789abcdef0123456789"))
+        let writer = try store.makeWriter(id, at: 0)
+        try writer.write([1])
+        writer.close()
+        var info = stat()
+        #expect(stat(directory.path + "/blobs/ab/cd/abcdef0123456789abcdef0123456789", &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        // Stray files are not blobs.
+        #expect(creat(directory.path + "/blobs/ab/cd/not-a-blob", 0o600) >= 0)
+        #expect(try store.allBlobIDs() == [id])
+    }
+
+    @Test func newBlobsSyncTheirDataAndDirectoryEntry() throws {
+        let directory = try TempDirectory()
+        let faults = Faults()
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        faults.calls.withLock { $0 = [] }
+        let id = BlobID.random()
+        let writer = try store.makeWriter(id, at: 0)
+        #expect(faults.calls.withLock { $0 } == ["mkdir", "fsync", "mkdir", "fsync"], "fan-out dirs made durable")
+        try writer.write([1, 2, 3])
+        try writer.sync()
+        try writer.write([4])
+        try writer.sync()
+        #expect(faults.calls.withLock { $0 }.suffix(5) == ["pwrite", "fdatasync", "fsync", "pwrite", "fdatasync"])
+        writer.close()
+
+        // A resumed blob's entry is already durable: data only.
+        faults.calls.withLock { $0 = [] }
+        let resumed = try store.makeWriter(id, at: 4)
+        try resumed.write([5])
+        try resumed.sync()
+        #expect(faults.calls.withLock { $0 } == ["pwrite", "fdatasync"])
+    }
+
+    @Test func shortWritesAndEINTRAreRetried() throws {
+        let directory = try TempDirectory()
+        let faults = Faults()
+        faults.maxWrite.withLock { $0 = 3 }
+        faults.pwriteFault.withLock { $0 = { $0 % 2 == 0 ? EINTR : nil } }
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        let id = BlobID.random()
+        let writer = try store.makeWriter(id, at: 0)
+        try writer.write(pattern(1000))
+        try writer.sync()
+        #expect(writer.offset == 1000)
+        #expect(try store.openReader(id).readAll() == pattern(1000))
+    }
+
+    @Test func noSpaceMidWriteThrowsACleanErrorAndCommitsNothing() throws {
+        let directory = try TempDirectory()
+        let faults = Faults()
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        let metadata = InMemoryMetadataStore()
+        let clock = Timestamp(microseconds: 1_000)
+
+        // The upload flow: register, write, sync, then one metadata transaction. The disk fills up mid-write.
+        let id = BlobID.random()
+        try metadata.registerPendingBlob(id, at: clock)
+        let writer = try store.makeWriter(id, at: 0)
+        try writer.write(pattern(4096))
+        faults.maxWrite.withLock { $0 = 1000 }
+        faults.pwriteFault.withLock { $0 = { $0 >= 3 ? ENOSPC : nil } }  // a short write, then ENOSPC
+        let error = try #require(#expect(throws: StorageError.self) { try writer.write(pattern(4096, seed: 1)) })
+        #expect(error.code == .unavailable)
+        let cause = try #require(error.cause as? SystemCallError)
+        #expect(cause.call == "pwrite" && cause.errno == ENOSPC && cause.path.hasSuffix(id.rawValue))
+        #expect(error.message.contains(id.rawValue))
+        #expect(writer.offset == 4096 + 1000, "offset counts only bytes the kernel took")
+        // The writer is poisoned: it cannot go on to sync and look complete.
+        #expect(throws: StorageError.self) { try writer.sync() }
+        #expect(throws: StorageError.self) { try writer.write([1]) }
+        writer.close()
+
+        // No object was made, so the blob is garbage once the grace period passes, and the sweep removes it.
+        #expect(try metadata.listObjects(bucketName(), prefix: "", startAfter: nil, limit: 10) == [])
+        #expect(try metadata.garbageBlobs(registeredBefore: Timestamp(microseconds: 2_000), limit: 10) == [id])
+        try store.deleteBlob(id)
+        try metadata.forgetBlob(id)
+        #expect(try store.allBlobIDs() == [])
+    }
+
+    @Test func failedSyncIsReportedAndPoisonsTheWriter() throws {
+        let directory = try TempDirectory()
+        let faults = Faults()
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        let writer = try store.makeWriter(.random(), at: 0)
+        try writer.write([1, 2, 3])
+        faults.fdatasyncErrno.withLock { $0 = EIO }
+        let error = #expect(throws: StorageError.self) { try writer.sync() }
+        #expect(error?.code == .ioError)
+        #expect((error?.cause as? SystemCallError)?.call == "fdatasync")
+        faults.fdatasyncErrno.withLock { $0 = nil }
+        #expect(throws: StorageError.self) { try writer.sync() }
+    }
+
+    @Test func unwritableRootIsAPermissionError() throws {
+        guard geteuid() != 0 else { return }  // root ignores permissions
+        let directory = try TempDirectory()
+        #expect(chmod(directory.path, 0o500) == 0)
+        defer { _ = chmod(directory.path, 0o700) }
+        let error = #expect(throws: StorageError.self) { _ = try DiskBlobStore(root: directory.path + "/blobs") }
+        #expect(error?.code == .permissionDenied)
+    }
+}
