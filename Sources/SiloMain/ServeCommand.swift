@@ -36,7 +36,7 @@ enum ServeCommand {
         do {
             try makeDirectory(options.dataDirectory)
             let metadata = try SQLiteMetadataStore(path: options.dataDirectory + "/metadata.sqlite")
-            let blobs = try DiskBlobStore(directory: options.dataDirectory + "/blobs")
+            let blobs = try DiskBlobStore(root: options.dataDirectory + "/blobs")
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
             let app = SiloServerApp(configuration: configuration, metadata: metadata, blobs: blobs, logger: logger)

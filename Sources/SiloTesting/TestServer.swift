@@ -34,7 +34,7 @@ public final class TestServer {
             let directory = try reuse ?? TemporaryDirectory()
             self.directory = directory
             metadata = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
-            blobs = try DiskBlobStore(directory: directory.path + "/blobs")
+            blobs = try DiskBlobStore(root: directory.path + "/blobs")
         case .memory:
             directory = nil
             metadata = InMemoryMetadataStore()
