@@ -1,0 +1,40 @@
+# The two commands of the README: `make run` and `make test`. Everything else is a step of those.
+SWIFT ?= swift
+ARGS ?=
+
+.PHONY: deps build release run test unit crash lint format bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product silo
+
+# Runs the server on the embedded default (SQLite + local disk in ./silo-data, 127.0.0.1:9199).
+run: release
+	.build/release/silo serve $(ARGS)
+
+# Every test: unit and live-socket suites, the kill -9 crash test, and the format check.
+test: deps lint unit crash
+
+unit: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
+
+crash: release
+	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10
+
+lint:
+	scripts/format.sh --check
+
+format:
+	scripts/format.sh
+
+bench: release
+	bench/rss-1gib.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Silo builds and tests with, if any is missing. Safe to run repeatedly.
+set -euo pipefail
+packages=(libmicrohttpd-dev libsqlite3-dev libssl-dev libisal-dev zlib1g-dev pkg-config curl python3 bc)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "installing: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Crash test for `silo serve` (issue 2, durability).
+
+Each round starts the server on a persistent data directory, runs concurrent uploads and overwrites (media,
+multipart and resumable) against a small set of names, kills the server with SIGKILL at a random moment, restarts
+it and checks that:
+  * every readable object is exactly one of the versions written under its name (no torn or mixed bytes), and its
+    md5Hash/size metadata matches the bytes served;
+  * every acknowledged upload is there: the name exists with a generation at least the acknowledged one;
+  * after the restart's startup sweep, the blob folder holds exactly one file per live object (no orphans).
+Bounded in time and count; talks to 127.0.0.1 only. Exit status 0 on success. Standard library only.
+"""
+import argparse
+import base64
+import hashlib
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+BUCKET = "crash.appspot.com"
+NAMES = [f"crash/obj-{i:02d}" for i in range(16)] + ["crash/deep/a b/ü", "crash/x+y"]
+
+
+def start_server(binary, data):
+    proc = subprocess.Popen([binary, "serve", "--port", "0", "--data", data], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            if proc.poll() is not None:
+                raise RuntimeError("server exited during startup")
+            continue
+        m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        if m:
+            threading.Thread(target=lambda: proc.stdout.read(), daemon=True).start()
+            return proc, int(m.group(1))
+    proc.kill()
+    raise RuntimeError("server did not announce its port")
+
+
+def request(port, method, path, body=b"", headers=None, timeout=10):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, dict(resp.getheaders()), resp.read()
+    finally:
+        conn.close()
+
+
+def q(name):
+    return urllib.parse.quote(name, safe="")
+
+
+class Ledger:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.attempted = {}   # name -> set of md5 hex of every version ever sent
+        self.acked = {}       # name -> highest acknowledged generation
+        self.open_sessions = 0  # resumable starts attempted and not finalized (their blobs stay until expiry)
+
+    def attempt(self, name, digest):
+        with self.lock:
+            self.attempted.setdefault(name, set()).add(digest)
+
+    def session(self, delta):
+        with self.lock:
+            self.open_sessions += delta
+
+    def ack(self, name, generation):
+        with self.lock:
+            self.acked[name] = max(self.acked.get(name, 0), generation)
+
+
+def upload(port, name, data, mode, ledger):
+    if mode == "media":
+        return request(port, "POST", f"/v0/b/{BUCKET}/o?name={q(name)}", data)
+    if mode == "multipart":
+        boundary = "crashboundary%d" % random.randrange(1 << 30)
+        meta = json.dumps({"name": name, "contentType": "application/x-crash"}).encode()
+        body = (b"--" + boundary.encode() + b"\r\nContent-Type: application/json\r\n\r\n" + meta + b"\r\n--" +
+                boundary.encode() + b"\r\nContent-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--" +
+                boundary.encode() + b"--")
+        return request(port, "POST", f"/v0/b/{BUCKET}/o?name={q(name)}", body,
+                       {"X-Goog-Upload-Protocol": "multipart", "Content-Type": f"multipart/related; boundary={boundary}"})
+    ledger.session(+1)
+    status, headers, _ = request(port, "POST", f"/v0/b/{BUCKET}/o?name={q(name)}", b"",
+                                 {"X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"})
+    if status != 200:
+        return status, headers, b""
+    url = urllib.parse.urlsplit(headers["X-Goog-Upload-URL"])
+    path = url.path + "?" + url.query
+    chunk = 262144
+    offset = 0
+    while offset + chunk < len(data):
+        status, headers, body = request(port, "POST", path, data[offset:offset + chunk],
+                                        {"X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": str(offset)})
+        if status != 200:
+            return status, headers, body
+        offset += chunk
+    result = request(port, "POST", path, data[offset:],
+                     {"X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": str(offset)})
+    if result[0] == 200:
+        ledger.session(-1)
+    return result
+
+
+def writer(port, ledger, stop, rng):
+    while not stop.is_set():
+        name = rng.choice(NAMES)
+        data = os.urandom(rng.choice([0, 1, 100, 4096, 70000, 300000, 1100000]))
+        ledger.attempt(name, hashlib.md5(data).hexdigest())
+        try:
+            status, _, body = upload(port, name, data, rng.choice(["media", "multipart", "resumable"]), ledger)
+        except (OSError, http.client.HTTPException):
+            continue
+        if status == 200:
+            meta = json.loads(body)
+            if base64.b64decode(meta["md5Hash"]).hex() != hashlib.md5(data).hexdigest():
+                raise SystemExit(f"server acknowledged {name} with a wrong md5")
+            ledger.ack(name, int(meta["generation"]))
+
+
+def verify(port, ledger, data_dir):
+    problems = []
+    live = 0
+    for name in NAMES:
+        status, _, body = request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}")
+        acked = ledger.acked.get(name)
+        if status == 404:
+            if acked:
+                problems.append(f"{name}: acknowledged generation {acked} lost")
+            continue
+        if status != 200:
+            problems.append(f"{name}: metadata status {status}")
+            continue
+        live += 1
+        meta = json.loads(body)
+        if acked and int(meta["generation"]) < acked:
+            problems.append(f"{name}: generation {meta['generation']} older than acknowledged {acked}")
+        status, _, data = request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}?alt=media")
+        digest = hashlib.md5(data).hexdigest()
+        if status != 200:
+            problems.append(f"{name}: download status {status}")
+        elif digest not in ledger.attempted.get(name, set()):
+            problems.append(f"{name}: bytes are none of the versions written (torn?)")
+        elif base64.b64decode(meta["md5Hash"]).hex() != digest or int(meta["size"]) != len(data):
+            problems.append(f"{name}: metadata does not describe the bytes served")
+    blobs = sum(len(files) for _, _, files in os.walk(os.path.join(data_dir, "blobs")))
+    # Unfinished resumable sessions keep their blob until they expire; nothing else may stay.
+    if not live <= blobs <= live + ledger.open_sessions:
+        problems.append(f"{blobs} blob files for {live} live objects and at most {ledger.open_sessions} open sessions")
+    return problems, live
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=".build/release/silo")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    data_dir = tempfile.mkdtemp(prefix="silo-crash-")
+    ledger = Ledger()
+    failures = 0
+    started = time.time()
+    try:
+        for round_number in range(1, args.rounds + 1):
+            proc, port = start_server(args.binary, data_dir)
+            if round_number > 1:
+                problems, live = verify(port, ledger, data_dir)
+                print(f"round {round_number - 1}: {live} objects checked, {len(problems)} problems", flush=True)
+                for p in problems:
+                    print("  " + p, flush=True)
+                failures += len(problems)
+            stop = threading.Event()
+            threads = [threading.Thread(target=writer, args=(port, ledger, stop, random.Random(rng.random())), daemon=True)
+                       for _ in range(args.writers)]
+            for t in threads:
+                t.start()
+            time.sleep(rng.uniform(0.3, 2.0))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            stop.set()
+            for t in threads:
+                t.join(timeout=15)
+        proc, port = start_server(args.binary, data_dir)
+        problems, live = verify(port, ledger, data_dir)
+        print(f"round {args.rounds}: {live} objects checked, {len(problems)} problems", flush=True)
+        for p in problems:
+            print("  " + p, flush=True)
+        failures += len(problems)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        if code != 0:
+            print(f"server exited {code} after SIGTERM", flush=True)
+            failures += 1
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    acked = sum(1 for v in ledger.acked.values() if v)
+    print(f"crash test: {args.rounds} kill -9 rounds, seed {args.seed}, {acked} names with acknowledged uploads, "
+          f"{time.time() - started:.1f}s")
+    print(f"{args.rounds - min(failures, args.rounds)} passed, {min(failures, args.rounds)} failed" if failures else
+          f"{args.rounds} passed, 0 failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
