@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "SiloWire", targets: ["SiloWire"]),
         .library(name: "SiloServer", targets: ["SiloServer"]),
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
+        .library(name: "SiloStorage", targets: ["SiloStorage"]),
     ],
     targets: [
         // C libraries from Debian packages, one system-library target each.
@@ -47,6 +48,9 @@ let package = Package(
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
         ),
 
+        // The SDK: FirebaseStorage's Swift API. No C modules, so it also builds on Apple platforms.
+        .target(name: "SiloStorage", dependencies: ["SiloWire", "SiloCore"]),
+
         .target(
             name: "SiloTesting",
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
@@ -65,6 +69,10 @@ let package = Package(
         .testTarget(
             name: "SiloServerTests",
             dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
+        ),
+        .testTarget(
+            name: "SiloStorageTests",
+            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]
         ),
     ]
 )

@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+
+/// A download to memory (`getData`) or to a file (`write(toFile:)`). Bytes are written as they arrive, under the
+/// task's lock, so a paused or cancelled worker can never write again. Pause stops the request; resume asks for
+/// `Range: bytes=<received>-` and appends (and starts over if the server answers 200 instead of 206).
+public final class StorageDownloadTask: StorageObservableTask, StorageTaskManagement, @unchecked Sendable {
+    enum Destination: Sendable {
+        case memory(maxSize: Int64)
+        case file(URL)
+    }
+
+    let destination: Destination
+    /// Where the bytes go until the download succeeds; then it is moved over the destination.
+    let partialFile: URL?
+
+    init(reference: StorageReference, destination: Destination) {
+        self.destination = destination
+        if case .file(let url) = destination {
+            let target = StorageDownloadTask.fileURL(url)
+            partialFile = target.deletingLastPathComponent()
+                .appendingPathComponent(".\(target.lastPathComponent).silo-\(UUID().uuidString).partial")
+        } else {
+            partialFile = nil
+        }
+        super.init(reference: reference)
+        core.withLock { $0.partialFile = partialFile }
+    }
+
+    /// A URL without a scheme (`URL(string: "path/to/file")`) is taken as a path relative to the working directory.
+    static func fileURL(_ url: URL) -> URL {
+        url.scheme == nil ? URL(fileURLWithPath: url.relativeString) : url
+    }
+
+    var storage: Storage { reference.storage }
+
+    /// Takes the downloaded bytes (getData), leaving the task empty.
+    func takeData() -> Data { core.withLock { core in defer { core.data = Data() }; return core.data } }
+
+    override func runWorker(_ w: Int) async {
+        var backoff = RetryBackoff(budget: storage.maxDownloadRetryTime)
+        let started = ContinuousClock.now
+        while true {
+            do {
+                try await attempt(w)
+                finishSuccess(w)
+                return
+            } catch {
+                if Task.isCancelled { return }
+                let d = ContinuousClock.now - started
+                let elapsed = TimeInterval(d.components.seconds) + TimeInterval(d.components.attoseconds) / 1e18
+                if RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: elapsed) {
+                    try? await Task.sleep(for: .seconds(delay))
+                    continue
+                }
+                workerFinished(w, .failure(StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)))
+                return
+            }
+        }
+    }
+
+    private func attempt(_ w: Int) async throws {
+        try reference.requireObject()
+        if case .file(let url) = destination, !StorageDownloadTask.fileURL(url).isFileURL {
+            throw StorageError.unknown(message: "File at URL: \(url.absoluteString) is not a file URL.", serverError: [:])
+        }
+        let offset = try openOutput(w)
+        let url = storage.url(for: reference.path, query: [("alt", "media")])
+        var headers = try await storage.standardHeaders(for: url, path: reference.path)
+        if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
+        let receiver = DownloadReceiver(task: self, worker: w, offset: offset)
+        try await storage.transport.stream(
+            StorageHTTPRequest(method: "GET", url: url, headers: headers), timeout: storage.maxDownloadRetryTime,
+            receiver: receiver, sent: nil)
+        if let failure = receiver.failure {
+            throw StorageError.http(status: failure.status, body: failure.body, bucket: reference.bucket, object: reference.fullPath)
+        }
+    }
+
+    /// Opens the partial file at the bytes already received (creating directories as needed); returns that count.
+    private func openOutput(_ w: Int) throws -> Int64 {
+        try core.withLock { core in
+            guard core.machine.isCurrent(w) else { throw CancellationError() }
+            guard let partialFile else { return Int64(core.data.count) }
+            try? core.file?.close()
+            let fm = FileManager.default
+            try fm.createDirectory(at: partialFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if !fm.fileExists(atPath: partialFile.path) { _ = fm.createFile(atPath: partialFile.path, contents: nil) }
+            let handle = try FileHandle(forWritingTo: partialFile)
+            try handle.truncate(atOffset: UInt64(core.completed))
+            try handle.seek(toOffset: UInt64(core.completed))
+            core.file = handle
+            return core.completed
+        }
+    }
+
+    /// Called by the receiver when the response head arrives: the server ignored our Range (200), so start over.
+    func restartFromZero(_ w: Int) throws {
+        try core.withLock { core in
+            guard core.machine.isCurrent(w) else { throw CancellationError() }
+            core.completed = 0
+            core.lastReported = -1
+            core.data = Data()
+            try core.file?.truncate(atOffset: 0)
+            try core.file?.seek(toOffset: 0)
+        }
+    }
+
+    /// Appends bytes from worker `w`; throws if `w` is stale or `maxSize` is exceeded (which stops the transfer).
+    func append(_ chunk: Data, from w: Int) throws {
+        try core.withLock { core in
+            guard core.machine.isCurrent(w) else { throw CancellationError() }
+            if case .memory(let maxSize) = destination {
+                let received = core.completed + Int64(chunk.count)
+                if received > maxSize {
+                    throw StorageError.downloadSizeExceeded(total: core.total >= 0 ? core.total : received, maxSize: maxSize)
+                }
+                core.data.append(chunk)
+            } else {
+                try core.file?.write(contentsOf: chunk)
+            }
+            core.completed += Int64(chunk.count)
+        }
+        workerProgress(w, completed: core.withLock { $0.completed })
+    }
+
+    /// Checks the announced size against `maxSize` before any body byte is read.
+    func expect(total: Int64, from w: Int) throws {
+        if case .memory(let maxSize) = destination, total > maxSize {
+            throw StorageError.downloadSizeExceeded(total: total, maxSize: maxSize)
+        }
+        workerProgress(w, completed: core.withLock { $0.completed }, total: total)
+    }
+
+    /// Moves the partial file over the destination (replacing what was there) inside the success transition, so a
+    /// concurrent cancel either wins before the move or finds the task already succeeded.
+    private func finishSuccess(_ w: Int) {
+        transition { core in
+            guard core.machine.isCurrent(w) else { return .none }
+            if let partialFile, case .file(let url) = destination {
+                do {
+                    try core.file?.close()
+                    core.file = nil
+                    let target = StorageDownloadTask.fileURL(url)
+                    let fm = FileManager.default
+                    try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
+                    try fm.moveItem(at: partialFile, to: target)
+                    core.partialFile = nil
+                } catch {
+                    let storageError = StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)
+                    core.error = storageError
+                    return core.machine.failed(worker: w, code: storageError.code)
+                }
+            }
+            if core.total < 0 { core.total = core.completed }
+            return core.machine.succeeded(worker: w)
+        }
+    }
+}
+
+/// Feeds one download response into its task.
+final class DownloadReceiver: StorageResponseReceiver {
+    struct Failure: Sendable {
+        var status: Int
+        var body = Data()
+    }
+    private let state = Mutex<Failure?>(nil)
+    let task: StorageDownloadTask
+    let worker: Int
+    let offset: Int64
+
+    init(task: StorageDownloadTask, worker: Int, offset: Int64) {
+        self.task = task
+        self.worker = worker
+        self.offset = offset
+    }
+
+    var failure: Failure? { state.withLock { $0 } }
+
+    func receive(head: StorageHTTPResponseHead) throws {
+        guard (200..<300).contains(head.status) else {
+            state.withLock { $0 = Failure(status: head.status) }
+            return
+        }
+        let length = head.header("Content-Length").flatMap(Int64.init)
+        if head.status == 206 {
+            // `Content-Range: bytes <start>-<end>/<size>`: the server must continue where we stopped.
+            let range = head.header("Content-Range") ?? ""
+            let numbers = range.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+            guard numbers.count == 3, numbers[0] == offset else {
+                throw StorageError.unknown(message: "Unexpected Content-Range \(range) when resuming at \(offset)", serverError: [:])
+            }
+            try task.expect(total: numbers[2], from: worker)
+        } else {
+            if offset > 0 { try task.restartFromZero(worker) }
+            try task.expect(total: length ?? -1, from: worker)
+        }
+    }
+
+    func receive(body chunk: Data) throws {
+        let collecting = state.withLock { failure -> Bool in
+            guard failure != nil else { return false }
+            if failure!.body.count < 64 * 1024 { failure!.body.append(chunk) }
+            return true
+        }
+        if !collecting { try task.append(chunk, from: worker) }
+    }
+}

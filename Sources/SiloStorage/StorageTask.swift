@@ -1,0 +1,211 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Management calls shared by upload and download tasks.
+public protocol StorageTaskManagement: AnyObject {
+    func enqueue()
+    func pause()
+    func cancel()
+    func resume()
+}
+
+/// Base of the task classes. `@unchecked Sendable` because the class is not final (the upload and download tasks
+/// subclass it, as in Firebase); every mutable field lives in `core`, a `Mutex`, and subclasses add only `let`s.
+public class StorageTask: @unchecked Sendable {
+    struct Observer {
+        var handle: StorageHandle
+        var status: StorageTaskStatus
+        var handler: @Sendable (StorageTaskSnapshot) -> Void
+    }
+
+    struct Core {
+        var machine = TransferStateMachine()
+        /// In registration order, so handlers for one event run in the order they were added.
+        var observers: [Observer] = []
+        var completed: Int64 = 0
+        var total: Int64 = -1
+        var lastReported: Int64 = -1
+        var metadata: StorageMetadata?
+        var error: StorageError?
+        var worker: Task<Void, Never>?
+        /// Called once with the terminal snapshot, after the terminal observers (the completion handler).
+        var completion: (@Sendable (StorageTaskSnapshot) -> Void)?
+        /// Download state: the bytes of `getData`, or the partial file of `write(toFile:)`.
+        var data = Data()
+        var file: FileHandle?
+        var partialFile: URL?
+    }
+
+    let reference: StorageReference
+    let core: Mutex<Core>
+
+    init(reference: StorageReference, metadata: StorageMetadata? = nil) {
+        self.reference = reference
+        var core = Core()
+        core.metadata = metadata
+        self.core = Mutex(core)
+    }
+
+    /// The task's state now.
+    public var snapshot: StorageTaskSnapshot {
+        core.withLock { makeSnapshot($0, status: $0.machine.status) }
+    }
+
+    func makeSnapshot(_ core: Core, status: StorageTaskStatus) -> StorageTaskSnapshot {
+        StorageTaskSnapshot(
+            task: self, metadata: core.metadata, reference: reference, error: core.error, status: status,
+            completed: core.completed, total: core.total)
+    }
+
+    /// Overridden by the upload and download tasks: one attempt at the transfer. It reports through
+    /// `workerProgress` and `workerFinished` and must stop promptly when its Swift Task is cancelled.
+    func runWorker(_ worker: Int) async {}
+
+    /// Applies a state-machine input and performs the resulting action. Events are queued on the callback queue while
+    /// the lock is held, so observers see them in the order the machine produced them.
+    func transition(_ input: (inout Core) -> TransferStateMachine.Action) {
+        let queue = reference.storage.callbackQueue
+        let stop: Task<Void, Never>? = core.withLock { core in
+            let action = input(&core)
+            switch action {
+            case .none:
+                return nil
+            case .start(let w):
+                core.worker = startWorker(w)
+                return nil
+            case .pause:
+                let old = core.worker
+                core.worker = nil
+                fire(.pause, in: &core, on: queue)
+                return old
+            case .resume(let w):
+                fire(.resume, in: &core, on: queue)
+                core.worker = startWorker(w)
+                return nil
+            case .progress:
+                fire(.progress, in: &core, on: queue)
+                return nil
+            case .succeed:
+                fire(.progress, in: &core, on: queue)
+                finish(.success, in: &core, on: queue)
+                return nil
+            case .fail(let stopping, let finalProgress):
+                let old = stopping != nil ? core.worker : nil
+                core.worker = nil
+                if finalProgress { fire(.progress, in: &core, on: queue) }
+                finish(.failure, in: &core, on: queue)
+                return old
+            }
+        }
+        stop?.cancel()
+    }
+
+    private func startWorker(_ w: Int) -> Task<Void, Never> {
+        // The Swift Task keeps the task object alive while bytes move, so callers need not hold it.
+        Task { await self.runWorker(w) }
+    }
+
+    private func fire(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue) {
+        if status == .progress { core.lastReported = core.completed }
+        let handlers = core.observers.filter { $0.status == status }.map(\.handler)
+        guard !handlers.isEmpty else { return }
+        let snapshot = makeSnapshot(core, status: status)
+        queue.async { for handler in handlers { handler(snapshot) } }
+    }
+
+    private func finish(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue) {
+        fire(status, in: &core, on: queue)
+        let snapshot = makeSnapshot(core, status: status)
+        if let completion = core.completion { queue.async { completion(snapshot) } }
+        core.completion = nil
+        core.observers.removeAll()
+        try? core.file?.close()
+        core.file = nil
+        if let partial = core.partialFile { try? FileManager.default.removeItem(at: partial) }
+        core.partialFile = nil
+    }
+
+    // MARK: worker reports
+
+    /// Progress events are coalesced to one per 256 KiB (and the last one), not one per network read.
+    func workerProgress(_ w: Int, completed: Int64, total: Int64? = nil) {
+        transition { core in
+            guard core.machine.isCurrent(w) else { return .none }
+            core.completed = max(core.completed, completed)
+            if let total { core.total = total }
+            guard core.completed - core.lastReported >= 256 * 1024 || core.completed == core.total else { return .none }
+            return core.machine.progressed(worker: w)
+        }
+    }
+
+    func workerFinished(_ w: Int, _ result: Result<StorageMetadata?, StorageError>) {
+        transition { core in
+            guard core.machine.isCurrent(w) else { return .none }
+            switch result {
+            case .success(let metadata):
+                if let metadata { core.metadata = metadata }
+                return core.machine.succeeded(worker: w)
+            case .failure(let error):
+                core.error = error
+                return core.machine.failed(worker: w, code: error.code)
+            }
+        }
+    }
+}
+
+/// A task whose events can be observed.
+public class StorageObservableTask: StorageTask, @unchecked Sendable {
+    /// Calls `handler` on the callback queue for every later event of `status`; if the task is already in that state
+    /// it is also called once at once (so late registration after a quick finish is safe). After success or failure
+    /// all observers are removed. `.unknown` traps, as in Firebase.
+    @discardableResult
+    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> StorageHandle {
+        guard status != .unknown else { fatalError("Invalid observer status requested, use one of: Pause, Resume, Progress, Complete, or Failure") }
+        let handle = UUID().uuidString
+        let queue = reference.storage.callbackQueue
+        core.withLock { core in
+            if core.machine.replays(status) {
+                let snapshot = makeSnapshot(core, status: status)
+                queue.async { handler(snapshot) }
+            }
+            if !core.machine.isTerminal { core.observers.append(Observer(handle: handle, status: status, handler: handler)) }
+        }
+        return handle
+    }
+
+    /// Unknown handles are ignored.
+    public func removeObserver(withHandle handle: StorageHandle) {
+        core.withLock { $0.observers.removeAll { $0.handle == handle } }
+    }
+
+    public func removeAllObservers(for status: StorageTaskStatus) {
+        core.withLock { $0.observers.removeAll { $0.status == status } }
+    }
+
+    public func removeAllObservers() {
+        core.withLock { $0.observers.removeAll() }
+    }
+
+    /// Starts the transfer; the factory methods already call it, and later calls do nothing.
+    public func enqueue() { transition { $0.machine.enqueue() } }
+
+    /// Stops moving bytes and fires `.pause`; `resume()` continues from where it stopped.
+    public func pause() { transition { $0.machine.pause() } }
+
+    /// Fires `.resume` and continues a paused task; ignored while running.
+    public func resume() { transition { $0.machine.resume() } }
+
+    /// Fails the task with `StorageError.cancelled` (observers get `.failure`), from any state but a final one.
+    public func cancel() {
+        transition { core in
+            let action = core.machine.cancel()
+            if action != .none { core.error = .cancelled }
+            return action
+        }
+    }
+
+    func setCompletion(_ completion: (@Sendable (StorageTaskSnapshot) -> Void)?) {
+        core.withLock { $0.completion = completion }
+    }
+}
