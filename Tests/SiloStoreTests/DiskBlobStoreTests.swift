@@ -53,6 +53,7 @@ import Testing
 
     @Test func filesAreNamedByBlobIDUnderTwoLevelsOfFanOut() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let store = try DiskBlobStore(root: directory.path + "/blobs/")
         let id = try #require(BlobID(rawValue: "abcdef0123456789abcdef0123456789"))
         let writer = try store.makeWriter(id, at: 0)
@@ -68,6 +69,7 @@ import Testing
 
     @Test func newBlobsSyncTheirDataAndDirectoryEntry() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
         faults.calls.withLock { $0 = [] }
@@ -91,6 +93,7 @@ import Testing
 
     @Test func shortWritesAndEINTRAreRetried() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         faults.maxWrite.withLock { $0 = 3 }
         faults.pwriteFault.withLock { $0 = { $0 % 2 == 0 ? EINTR : nil } }
@@ -105,6 +108,7 @@ import Testing
 
     @Test func noSpaceMidWriteThrowsACleanErrorAndCommitsNothing() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
         let metadata = InMemoryMetadataStore()
@@ -138,6 +142,7 @@ import Testing
 
     @Test func failedSyncIsReportedAndPoisonsTheWriter() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
         let writer = try store.makeWriter(.random(), at: 0)
@@ -153,6 +158,7 @@ import Testing
     @Test func unwritableRootIsAPermissionError() throws {
         guard geteuid() != 0 else { return }  // root ignores permissions
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         #expect(chmod(directory.path, 0o500) == 0)
         defer { _ = chmod(directory.path, 0o700) }
         let error = #expect(throws: StorageError.self) { _ = try DiskBlobStore(root: directory.path + "/blobs") }

@@ -12,6 +12,7 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func bucketsAreCreatedOnceAndListedByName(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         #expect(try store.bucket(bucket) == nil)
         let created = try store.ensureBucket(bucket)
@@ -28,6 +29,7 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func generationsStrictlyIncreaseEvenWithAFrozenClock(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let frozen = Timestamp(microseconds: 1_000_000)
         var last: Int64 = 0
@@ -48,7 +50,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func insertReturnsWhatItReplacedAndStoresEveryField(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         var first = draft("dir/file.txt")
         first.fields = ObjectFields(
             contentType: "image/png", contentEncoding: "gzip", contentDisposition: "inline", contentLanguage: "en",
@@ -72,7 +76,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func metagenerationIncrementsOnUpdate(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let name = objectName("m")
         let (stored, _) = try store.insertObject(draft("m"), conditions: .none, at: Timestamp(microseconds: 10))
         let first = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 20)) {
@@ -136,7 +142,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases, insertConditions)
     func insertChecksPreconditionsInsideTheWrite(_ backend: MetadataBackend, _ condition: ConditionCase) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let name = objectName("p")
         var current: ObjectRecord?
         if condition.objectExists {
@@ -162,7 +170,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases, insertConditions.filter(\.objectExists))
     func updateAndDeleteCheckPreconditions(_ backend: MetadataBackend, _ condition: ConditionCase) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let name = objectName("q")
         _ = try store.insertObject(draft("q"), conditions: .none, at: Timestamp(microseconds: 1))
         let current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
@@ -189,7 +199,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func listingOrdersByUTF8Bytes(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let names = ["é", "a/b", "a\u{1F600}", "a-b", "b", "a", "A", "a/b/c", "\u{7F}", "日本"]
         for name in names { _ = try store.insertObject(draft(name), conditions: .none, at: .now()) }
         _ = try store.insertObject(draft("other", bucket: bucketName("other-bucket")), conditions: .none, at: .now())
@@ -201,7 +213,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func listingFiltersByPrefixSkipsWithStartAfterAndHonoursLimit(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         for name in ["a/1", "a/2", "a/b/1", "a/b/2", "a/b0", "a/c", "a0", "b", "a/\u{FFFF}x"] {
             _ = try store.insertObject(draft(name), conditions: .none, at: .now())
         }
@@ -225,7 +239,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func deletingRemovesFromLookupAndListing(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let (kept, _) = try store.insertObject(draft("keep"), conditions: .none, at: .now())
         let (gone, _) = try store.insertObject(draft("gone"), conditions: .none, at: .now())
         #expect(try store.deleteObject(bucket, gone.name, generation: nil, conditions: .none) == gone)
@@ -249,7 +265,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func sessionsCRUDAndExpiryQuery(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         var session = UploadSession(
             id: RandomID.sessionID(), bucket: bucket, name: objectName("up/load é.bin"),
             fields: ObjectFields(contentType: "video/mp4", customMetadata: ["a": "b"], downloadTokens: ["tok"]),
@@ -294,7 +312,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func pendingBlobsBecomeGarbageOnlyWhenUnreferencedAndOld(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let t0 = Timestamp(microseconds: 1_000)
         let t1 = Timestamp(microseconds: 2_000)
         let orphan = BlobID.random()
@@ -334,7 +354,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func aBlobReusedByTheNewVersionIsNotGarbage(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let first = draft("same")
         _ = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 1))
         // A metadata rewrite that keeps the blob (copy onto itself): the blob stays referenced.
@@ -345,6 +367,7 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func resetDropsEverythingAndTurnsBlobsIntoGarbage(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let a = draft("a")
         let b = draft("b", bucket: bucketName("second"))
@@ -371,7 +394,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func concurrentInsertsOnOneNameAllSucceedWithDistinctGenerations(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let perThread = 25
         let results = Mutex<[Int: [Int64]]>([:])
         let failures = Mutex<[String]>([])
@@ -401,7 +426,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func readsRunDuringWrites(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         for i in 0..<50 { _ = try store.insertObject(draft("r/\(i)"), conditions: .none, at: .now()) }
         let problems = Mutex<[String]>([])
         onThreads(6) { thread in
@@ -435,6 +462,7 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func everythingSurvivesReopen(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         guard fixture.canReopen else { return }
         let (stored, _) = try fixture.store.insertObject(draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
         let updated = try fixture.store.updateObject(bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)) {
