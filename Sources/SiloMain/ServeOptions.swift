@@ -59,7 +59,7 @@ struct ServeOptions {
             case "--data": options.dataDirectory = try next()
             case "--bucket":
                 let text = try next()
-                do { options.buckets.append(try BucketName(text)) } catch { throw UsageError(message: "--bucket: \(error.message)") }
+                do { options.buckets.append(try BucketName(text)) } catch { throw UsageError(message: "--bucket: \((error as? StorageError)?.message ?? "\(error)")") }
             case "--insecure-allow-all": options.insecureAllowAll = true
             case "--threads":
                 let text = try next()

@@ -1,5 +1,5 @@
 public import SiloCore
-public import SiloHTTP
+import Foundation
 import SiloDisk
 import SiloMicroHTTPD
 import SiloSQLite
@@ -66,9 +66,5 @@ public final class TemporaryDirectory: Sendable {
         path = String(cString: made)
     }
 
-    deinit {
-        _ = path.withCString { p in
-            nftw(p, { path, _, _, _ in remove(path!) }, 16, FTW_DEPTH | FTW_PHYS)
-        }
-    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -1,5 +1,7 @@
+import Foundation
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTesting
 import SiloWire
 import Testing
