@@ -64,6 +64,7 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
     /// Stops accepting connections at once, waits up to `drainTimeout` seconds for requests in flight to complete,
     /// then closes every connection and stops the threads. Later calls return immediately.
     public func shutdown(drainTimeout: Double) {
+        logger.debug("http server shutdown requested")
         guard let handle = daemon.withLock({ $0.take() }) else { return }
         context.draining.store(true, ordering: .relaxed)
         // Quiescing removes the listen socket from MHD's polling; shutting it down makes the kernel refuse new
@@ -71,6 +72,7 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
         // quiesced socket, so we close it after the threads are gone.
         let listenSocket = MHD_quiesce_daemon(handle.pointer)
         if listenSocket >= 0 { _ = Glibc.shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        logger.debug("http server draining", metadata: ["silo.http.listenSocket": "\(listenSocket)"])
 
         let deadline = monotonicSeconds() + max(0, drainTimeout)
         while context.inFlight.load(ordering: .acquiring) > 0 && monotonicSeconds() < deadline {
