@@ -117,7 +117,19 @@ import Testing
             try client.sendPartialAndDisconnect(
                 method: "PUT", target: "/gone", body: patternBytes(1024 * 1024), sendBytes: 100_000)
             #expect(recorder.waitFor("abort"))
-            if verbose { print(recorder.all) }
+            #expect(!recorder.contains("finish"))
+            #expect(waitUntil { server.requestsInFlight == 0 })
+        }
+    }
+
+    @Test func clientDisconnectingMidChunkedUploadAbortsTheSink() throws {
+        let recorder = Recorder()
+        try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { server, client in
+            let piece = patternBytes(70_000)
+            let head = "PUT /gone HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            try client.sendRaw(Array(head.utf8) + Array("\(String(piece.count, radix: 16))\r\n".utf8) + piece + [13, 10])
+            client.disconnect()
+            #expect(recorder.waitFor("abort"))
             #expect(!recorder.contains("finish"))
             #expect(waitUntil { server.requestsInFlight == 0 })
         }

@@ -116,7 +116,10 @@ import Testing
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/net/if_inet6")))
     func servesIPv6Loopback() throws {
-        try withServer(configure: { $0.host = "::1" }, { head in text(head.headers["Host"] ?? "") }) { server, client in
+        try withServer(configure: {
+            $0.host = "::1"
+            $0.threadPoolSize = 1  // also covers the daemon without a worker pool
+        }, { head in text(head.headers["Host"] ?? "") }) { server, client in
             let response = try client.send(method: "GET", target: "/six")
             #expect(response.status == 200)
             #expect(response.text == "[::1]:\(server.port)")

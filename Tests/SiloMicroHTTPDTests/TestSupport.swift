@@ -81,7 +81,6 @@ final class PatternSink: RequestBodySink {
             sum += UInt64(byte)
         }
         received += chunk.count
-        if verbose { recorder.note("got \(received)") }
         smallest = min(smallest, chunk.count)
         largest = max(largest, chunk.count)
         if let failAfter, received >= failAfter {
