@@ -33,7 +33,8 @@ func requestCompleted(
     let completion = request.machine.completed()
     if let sink = completion.abort {
         daemon.logger.debug(
-            "request body abandoned", metadata: ["silo.http.reason": "\(reason.rawValue)", "silo.http.target": request.rawTarget])
+            "request body abandoned",
+            metadata: ["silo.http.reason": "\(reason.rawValue)", "silo.http.target": request.rawTarget])
         sink.abort()
     }
     if completion.endsInFlightRequest {
@@ -75,11 +76,13 @@ func requestAccess(
         switch request.machine.bodyChunk(count: count) {
         case .deliver(let sink):
             let answer = sink.receive(UnsafeRawBufferPointer(start: uploadData, count: count))
-            result = perform(request.machine.receiveReturned(answer), connection: connection, request: request, daemon: daemon)
+            result = perform(
+                request.machine.receiveReturned(answer), connection: connection, request: request, daemon: daemon)
         case .discard:
             result = .YES
         case .closeConnection:
-            daemon.logger.debug("request body too long to drop, closing", metadata: ["silo.http.target": request.rawTarget])
+            daemon.logger.debug(
+                "request body too long to drop, closing", metadata: ["silo.http.target": request.rawTarget])
             return .NO
         }
         // See silo_mhd_peer_has_closed: without this, a client gone mid-upload is noticed only at the timeout.

@@ -41,7 +41,8 @@ public final class HTTPTestClient {
     /// Sends one request and reads its response. With `Expect: 100-continue` in `headers`, the body is sent only
     /// after the server's `100 Continue` (a final answer instead ends the exchange).
     public func send(
-        method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [], bodyMode: BodyMode = .contentLength
+        method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
+        bodyMode: BodyMode = .contentLength
     ) throws -> TestResponse {
         let reused = socket >= 0
         do {
@@ -60,7 +61,8 @@ public final class HTTPTestClient {
     ) throws {
         disconnect()
         try connect()
-        try writeAll(requestHead(method: method, target: target, headers: headers, body: body, bodyMode: .contentLength))
+        try writeAll(
+            requestHead(method: method, target: target, headers: headers, body: body, bodyMode: .contentLength))
         try writeAll(Array(body.prefix(sendBytes)))
         disconnect()
     }
@@ -156,7 +158,9 @@ public final class HTTPTestClient {
             while true {
                 let line = try readLine()
                 if line.isEmpty { break }
-                guard let colon = line.firstIndex(of: ":") else { throw HTTPTestClientError("malformed header: \(line)") }
+                guard let colon = line.firstIndex(of: ":") else {
+                    throw HTTPTestClientError("malformed header: \(line)")
+                }
                 let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
                 headers.add(String(line[..<colon]), String(value))
             }
@@ -176,7 +180,9 @@ public final class HTTPTestClient {
             while true {
                 let sizeLine = try readLine()
                 let sizeText = sizeLine.split(separator: ";").first.map { String($0).trimmingCharacters() } ?? ""
-                guard let size = Int(sizeText, radix: 16) else { throw HTTPTestClientError("bad chunk size: \(sizeLine)") }
+                guard let size = Int(sizeText, radix: 16) else {
+                    throw HTTPTestClientError("bad chunk size: \(sizeLine)")
+                }
                 if size == 0 {
                     while try !readLine().isEmpty {}  // trailers
                     return body
@@ -218,7 +224,8 @@ public final class HTTPTestClient {
         }
         let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestClientError(call: "socket") }
-        var timeout = timeval(tv_sec: Int(timeoutSeconds), tv_usec: Int((timeoutSeconds - timeoutSeconds.rounded(.down)) * 1e6))
+        var timeout = timeval(
+            tv_sec: Int(timeoutSeconds), tv_usec: Int((timeoutSeconds - timeoutSeconds.rounded(.down)) * 1e6))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var on: Int32 = 1
@@ -293,7 +300,10 @@ public final class HTTPTestClient {
 
     private func readExactly(_ count: Int) throws -> [UInt8] {
         while pending.count - pendingStart < count {
-            guard try fill() else { throw HTTPTestClientError("connection closed after \(pending.count - pendingStart) of \(count) body bytes") }
+            guard try fill() else {
+                throw HTTPTestClientError(
+                    "connection closed after \(pending.count - pendingStart) of \(count) body bytes")
+            }
         }
         let bytes = Array(pending[pendingStart..<(pendingStart + count)])
         pendingStart += count

@@ -1,6 +1,7 @@
-@testable import SiloMicroHTTPD
 import SiloHTTP
 import Testing
+
+@testable import SiloMicroHTTPD
 
 /// A sink that records nothing; the machine only hands it back.
 private final class DummySink: RequestBodySink {
@@ -18,7 +19,8 @@ private final class DummySink: RequestBodySink {
     @Test func answerWithoutBodyIsQueuedOnTheSecondCall() {
         var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
         #expect(machine.isAwaitingHead)
-        let first = machine.began(.respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
+        let first = machine.began(
+            .respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
         guard case .proceed = first else { Issue.record("queued on the first call"); return }
         guard case .queue(let response) = machine.bodyEnded() else { Issue.record("not queued"); return }
         #expect(response.status == 200)
@@ -41,7 +43,9 @@ private final class DummySink: RequestBodySink {
             Issue.record("expected proceed"); return
         }
         for _ in 0..<3 {
-            guard case .deliver(let target) = machine.bodyChunk(count: 10) else { Issue.record("not delivered"); return }
+            guard case .deliver(let target) = machine.bodyChunk(count: 10) else {
+                Issue.record("not delivered"); return
+            }
             #expect(target === sink)
             guard case .proceed = machine.receiveReturned(nil) else { Issue.record("expected proceed"); return }
         }
@@ -95,7 +99,10 @@ private final class DummySink: RequestBodySink {
     @Test func headCannotArriveTwice() {
         var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
         _ = machine.began(.respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
-        guard case .closeConnection = machine.began(.respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false) else {
+        guard
+            case .closeConnection = machine.began(
+                .respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
+        else {
             Issue.record("second head accepted"); return
         }
     }

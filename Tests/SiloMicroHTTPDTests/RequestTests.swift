@@ -24,7 +24,9 @@ import Testing
         }) { _, client in
             let response = try client.send(
                 method: "GET", target: "/h",
-                headers: ["Host": "bucket.example:1234", "X-One": "1", "Authorization": "Firebase abc", "x-one": "again"])
+                headers: [
+                    "Host": "bucket.example:1234", "X-One": "1", "Authorization": "Firebase abc", "x-one": "again",
+                ])
             #expect(response.text == "Host=bucket.example:1234|X-One=1|Authorization=Firebase abc|x-one=again")
         }
     }
@@ -48,7 +50,9 @@ import Testing
             #expect(response.text == "\(body.count) \(expectedSum) true")
             #expect(!recorder.contains("abort"))
         }
-        print("upload chunk sizes (Content-Length, 64 KiB connection memory):", recorder.all.filter { $0.hasPrefix("chunks") })
+        print(
+            "upload chunk sizes (Content-Length, 64 KiB connection memory):",
+            recorder.all.filter { $0.hasPrefix("chunks") })
     }
 
     @Test func chunkedUploadArrivesInOrder() throws {
@@ -56,7 +60,8 @@ import Testing
         let body = patternBytes(3 * 1024 * 1024 + 17)
         let expectedSum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
         try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
-            let response = try client.send(method: "POST", target: "/upload", body: body, bodyMode: .chunked(pieceSize: 100_000))
+            let response = try client.send(
+                method: "POST", target: "/upload", body: body, bodyMode: .chunked(pieceSize: 100_000))
             #expect(response.status == 201)
             #expect(response.text == "\(body.count) \(expectedSum) true")
             // The connection stays usable after a chunked upload.
@@ -127,7 +132,8 @@ import Testing
         try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { server, client in
             let piece = patternBytes(70_000)
             let head = "PUT /gone HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-            try client.sendRaw(Array(head.utf8) + Array("\(String(piece.count, radix: 16))\r\n".utf8) + piece + [13, 10])
+            try client.sendRaw(
+                Array(head.utf8) + Array("\(String(piece.count, radix: 16))\r\n".utf8) + piece + [13, 10])
             client.disconnect()
             #expect(recorder.waitFor("abort"))
             #expect(!recorder.contains("finish"))

@@ -36,9 +36,11 @@ final class PatternProducer: ResponseBodyProducer {
         try withServer({ head in
             let fd = open(path, O_RDONLY)
             let body: ResponseBody =
-                head.rawPath == "/part" ? .file(OwnedFileDescriptor(fd), offset: 1_000, length: 5_000)
+                head.rawPath == "/part"
+                ? .file(OwnedFileDescriptor(fd), offset: 1_000, length: 5_000)
                 : .file(OwnedFileDescriptor(fd), offset: 0, length: Int64(content.count))
-            return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body))
+            return .respond(
+                HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body))
         }) { _, client in
             let whole = try client.send(method: "GET", target: "/whole")
             #expect(whole.status == 200)
@@ -60,7 +62,9 @@ final class PatternProducer: ResponseBodyProducer {
     @Test func streamWithKnownLength() throws {
         let recorder = Recorder()
         try withServer({ _ in
-            .respond(HTTPResponse(status: 200, body: .stream(length: 200_000, PatternProducer(total: 200_000, recorder: recorder))))
+            .respond(
+                HTTPResponse(
+                    status: 200, body: .stream(length: 200_000, PatternProducer(total: 200_000, recorder: recorder))))
         }) { _, client in
             let response = try client.send(method: "GET", target: "/s")
             #expect(response.headers["Content-Length"] == "200000")
@@ -73,7 +77,9 @@ final class PatternProducer: ResponseBodyProducer {
     @Test func streamWithUnknownLengthIsChunked() throws {
         let recorder = Recorder()
         try withServer({ _ in
-            .respond(HTTPResponse(status: 200, body: .stream(length: nil, PatternProducer(total: 150_001, recorder: recorder))))
+            .respond(
+                HTTPResponse(
+                    status: 200, body: .stream(length: nil, PatternProducer(total: 150_001, recorder: recorder))))
         }) { _, client in
             let response = try client.send(method: "GET", target: "/s")
             #expect(response.headers["Transfer-Encoding"]?.lowercased() == "chunked")
@@ -125,7 +131,10 @@ final class PatternProducer: ResponseBodyProducer {
 
     @Test func headersAndStatusAreSent() throws {
         try withServer({ _ in
-            .respond(HTTPResponse(status: 308, headers: ["Range": "bytes=0-99", "X-Goog-Upload-Status": "active", "X-Multi": "a", "X-Multi": "b"]))
+            .respond(
+                HTTPResponse(
+                    status: 308,
+                    headers: ["Range": "bytes=0-99", "X-Goog-Upload-Status": "active", "X-Multi": "a", "X-Multi": "b"]))
         }) { _, client in
             let response = try client.send(method: "POST", target: "/r")
             #expect(response.status == 308)

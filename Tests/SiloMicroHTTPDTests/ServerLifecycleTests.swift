@@ -22,18 +22,22 @@ import Testing
             let failures = Recorder()
             var threads: [DispatchSemaphore] = []
             for t in 0..<6 {
-                threads.append(startThread {
-                    let client = HTTPTestClient(port: server.port)
-                    for i in 0..<50 {
-                        do {
-                            let body = try client.send(method: i % 2 == 0 ? "GET" : "PUT", target: "/t\(t)/\(i)", body: i % 2 == 0 ? [] : [1, 2]).text
-                            if body != "/t\(t)/\(i)" { failures.note("wrong body \(body)") }
-                        } catch {
-                            failures.note("\(error)")
+                threads.append(
+                    startThread {
+                        let client = HTTPTestClient(port: server.port)
+                        for i in 0..<50 {
+                            do {
+                                let body = try client.send(
+                                    method: i % 2 == 0 ? "GET" : "PUT", target: "/t\(t)/\(i)",
+                                    body: i % 2 == 0 ? [] : [1, 2]
+                                ).text
+                                if body != "/t\(t)/\(i)" { failures.note("wrong body \(body)") }
+                            } catch {
+                                failures.note("\(error)")
+                            }
                         }
-                    }
-                    client.disconnect()
-                })
+                        client.disconnect()
+                    })
             }
             for done in threads { #expect(done.wait(timeout: .now() + 30) == .success) }
             #expect(failures.all.isEmpty)
@@ -98,7 +102,8 @@ import Testing
             var configuration = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: server.port)
             configuration.threadPoolSize = 1
             do {
-                _ = try MicroHTTPDServer(handler: ClosureHandler { _ in text("second") }, configuration: configuration, logger: .disabled)
+                _ = try MicroHTTPDServer(
+                    handler: ClosureHandler { _ in text("second") }, configuration: configuration, logger: .disabled)
                 Issue.record("binding a busy port succeeded")
             } catch let error as HTTPServerError {
                 #expect(error.code == .addressInUse)
@@ -110,16 +115,19 @@ import Testing
     @Test func nonNumericHostIsRejected() throws {
         let configuration = MicroHTTPDServer.Configuration(host: "example.invalid", port: 0)
         #expect(throws: HTTPServerError.self) {
-            _ = try MicroHTTPDServer(handler: ClosureHandler { _ in text("x") }, configuration: configuration, logger: .disabled)
+            _ = try MicroHTTPDServer(
+                handler: ClosureHandler { _ in text("x") }, configuration: configuration, logger: .disabled)
         }
     }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/net/if_inet6")))
     func servesIPv6Loopback() throws {
-        try withServer(configure: {
-            $0.host = "::1"
-            $0.threadPoolSize = 1  // also covers the daemon without a worker pool
-        }, { head in text(head.headers["Host"] ?? "") }) { server, client in
+        try withServer(
+            configure: {
+                $0.host = "::1"
+                $0.threadPoolSize = 1  // also covers the daemon without a worker pool
+            }, { head in text(head.headers["Host"] ?? "") }
+        ) { server, client in
             let response = try client.send(method: "GET", target: "/six")
             #expect(response.status == 200)
             #expect(response.text == "[::1]:\(server.port)")
@@ -137,4 +145,3 @@ final class ResultBox: Sendable {
         return result
     }
 }
-

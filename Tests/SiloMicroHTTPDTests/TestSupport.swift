@@ -44,7 +44,8 @@ func withServer<T>(
     configuration.threadPoolSize = 4
     configuration.libraryErrorLog = verbose
     configure(&configuration)
-    let server = try MicroHTTPDServer(handler: ClosureHandler(handler), configuration: configuration, logger: testLogger)
+    let server = try MicroHTTPDServer(
+        handler: ClosureHandler(handler), configuration: configuration, logger: testLogger)
     defer { server.shutdown(drainTimeout: 2) }
     let client = HTTPTestClient(host: configuration.host, port: server.port)
     defer { client.disconnect() }
