@@ -4,7 +4,7 @@ import SiloHTTP
 import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// An ``HTTPServer`` on libmicrohttpd: an internal epoll thread pool on which the handler runs (and may block).

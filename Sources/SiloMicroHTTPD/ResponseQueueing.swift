@@ -3,7 +3,7 @@ import SiloCore
 import SiloHTTP
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 // Turning an HTTPResponse into an MHD response and queueing it.

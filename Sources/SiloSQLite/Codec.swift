@@ -93,7 +93,9 @@ enum Codec {
 
     static func session(_ text: String) throws -> UploadSession {
         let stored = try decode(SessionJSON.self, text)
-        guard let blobID = BlobID(rawValue: stored.blobID) else { throw StorageErrorFactory.corruptRow("session blob id") }
+        guard let blobID = BlobID(rawValue: stored.blobID) else {
+            throw StorageErrorFactory.corruptRow("session blob id")
+        }
         var session = UploadSession(
             id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
             fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,

@@ -74,7 +74,8 @@ final class Connection {
         if rc != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? ""
             sqlite3_free(message)
-            throw SQLiteError(extendedCode: sqlite3_extended_errcode(db), message: text, sql: sql).storageError("executing SQL")
+            throw SQLiteError(extendedCode: sqlite3_extended_errcode(db), message: text, sql: sql).storageError(
+                "executing SQL")
         }
     }
 
@@ -140,10 +141,11 @@ private final class TraceHook {
 
 /// For SQLITE_TRACE_STMT, `x` is the statement's SQL text as written (bound values are not expanded, which keeps
 /// user data out of traces).
-private let traceCallback: @convention(c) (UInt32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
-    -> Int32 = { event, context, _, x in
-        guard event == UInt32(SQLITE_TRACE_STMT), let context, let x else { return 0 }
-        let hook = Unmanaged<TraceHook>.fromOpaque(context).takeUnretainedValue()
-        hook.record(String(cString: x.assumingMemoryBound(to: CChar.self)))
-        return 0
-    }
+private let traceCallback:
+    @convention(c) (UInt32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+        -> Int32 = { event, context, _, x in
+            guard event == UInt32(SQLITE_TRACE_STMT), let context, let x else { return 0 }
+            let hook = Unmanaged<TraceHook>.fromOpaque(context).takeUnretainedValue()
+            hook.record(String(cString: x.assumingMemoryBound(to: CChar.self)))
+            return 0
+        }

@@ -28,7 +28,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 extension SQLiteError {
     /// Reads the error state of `db` right after the failing call.
     init(_ db: OpaquePointer?, result: Int32, sql: String? = nil) {
-        let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
+        let message =
+            db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
         let extended = db.map { sqlite3_extended_errcode($0) } ?? result
         self.init(extendedCode: extended & 0xFF == result & 0xFF ? extended : result, message: message, sql: sql)
     }
@@ -39,7 +40,8 @@ extension SQLiteError {
         case SQLITE_BUSY, SQLITE_LOCKED: mapped = .unavailable
         case SQLITE_FULL: mapped = .unavailable
         case SQLITE_CONSTRAINT:
-            let unique = extendedCode == 1555 /* PRIMARYKEY */ || extendedCode == 2067 /* UNIQUE */
+            // SQLITE_CONSTRAINT_PRIMARYKEY (1555) and SQLITE_CONSTRAINT_UNIQUE (2067).
+            let unique = extendedCode == 1555 || extendedCode == 2067
             mapped = unique ? .alreadyExists : .conflict
         case SQLITE_CORRUPT, SQLITE_NOTADB: mapped = .corrupt
         case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_PROTOCOL: mapped = .ioError

@@ -10,7 +10,10 @@ public final class SQLiteMetadataStore: MetadataStore {
         /// SQLite's durability level. FULL fsyncs the WAL at every commit, so an acknowledged write survives power
         /// loss, not only a crash of the process.
         public enum Synchronous: String, Sendable {
-            case off = "OFF", normal = "NORMAL", full = "FULL", extra = "EXTRA"
+            case off = "OFF"
+            case normal = "NORMAL"
+            case full = "FULL"
+            case extra = "EXTRA"
         }
 
         public var synchronous: Synchronous = .full
@@ -48,7 +51,8 @@ public final class SQLiteMetadataStore: MetadataStore {
             trace: configuration.trace)
         let journalMode = try connection.row("PRAGMA journal_mode = WAL") { $0.text(0) }
         guard journalMode?.lowercased() == "wal" else {
-            throw StorageError(.unavailable, "\(path) cannot use WAL mode (journal_mode is \(journalMode ?? "unknown"))")
+            throw StorageError(
+                .unavailable, "\(path) cannot use WAL mode (journal_mode is \(journalMode ?? "unknown"))")
         }
         try connection.execute("PRAGMA synchronous = \(configuration.synchronous.rawValue); PRAGMA foreign_keys = ON")
         schemaVersionAtOpen = try Migrations.migrate(connection)
@@ -96,7 +100,10 @@ public final class SQLiteMetadataStore: MetadataStore {
     // MARK: Buckets
 
     public func bucket(_ name: BucketName) throws -> BucketRecord? {
-        try read { try $0.row("SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket) }
+        try read {
+            try $0.row(
+                "SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket)
+        }
     }
 
     public func ensureBucket(_ name: BucketName) throws -> BucketRecord {
@@ -135,7 +142,8 @@ public final class SQLiteMetadataStore: MetadataStore {
         try read { connection in
             guard let generation else { return try live(bucket, name, connection) }
             return try connection.row(
-                Self.selectGeneration, [.text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(generation)],
+                Self.selectGeneration,
+                [.text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(generation)],
                 Codec.object)
         }
     }
@@ -150,10 +158,12 @@ public final class SQLiteMetadataStore: MetadataStore {
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
                 let key: [SQLValue] = [
-                    .text(current.bucket.rawValue), .blob(Array(current.name.rawValue.utf8)), .integer(current.generation),
+                    .text(current.bucket.rawValue), .blob(Array(current.name.rawValue.utf8)),
+                    .integer(current.generation),
                 ]
                 if bucket.versioning {
-                    try connection.run("UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
+                    try connection.run(
+                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
                 } else {
                     try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
                     try addGarbage(current.blobID, at: time, connection)
@@ -282,15 +292,19 @@ public final class SQLiteMetadataStore: MetadataStore {
     }
 
     public func session(id: String) throws -> UploadSession? {
-        try read { try $0.row("SELECT record FROM sessions WHERE id = ?", [.text(id)]) { try Codec.session($0.text(0)) } }
+        try read {
+            try $0.row("SELECT record FROM sessions WHERE id = ?", [.text(id)]) { try Codec.session($0.text(0)) }
+        }
     }
 
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try write { connection, _ in
             guard
-                var session = try connection.row("SELECT record FROM sessions WHERE id = ?", [.text(id)], {
-                    try Codec.session($0.text(0))
-                })
+                var session = try connection.row(
+                    "SELECT record FROM sessions WHERE id = ?", [.text(id)],
+                    {
+                        try Codec.session($0.text(0))
+                    })
             else { throw StorageError(.notFound, "No such upload session") }
             try change(&session)
             guard session.id == id else { throw StorageError(.invalidArgument, "an upload session's id cannot change") }
@@ -348,14 +362,18 @@ public final class SQLiteMetadataStore: MetadataStore {
     }
 
     public func forgetBlob(_ id: BlobID) throws {
-        try write { connection, _ in try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(id.rawValue)]) }
+        try write { connection, _ in
+            try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(id.rawValue)])
+        }
     }
 
     public func reset() throws {
         let time = SQLValue.integer(configuration.now().microseconds)
         try write { connection, _ in
-            try connection.run("INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM objects", [time])
-            try connection.run("INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM sessions", [time])
+            try connection.run(
+                "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM objects", [time])
+            try connection.run(
+                "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM sessions", [time])
             try connection.run("DELETE FROM objects")
             try connection.run("DELETE FROM sessions")
             try connection.run("DELETE FROM buckets")

@@ -1,7 +1,7 @@
 import SiloHTTP
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A small blocking HTTP/1.1 client on a raw socket, for tests that must control the bytes on the wire: the

@@ -21,8 +21,14 @@ private final class DummySink: RequestBodySink {
         #expect(machine.isAwaitingHead)
         let first = machine.began(
             .respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
-        guard case .proceed = first else { Issue.record("queued on the first call"); return }
-        guard case .queue(let response) = machine.bodyEnded() else { Issue.record("not queued"); return }
+        guard case .proceed = first else {
+            Issue.record("queued on the first call")
+            return
+        }
+        guard case .queue(let response) = machine.bodyEnded() else {
+            Issue.record("not queued")
+            return
+        }
         #expect(response.status == 200)
         let completion = machine.completed()
         #expect(completion.abort == nil)
@@ -40,16 +46,24 @@ private final class DummySink: RequestBodySink {
         var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
         let sink = DummySink()
         guard case .proceed = machine.began(.readBody(sink), requestHasBody: true, clientAwaitsContinue: true) else {
-            Issue.record("expected proceed"); return
+            Issue.record("expected proceed")
+            return
         }
         for _ in 0..<3 {
             guard case .deliver(let target) = machine.bodyChunk(count: 10) else {
-                Issue.record("not delivered"); return
+                Issue.record("not delivered")
+                return
             }
             #expect(target === sink)
-            guard case .proceed = machine.receiveReturned(nil) else { Issue.record("expected proceed"); return }
+            guard case .proceed = machine.receiveReturned(nil) else {
+                Issue.record("expected proceed")
+                return
+            }
         }
-        guard case .finish(let target) = machine.bodyEnded() else { Issue.record("not finished"); return }
+        guard case .finish(let target) = machine.bodyEnded() else {
+            Issue.record("not finished")
+            return
+        }
         #expect(target === sink)
         // finish was called, so completion must not abort.
         let completion = machine.completed()
@@ -63,8 +77,14 @@ private final class DummySink: RequestBodySink {
         _ = machine.began(.readBody(sink), requestHasBody: true, clientAwaitsContinue: false)
         _ = machine.bodyChunk(count: 10)
         _ = machine.receiveReturned(HTTPResponse(status: 413))
-        guard case .discard = machine.bodyChunk(count: 60) else { Issue.record("not discarded"); return }
-        guard case .queue(let response) = machine.bodyEnded() else { Issue.record("not queued"); return }
+        guard case .discard = machine.bodyChunk(count: 60) else {
+            Issue.record("not discarded")
+            return
+        }
+        guard case .queue(let response) = machine.bodyEnded() else {
+            Issue.record("not queued")
+            return
+        }
         #expect(response.status == 413)
         #expect(response.headers["Connection"] == "close")
         #expect(machine.completed().abort === sink)
@@ -73,8 +93,14 @@ private final class DummySink: RequestBodySink {
     @Test func tooMuchToDropClosesTheConnection() {
         var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
         _ = machine.began(.respond(HTTPResponse(status: 404)), requestHasBody: true, clientAwaitsContinue: false)
-        guard case .discard = machine.bodyChunk(count: 100) else { Issue.record("not discarded"); return }
-        guard case .closeConnection = machine.bodyChunk(count: 1) else { Issue.record("not closed"); return }
+        guard case .discard = machine.bodyChunk(count: 100) else {
+            Issue.record("not discarded")
+            return
+        }
+        guard case .closeConnection = machine.bodyChunk(count: 1) else {
+            Issue.record("not closed")
+            return
+        }
     }
 
     @Test func clientGoneMidBodyAbortsTheSinkOnce() {
@@ -103,7 +129,8 @@ private final class DummySink: RequestBodySink {
             case .closeConnection = machine.began(
                 .respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
         else {
-            Issue.record("second head accepted"); return
+            Issue.record("second head accepted")
+            return
         }
     }
 }

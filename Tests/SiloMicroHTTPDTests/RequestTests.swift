@@ -154,5 +154,5 @@ func waitUntil(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
 }
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif

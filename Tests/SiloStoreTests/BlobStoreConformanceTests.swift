@@ -2,7 +2,7 @@ import SiloCore
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// One suite, run against every BlobStore.

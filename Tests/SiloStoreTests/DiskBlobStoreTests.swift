@@ -1,10 +1,10 @@
-@_spi(Testing) import SiloDisk
 import SiloCore
+@_spi(Testing) import SiloDisk
 import Synchronization
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Disk-specific behaviour: layout, durability calls, and failures injected through the syscall seam.
@@ -23,7 +23,10 @@ import Testing
             var syscalls = Syscalls.system
             let system = Syscalls.system
             syscalls.pwrite = { fd, buffer, count, offset in
-                let n = self.pwriteCount.withLock { $0 += 1; return $0 }
+                let n = self.pwriteCount.withLock {
+                    $0 += 1
+                    return $0
+                }
                 self.calls.withLock { $0.append("pwrite") }
                 if let fault = self.pwriteFault.withLock({ $0 }), let code = fault(n) {
                     errno = code

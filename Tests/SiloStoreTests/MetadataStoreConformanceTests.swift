@@ -42,10 +42,13 @@ import Testing
         }
         // A generation follows the clock when the clock is ahead (microseconds, like GCS).
         let later = Timestamp(microseconds: 9_000_000)
-        #expect(try store.insertObject(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
+        #expect(
+            try store.insertObject(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
         // ... and never goes back, even after the clock does or the name is deleted.
         _ = try store.deleteObject(bucket, objectName("a"), generation: nil, conditions: .none)
-        #expect(try store.insertObject(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds + 1)
+        #expect(
+            try store.insertObject(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds
+                + 1)
     }
 
     @Test(arguments: MetadataBackend.allCases)
@@ -67,10 +70,13 @@ import Testing
         #expect(try store.object(bucket, first.name, generation: stored.generation) == stored)
         #expect(try store.bucket(bucket) != nil, "an object implies its bucket")
 
-        let (second, replacedNow) = try store.insertObject(draft("dir/file.txt"), conditions: .none, at: Timestamp(microseconds: 6))
+        let (second, replacedNow) = try store.insertObject(
+            draft("dir/file.txt"), conditions: .none, at: Timestamp(microseconds: 6))
         #expect(replacedNow == stored)
         #expect(try store.object(bucket, first.name, generation: nil) == second)
-        #expect(try store.object(bucket, first.name, generation: stored.generation) == nil, "no versioning: old version gone")
+        #expect(
+            try store.object(bucket, first.name, generation: stored.generation) == nil,
+            "no versioning: old version gone")
         #expect(try store.object(bucket, objectName("dir"), generation: nil) == nil)
     }
 
@@ -121,23 +127,49 @@ import Testing
     }
 
     static let insertConditions: [ConditionCase] = [
-        .init(description: "ifGenerationMatch=0 on absent", make: { _ in .init(ifGenerationMatch: 0) }, objectExists: false, passes: true),
-        .init(description: "ifGenerationMatch=0 on present", make: { _ in .init(ifGenerationMatch: 0) }, objectExists: true, passes: false),
-        .init(description: "ifGenerationMatch=current", make: { .init(ifGenerationMatch: $0!.generation) }, objectExists: true, passes: true),
-        .init(description: "ifGenerationMatch=other", make: { .init(ifGenerationMatch: $0!.generation + 1) }, objectExists: true, passes: false),
-        .init(description: "ifGenerationMatch=n on absent", make: { _ in .init(ifGenerationMatch: 42) }, objectExists: false, passes: false),
-        .init(description: "ifGenerationNotMatch=current", make: { .init(ifGenerationNotMatch: $0!.generation) }, objectExists: true, passes: false),
-        .init(description: "ifGenerationNotMatch=other", make: { .init(ifGenerationNotMatch: $0!.generation - 1) }, objectExists: true, passes: true),
-        .init(description: "ifMetagenerationMatch=current", make: { .init(ifMetagenerationMatch: $0!.metageneration) }, objectExists: true, passes: true),
-        .init(description: "ifMetagenerationMatch=other", make: { .init(ifMetagenerationMatch: $0!.metageneration + 1) }, objectExists: true, passes: false),
-        .init(description: "ifMetagenerationMatch on absent", make: { _ in .init(ifMetagenerationMatch: 1) }, objectExists: false, passes: false),
-        .init(description: "ifMetagenerationNotMatch=current", make: { .init(ifMetagenerationNotMatch: $0!.metageneration) }, objectExists: true, passes: false),
-        .init(description: "ifMetagenerationNotMatch=other", make: { _ in .init(ifMetagenerationNotMatch: 99) }, objectExists: true, passes: true),
-        .init(description: "all four holding", make: {
-            .init(
-                ifGenerationMatch: $0!.generation, ifGenerationNotMatch: $0!.generation + 1,
-                ifMetagenerationMatch: $0!.metageneration, ifMetagenerationNotMatch: $0!.metageneration + 1)
-        }, objectExists: true, passes: true),
+        .init(
+            description: "ifGenerationMatch=0 on absent", make: { _ in .init(ifGenerationMatch: 0) },
+            objectExists: false, passes: true),
+        .init(
+            description: "ifGenerationMatch=0 on present", make: { _ in .init(ifGenerationMatch: 0) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifGenerationMatch=current", make: { .init(ifGenerationMatch: $0!.generation) },
+            objectExists: true, passes: true),
+        .init(
+            description: "ifGenerationMatch=other", make: { .init(ifGenerationMatch: $0!.generation + 1) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifGenerationMatch=n on absent", make: { _ in .init(ifGenerationMatch: 42) },
+            objectExists: false, passes: false),
+        .init(
+            description: "ifGenerationNotMatch=current", make: { .init(ifGenerationNotMatch: $0!.generation) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifGenerationNotMatch=other", make: { .init(ifGenerationNotMatch: $0!.generation - 1) },
+            objectExists: true, passes: true),
+        .init(
+            description: "ifMetagenerationMatch=current", make: { .init(ifMetagenerationMatch: $0!.metageneration) },
+            objectExists: true, passes: true),
+        .init(
+            description: "ifMetagenerationMatch=other", make: { .init(ifMetagenerationMatch: $0!.metageneration + 1) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifMetagenerationMatch on absent", make: { _ in .init(ifMetagenerationMatch: 1) },
+            objectExists: false, passes: false),
+        .init(
+            description: "ifMetagenerationNotMatch=current",
+            make: { .init(ifMetagenerationNotMatch: $0!.metageneration) }, objectExists: true, passes: false),
+        .init(
+            description: "ifMetagenerationNotMatch=other", make: { _ in .init(ifMetagenerationNotMatch: 99) },
+            objectExists: true, passes: true),
+        .init(
+            description: "all four holding",
+            make: {
+                .init(
+                    ifGenerationMatch: $0!.generation, ifGenerationNotMatch: $0!.generation + 1,
+                    ifMetagenerationMatch: $0!.metageneration, ifMetagenerationNotMatch: $0!.metageneration + 1)
+            }, objectExists: true, passes: true),
     ]
 
     @Test(arguments: MetadataBackend.allCases, insertConditions)
@@ -155,7 +187,8 @@ import Testing
         try store.registerPendingBlob(newDraft.blobID, at: Timestamp(microseconds: 0))
         let conditions = condition.make(current)
         if condition.passes {
-            let (stored, replaced) = try store.insertObject(newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
+            let (stored, replaced) = try store.insertObject(
+                newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
             #expect(replaced == current)
             #expect(try store.object(bucket, name, generation: nil) == stored)
         } else {
@@ -164,7 +197,8 @@ import Testing
             }
             #expect(error?.code == .preconditionFailed)
             #expect(try store.object(bucket, name, generation: nil) == current, "a failed insert changes nothing")
-            #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 10), limit: 10) == [newDraft.blobID])
+            #expect(
+                try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 10), limit: 10) == [newDraft.blobID])
         }
     }
 
@@ -178,9 +212,12 @@ import Testing
         let current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
         let conditions = condition.make(current)
         if condition.passes {
-            let updated = try store.updateObject(bucket, name, conditions: conditions, at: .now()) { $0.cacheControl = "x" }
+            let updated = try store.updateObject(bucket, name, conditions: conditions, at: .now()) {
+                $0.cacheControl = "x"
+            }
             // Metageneration moved on; rebuild the conditions against the new record for the delete.
-            #expect(try store.deleteObject(bucket, name, generation: nil, conditions: condition.make(updated)) == updated)
+            #expect(
+                try store.deleteObject(bucket, name, generation: nil, conditions: condition.make(updated)) == updated)
             #expect(try store.object(bucket, name, generation: nil) == nil)
         } else {
             let updateError = #expect(throws: StorageError.self) {
@@ -280,7 +317,8 @@ import Testing
         #expect(duplicate?.code == .alreadyExists)
 
         let older = UploadSession(
-            id: RandomID.sessionID(), bucket: bucket, name: objectName("old"), fields: ObjectFields(), declaredSize: nil,
+            id: RandomID.sessionID(), bucket: bucket, name: objectName("old"), fields: ObjectFields(),
+            declaredSize: nil,
             blobID: .random(), created: Timestamp(microseconds: 50))
         try store.insertSession(older)
 
@@ -297,7 +335,8 @@ import Testing
         #expect(try store.session(id: session.id) == updated)
 
         #expect(try store.sessions(updatedBefore: Timestamp(microseconds: 150)).map(\.id) == [older.id])
-        #expect(try Set(store.sessions(updatedBefore: Timestamp(microseconds: 201)).map(\.id)) == [older.id, session.id])
+        #expect(
+            try Set(store.sessions(updatedBefore: Timestamp(microseconds: 201)).map(\.id)) == [older.id, session.id])
         #expect(try store.sessions(updatedBefore: Timestamp(microseconds: 50)).isEmpty)
 
         let missing = #expect(throws: StorageError.self) { _ = try store.updateSession(id: "nope") { _ in } }
@@ -325,7 +364,8 @@ import Testing
 
         _ = try store.insertObject(committed, conditions: .none, at: t1)
         var session = UploadSession(
-            id: "s1", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil, blobID: sessionBlob,
+            id: "s1", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+            blobID: sessionBlob,
             created: t0)
         try store.insertSession(session)
         #expect(try store.garbageBlobs(registeredBefore: t1, limit: 10) == [orphan])
@@ -340,12 +380,16 @@ import Testing
         let t2 = Timestamp(microseconds: 3_000)
         _ = try store.insertObject(replacement, conditions: .none, at: t2)
         #expect(try !store.garbageBlobs(registeredBefore: t2, limit: 10).contains(committed.blobID))
-        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 3_001), limit: 10).contains(committed.blobID))
+        #expect(
+            try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 3_001), limit: 10).contains(
+                committed.blobID))
         #expect(try !store.garbageBlobs(registeredBefore: .now(), limit: 10).contains(replacement.blobID))
 
         // Deleting the object makes its blob garbage.
         _ = try store.deleteObject(bucket, replacement.name, generation: nil, conditions: .none)
-        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).contains(replacement.blobID))
+        #expect(
+            try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).contains(
+                replacement.blobID))
 
         for id in [orphan, sessionBlob, committed.blobID, replacement.blobID] { try store.forgetBlob(id) }
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10) == [])
@@ -374,7 +418,8 @@ import Testing
         _ = try store.insertObject(a, conditions: .none, at: .now())
         _ = try store.insertObject(b, conditions: .none, at: .now())
         let session = UploadSession(
-            id: "s", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil, blobID: .random(),
+            id: "s", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+            blobID: .random(),
             created: .now())
         try store.insertSession(session)
         try store.reset()
@@ -387,7 +432,9 @@ import Testing
         #expect(Set(garbage) == [a.blobID, b.blobID, session.blobID])
         // Generations keep increasing after a reset.
         let before = try #require(Optional(Int64(0)))
-        #expect(try store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation > before)
+        #expect(
+            try store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
+                > before)
     }
 
     // MARK: Concurrency
@@ -404,7 +451,8 @@ import Testing
             var generations: [Int64] = []
             for _ in 0..<perThread {
                 do {
-                    let (stored, _) = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 7))
+                    let (stored, _) = try store.insertObject(
+                        draft("hot"), conditions: .none, at: Timestamp(microseconds: 7))
                     generations.append(stored.generation)
                 } catch {
                     failures.withLock { $0.append("\(error)") }
@@ -414,7 +462,9 @@ import Testing
         }
         #expect(failures.withLock { $0 } == [])
         let all = results.withLock { $0 }
-        for generations in all.values { #expect(generations == generations.sorted() && Set(generations).count == perThread) }
+        for generations in all.values {
+            #expect(generations == generations.sorted() && Set(generations).count == perThread)
+        }
         let flat = all.values.flatMap { $0 }
         #expect(flat.count == 8 * perThread && Set(flat).count == flat.count)
         let live = try #require(try store.object(bucket, objectName("hot"), generation: nil))
@@ -436,7 +486,9 @@ import Testing
                 if thread < 2 {
                     for i in 0..<100 {
                         _ = try store.insertObject(draft("w\(thread)/\(i % 10)"), conditions: .none, at: .now())
-                        _ = try store.updateObject(bucketName(), objectName("r/\(i % 50)"), conditions: .none, at: .now()) {
+                        _ = try store.updateObject(
+                            bucketName(), objectName("r/\(i % 50)"), conditions: .none, at: .now()
+                        ) {
                             $0.customMetadata["n"] = "\(i)"
                         }
                     }
@@ -464,8 +516,11 @@ import Testing
         let fixture = try backend.open()
         defer { withExtendedLifetime(fixture) {} }
         guard fixture.canReopen else { return }
-        let (stored, _) = try fixture.store.insertObject(draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
-        let updated = try fixture.store.updateObject(bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)) {
+        let (stored, _) = try fixture.store.insertObject(
+            draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
+        let updated = try fixture.store.updateObject(
+            bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)
+        ) {
             $0.customMetadata["after"] = "update"
         }
         let session = UploadSession(
@@ -483,6 +538,8 @@ import Testing
         #expect(try store.buckets() == buckets)
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 9), limit: 10) == [pending])
         // The generation counter is restored too: a frozen clock still moves forward.
-        #expect(try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation > stored.generation)
+        #expect(
+            try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
+                > stored.generation)
     }
 }

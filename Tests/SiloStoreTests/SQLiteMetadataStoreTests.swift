@@ -1,10 +1,10 @@
-@_spi(Testing) import SiloSQLite
 import SiloCore
+@_spi(Testing) import SiloSQLite
 import Synchronization
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 final class SQLRecorder: Sendable {
@@ -14,14 +14,18 @@ final class SQLRecorder: Sendable {
 
 /// SQLite-specific checks: schema bookkeeping, pragmas, the SQL actually run, and failure mapping.
 @Suite struct SQLiteMetadataStoreTests {
-    private func tracedStore(_ directory: TempDirectory, _ configure: (inout SQLiteMetadataStore.Configuration) -> Void = { _ in })
+    private func tracedStore(
+        _ directory: TempDirectory, _ configure: (inout SQLiteMetadataStore.Configuration) -> Void = { _ in }
+    )
         throws -> (SQLiteMetadataStore, SQLRecorder)
     {
         let recorded = SQLRecorder()
         var configuration = SQLiteMetadataStore.Configuration()
         configuration.trace = { sql in recorded.withLock { $0.append(sql) } }
         configure(&configuration)
-        return (try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite", configuration: configuration), recorded)
+        return (
+            try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite", configuration: configuration), recorded
+        )
     }
 
     @Test func migrationVersionIsRecordedAndNotReapplied() throws {
@@ -80,7 +84,9 @@ final class SQLRecorder: Sendable {
             """
         ).compactMap { $0.last ?? nil }
         // A range search on (bucket, name) — the primary key or the live index, both in name order — never a scan.
-        #expect(plan.count == 1 && plan[0].hasPrefix("SEARCH objects USING") && plan[0].contains("name>? AND name<?"), "\(plan)")
+        #expect(
+            plan.count == 1 && plan[0].hasPrefix("SEARCH objects USING") && plan[0].contains("name>? AND name<?"),
+            "\(plan)")
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
     }
 

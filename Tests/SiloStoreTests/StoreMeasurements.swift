@@ -26,7 +26,9 @@ struct StoreMeasurements {
             for i in 0..<count { _ = try store.insertObject(draft("bench/\(i)"), conditions: .none, at: .now()) }
         }
         try rate("sqlite object() point lookup", 20_000) {
-            for i in 0..<20_000 { _ = try store.object(bucketName(), objectName("bench/\(i % count)"), generation: nil) }
+            for i in 0..<20_000 {
+                _ = try store.object(bucketName(), objectName("bench/\(i % count)"), generation: nil)
+            }
         }
         try rate("sqlite listObjects 1000 per page", 200) {
             for _ in 0..<200 { _ = try store.listObjects(bucketName(), prefix: "bench/", startAfter: nil, limit: 1000) }
