@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit crash lint format bench clean
+.PHONY: deps build release run test unit integration crash lint format bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -17,12 +17,15 @@ release: deps
 run: release
 	.build/release/silo serve $(ARGS)
 
-# Every test: unit and live-socket suites, the kill -9 crash test, and the format check.
-test: deps lint unit crash
+# Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
+test: deps lint unit integration crash
 
 unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
+
+integration: release
+	python3 tests/integration/serve_test.py --binary .build/release/silo
 
 crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10

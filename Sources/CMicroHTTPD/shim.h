@@ -138,4 +138,19 @@ static inline uint16_t silo_mhd_bound_port(struct MHD_Daemon *_Nonnull daemon) {
     return info == NULL ? 0 : info->port;
 }
 
+/// Whether the client has closed its side with nothing left to read. libmicrohttpd 0.9.75 in edge-triggered
+/// epoll mode misses a FIN that arrives together with the last body bytes (a short read clears its read-ready
+/// flag and no new edge follows), so a client that disconnects mid-upload would only be noticed at the
+/// connection timeout. Peeking after each body chunk closes that window: a FIN arriving later raises a new edge.
+static inline int silo_mhd_peer_has_closed(struct MHD_Connection *_Nonnull connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) return 0;
+    char byte;
+    ssize_t n;
+    do {
+        n = recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
 #endif

@@ -1,7 +1,7 @@
 internal import SiloCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Reads one blob file by offset (pread), so one reader can serve ranges in any order.

@@ -1,7 +1,7 @@
 public import SiloCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A ``BlobStore`` on the local filesystem: one file per blob at `<root>/ab/cd/abcd…`, named only by its BlobID.
@@ -30,7 +30,9 @@ public final class DiskBlobStore: BlobStore {
         let (directory, path) = location(of: id)
         if offset == 0 {
             let create = { [syscalls] in
-                try syscall("open", path) { path.withCString { syscalls.open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) } }
+                try syscall("open", path) {
+                    path.withCString { syscalls.open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+                }
             }
             let fd: Int32
             do {
@@ -41,7 +43,8 @@ public final class DiskBlobStore: BlobStore {
                 fd = try create()
             }
             // Construct the owner first so the descriptor is closed on any failure below.
-            let writer = DiskBlobWriter(syscalls: syscalls, path: path, directory: directory, fd: fd, offset: 0, isNew: true)
+            let writer = DiskBlobWriter(
+                syscalls: syscalls, path: path, directory: directory, fd: fd, offset: 0, isNew: true)
             _ = try syscall("ftruncate", path) { syscalls.ftruncate(fd, 0) }
             return writer
         }
@@ -50,9 +53,11 @@ public final class DiskBlobStore: BlobStore {
         do {
             fd = try syscall("open", path) { path.withCString { syscalls.open($0, O_WRONLY | O_CLOEXEC, 0) } }
         } catch let error as StorageError where error.code == .notFound {
-            throw StorageError(.corrupt, "blob \(id) is missing; cannot continue writing at offset \(offset)", cause: error)
+            throw StorageError(
+                .corrupt, "blob \(id) is missing; cannot continue writing at offset \(offset)", cause: error)
         }
-        let writer = DiskBlobWriter(syscalls: syscalls, path: path, directory: directory, fd: fd, offset: offset, isNew: false)
+        let writer = DiskBlobWriter(
+            syscalls: syscalls, path: path, directory: directory, fd: fd, offset: offset, isNew: false)
         let size = try fileSize(fd, path)
         guard size >= offset else {
             throw StorageError(.corrupt, "blob \(id) holds \(size) bytes; cannot continue writing at offset \(offset)")

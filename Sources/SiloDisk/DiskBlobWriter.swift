@@ -1,7 +1,7 @@
 internal import SiloCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Writes one blob file at a moving offset. Owns its descriptor; closes it in `close()` or deinit.

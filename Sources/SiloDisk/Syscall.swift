@@ -1,9 +1,9 @@
 internal import SiloCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Runs one syscall the one way SiloDisk does: errno read at once, EINTR retried, failure thrown as a StorageError

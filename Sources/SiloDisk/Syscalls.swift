@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// The syscalls the disk blob store makes, as replaceable closures: tests inject ENOSPC, EIO and short writes here.

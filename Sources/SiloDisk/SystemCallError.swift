@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A failed syscall: which call, on which path, and the errno it left. The `cause` of SiloDisk's StorageErrors.

@@ -13,8 +13,10 @@ public enum RequestDisposition {
 }
 
 public protocol RequestBodySink: AnyObject {
-    /// The next piece of the body. Returning a response stops reading: the transport sends it and closes the
-    /// connection once sent (the rest of the body is not read).
+    /// The next piece of the body. Returning a response ends the exchange: the sink gets no more calls, and the
+    /// transport sends the response with `Connection: close`. (HTTP/1.1 clients read no answer before their body is
+    /// sent, so the transport reads and drops the rest of the body first, up to a bound, past which it closes the
+    /// connection without an answer.)
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse?
     /// The body is complete; produce the answer.
     func finish() -> HTTPResponse

@@ -9,7 +9,9 @@ public struct HTTPRequestHead: Sendable {
     /// `HTTP/1.1` or `HTTP/1.0`.
     public var version: String
 
-    public init(method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:], version: String = "HTTP/1.1") {
+    public init(
+        method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:], version: String = "HTTP/1.1"
+    ) {
         self.method = method
         self.rawPath = rawPath
         self.rawQuery = rawQuery
@@ -20,7 +22,8 @@ public struct HTTPRequestHead: Sendable {
     /// Splits a request target (`/path?query`) into path and query.
     public init(method: String, target: String, headers: HTTPHeaders = [:], version: String = "HTTP/1.1") {
         if let q = target.firstIndex(of: "?") {
-            self.init(method: method, rawPath: String(target[..<q]), rawQuery: String(target[target.index(after: q)...]),
+            self.init(
+                method: method, rawPath: String(target[..<q]), rawQuery: String(target[target.index(after: q)...]),
                 headers: headers, version: version)
         } else {
             self.init(method: method, rawPath: target, headers: headers, version: version)
@@ -32,8 +35,11 @@ public struct HTTPRequestHead: Sendable {
         guard !rawQuery.isEmpty else { return [] }
         return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             if let eq = pair.firstIndex(of: "=") {
-                return (PercentCoding.decodeQueryComponent(pair[..<eq]) ?? String(pair[..<eq]),
-                    PercentCoding.decodeQueryComponent(pair[pair.index(after: eq)...]) ?? String(pair[pair.index(after: eq)...]))
+                return (
+                    PercentCoding.decodeQueryComponent(pair[..<eq]) ?? String(pair[..<eq]),
+                    PercentCoding.decodeQueryComponent(pair[pair.index(after: eq)...])
+                        ?? String(pair[pair.index(after: eq)...])
+                )
             }
             return (PercentCoding.decodeQueryComponent(pair) ?? String(pair), "")
         }

@@ -54,9 +54,9 @@ public final class OwnedFileDescriptor {
 }
 
 #if canImport(Glibc)
-    import Glibc
-    private func closeDescriptor(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+import Glibc
+private func closeDescriptor(_ fd: Int32) -> Int32 { Glibc.close(fd) }
 #elseif canImport(Darwin)
-    import Darwin
-    private func closeDescriptor(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+import Darwin
+private func closeDescriptor(_ fd: Int32) -> Int32 { Darwin.close(fd) }
 #endif

@@ -14,7 +14,8 @@ public struct CRC32C: Sendable, Equatable {
         let chunk = 1 << 30
         while remaining > 0 {
             let count = min(remaining, chunk)
-            state = crc32_iscsi(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)), Int32(count), state)
+            state = crc32_iscsi(
+                UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)), Int32(count), state)
             base += count
             remaining -= count
         }

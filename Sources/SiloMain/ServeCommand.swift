@@ -5,8 +5,9 @@ import SiloHTTP
 import SiloMicroHTTPD
 import SiloSQLite
 import SiloServer
+
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// `silo serve`: composes the embedded backends (SQLite + local disk), the v0 application and the HTTP transport,
@@ -25,7 +26,8 @@ enum ServeCommand {
             return 64
         }
         guard options.isLoopback || options.insecureAllowAll else {
-            writeError("""
+            writeError(
+                """
                 silo serve: refusing to bind \(options.host): there is no rules engine yet, so every request is allowed.
                 Bind a loopback address, or pass --insecure-allow-all if that is really what you want.
 
@@ -46,7 +48,8 @@ enum ServeCommand {
             http.threadPoolSize = options.threads
             let server = try MicroHTTPDServer(handler: app, configuration: http, logger: logger)
             let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host
-            writeOut("""
+            writeOut(
+                """
                 Silo is serving the Firebase Storage API at http://\(shownHost):\(server.port)
                   data:    \(options.dataDirectory)
                   buckets: \(options.buckets.isEmpty ? "any (created on first upload)" : options.buckets.map(\.rawValue).joined(separator: ", "))
@@ -75,7 +78,9 @@ enum ServeCommand {
     }
 
     /// Blocks until SIGINT or SIGTERM, running maintenance periodically; then drains and returns.
-    private static func runUntilSignalled(server: MicroHTTPDServer, app: SiloServerApp, options: ServeOptions, logger: Logger) {
+    private static func runUntilSignalled(
+        server: MicroHTTPDServer, app: SiloServerApp, options: ServeOptions, logger: Logger
+    ) {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
@@ -92,7 +97,8 @@ enum ServeCommand {
         maintenance.setEventHandler { _ = app.collectGarbage(graceSeconds: 24 * 3600) }
         maintenance.resume()
         done.wait()
-        logger.info("shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
+        logger.info(
+            "shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
         maintenance.cancel()
         server.shutdown(drainTimeout: options.drainSeconds)
         sources.forEach { $0.cancel() }

@@ -54,20 +54,28 @@ struct ServeOptions {
             case "--host": options.host = try next()
             case "--port":
                 let text = try next()
-                guard let port = Int(text), (0...65535).contains(port) else { throw UsageError(message: "--port must be 0–65535, not '\(text)'") }
+                guard let port = Int(text), (0...65535).contains(port) else {
+                    throw UsageError(message: "--port must be 0–65535, not '\(text)'")
+                }
                 options.port = port
             case "--data": options.dataDirectory = try next()
             case "--bucket":
                 let text = try next()
-                do { options.buckets.append(try BucketName(text)) } catch { throw UsageError(message: "--bucket: \(error.message)") }
+                do { options.buckets.append(try BucketName(text)) } catch {
+                    throw UsageError(message: "--bucket: \((error as? StorageError)?.message ?? "\(error)")")
+                }
             case "--insecure-allow-all": options.insecureAllowAll = true
             case "--threads":
                 let text = try next()
-                guard let n = Int(text), (1...256).contains(n) else { throw UsageError(message: "--threads must be 1–256, not '\(text)'") }
+                guard let n = Int(text), (1...256).contains(n) else {
+                    throw UsageError(message: "--threads must be 1–256, not '\(text)'")
+                }
                 options.threads = n
             case "--drain-seconds":
                 let text = try next()
-                guard let s = Double(text), s >= 0 else { throw UsageError(message: "--drain-seconds must be a number ≥ 0") }
+                guard let s = Double(text), s >= 0 else {
+                    throw UsageError(message: "--drain-seconds must be a number ≥ 0")
+                }
                 options.drainSeconds = s
             default:
                 throw UsageError(message: "unknown option '\(argument)' for 'silo serve'")

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Dispatches `silo <command>`. The full command-line interface (client commands, config files) is issue 6; this

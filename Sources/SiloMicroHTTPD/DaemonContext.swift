@@ -30,6 +30,15 @@ final class RequestContext {
     var machine: RequestStateMachine
     /// MHD sends no body for HEAD; set once the head is parsed.
     var isHead = false
+    /// Content-Length of the request body; nil when chunked or absent.
+    var declaredBodyLength: Int64?
+    var bodyBytesSeen: Int64 = 0
+
+    /// More body bytes may still come (always true for a chunked body, whose end MHD parses).
+    var bodyMayContinue: Bool {
+        guard let declaredBodyLength else { return true }
+        return bodyBytesSeen < declaredBodyLength
+    }
 
     init(rawTarget: String, maxDiscardedBodyBytes: Int64) {
         self.rawTarget = rawTarget

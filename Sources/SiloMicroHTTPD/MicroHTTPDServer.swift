@@ -4,7 +4,7 @@ import SiloHTTP
 import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// An ``HTTPServer`` on libmicrohttpd: an internal epoll thread pool on which the handler runs (and may block).
@@ -58,12 +58,14 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
         let bound = Int(silo_mhd_bound_port(started))
         self.port = bound != 0 ? bound : configuration.port
         self.daemon = Mutex(DaemonHandle(started))
-        logger.info("http server listening", metadata: ["silo.http.address": "\(address)", "silo.http.port": "\(port)"])
+        logger.info(
+            "http server listening", metadata: ["silo.http.address": "\(address)", "silo.http.port": "\(port)"])
     }
 
     /// Stops accepting connections at once, waits up to `drainTimeout` seconds for requests in flight to complete,
     /// then closes every connection and stops the threads. Later calls return immediately.
     public func shutdown(drainTimeout: Double) {
+        logger.debug("http server shutdown requested")
         guard let handle = daemon.withLock({ $0.take() }) else { return }
         context.draining.store(true, ordering: .relaxed)
         // Quiescing removes the listen socket from MHD's polling; shutting it down makes the kernel refuse new
@@ -71,6 +73,7 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
         // quiesced socket, so we close it after the threads are gone.
         let listenSocket = MHD_quiesce_daemon(handle.pointer)
         if listenSocket >= 0 { _ = Glibc.shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        logger.debug("http server draining", metadata: ["silo.http.listenSocket": "\(listenSocket)"])
 
         let deadline = monotonicSeconds() + max(0, drainTimeout)
         while context.inFlight.load(ordering: .acquiring) > 0 && monotonicSeconds() < deadline {
@@ -127,11 +130,15 @@ extension MicroHTTPDServer.Configuration {
             throw invalid("threadPoolSize \(threadPoolSize) is outside 1...1024")
         }
         guard connectionMemoryLimit >= 4096 else { throw invalid("connectionMemoryLimit must be at least 4096") }
-        guard connectionLimit >= 1, connectionLimit <= Int(UInt32.max) else { throw invalid("connectionLimit must be positive") }
+        guard connectionLimit >= 1, connectionLimit <= Int(UInt32.max) else {
+            throw invalid("connectionLimit must be positive")
+        }
         guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(UInt32.max) else {
             throw invalid("connectionTimeoutSeconds must not be negative")
         }
-        guard listenBacklog >= 1, listenBacklog <= Int(UInt32.max) else { throw invalid("listenBacklog must be positive") }
+        guard listenBacklog >= 1, listenBacklog <= Int(UInt32.max) else {
+            throw invalid("listenBacklog must be positive")
+        }
         guard streamBlockSize >= 1024 else { throw invalid("streamBlockSize must be at least 1024") }
         guard maxDiscardedBodyBytes >= 0 else { throw invalid("maxDiscardedBodyBytes must not be negative") }
     }
@@ -150,7 +157,8 @@ extension HTTPServerError {
                 errno == EADDRINUSE ? .addressInUse : .bindFailed, "cannot bind \(address): \(reason)", cause: cause)
         default:
             return HTTPServerError(
-                .startFailed, "cannot start the HTTP server on \(address): libmicrohttpd refused (set libraryErrorLog for details)")
+                .startFailed,
+                "cannot start the HTTP server on \(address): libmicrohttpd refused (set libraryErrorLog for details)")
         }
     }
 }

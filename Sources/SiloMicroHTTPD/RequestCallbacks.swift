@@ -33,7 +33,8 @@ func requestCompleted(
     let completion = request.machine.completed()
     if let sink = completion.abort {
         daemon.logger.debug(
-            "request body abandoned", metadata: ["silo.http.reason": "\(reason.rawValue)", "silo.http.target": request.rawTarget])
+            "request body abandoned",
+            metadata: ["silo.http.reason": "\(reason.rawValue)", "silo.http.target": request.rawTarget])
         sink.abort()
     }
     if completion.endsInFlightRequest {
@@ -58,6 +59,7 @@ func requestAccess(
             method: method.map { String(cString: $0) } ?? "",
             version: version.map { String(cString: $0) } ?? "")
         request.isHead = head.method == "HEAD"
+        request.declaredBodyLength = head.declaredBodyLength
         daemon.inFlight.add(1, ordering: .relaxed)
         let disposition = daemon.handler.begin(head)
         let step = request.machine.began(
@@ -69,16 +71,26 @@ func requestAccess(
     if count > 0 {
         // Every chunk is consumed in full: nothing is left for MHD to buffer.
         uploadSize.pointee = 0
+        request.bodyBytesSeen += Int64(count)
+        let result: MHD_Result
         switch request.machine.bodyChunk(count: count) {
         case .deliver(let sink):
             let answer = sink.receive(UnsafeRawBufferPointer(start: uploadData, count: count))
-            return perform(request.machine.receiveReturned(answer), connection: connection, request: request, daemon: daemon)
+            result = perform(
+                request.machine.receiveReturned(answer), connection: connection, request: request, daemon: daemon)
         case .discard:
-            return .YES
+            result = .YES
         case .closeConnection:
-            daemon.logger.debug("request body too long to drop, closing", metadata: ["silo.http.target": request.rawTarget])
+            daemon.logger.debug(
+                "request body too long to drop, closing", metadata: ["silo.http.target": request.rawTarget])
             return .NO
         }
+        // See silo_mhd_peer_has_closed: without this, a client gone mid-upload is noticed only at the timeout.
+        if result == .YES && request.bodyMayContinue && silo_mhd_peer_has_closed(connection) != 0 {
+            daemon.logger.debug("client closed mid-body", metadata: ["silo.http.target": request.rawTarget])
+            return .NO
+        }
+        return result
     }
 
     switch request.machine.bodyEnded() {

@@ -32,6 +32,12 @@ extension HTTPRequestHead {
         return false
     }
 
+    /// The Content-Length of the body, when given (MHD rejects requests whose value is malformed).
+    var declaredBodyLength: Int64? {
+        if headers.contains("Transfer-Encoding") { return nil }
+        return headers["Content-Length"].flatMap { Int64($0.trimmingSpaces) }
+    }
+
     /// The client waits for `100 Continue` before sending its body.
     var awaitsContinue: Bool {
         guard version == "HTTP/1.1", let expect = headers["Expect"] else { return false }

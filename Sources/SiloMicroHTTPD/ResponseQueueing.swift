@@ -3,7 +3,7 @@ import SiloCore
 import SiloHTTP
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 // Turning an HTTPResponse into an MHD response and queueing it.
@@ -14,13 +14,16 @@ private let sizeUnknown = UInt64.max  // MHD_SIZE_UNKNOWN: chunked transfer enco
 
 /// Queues `response` on `connection`. MHD adds Content-Length / Transfer-Encoding itself from the body, and for
 /// HEAD sends the headers only (with the body's Content-Length).
-func queueResponse(_ response: HTTPResponse, on connection: OpaquePointer, request: RequestContext, daemon: DaemonContext)
+func queueResponse(
+    _ response: HTTPResponse, on connection: OpaquePointer, request: RequestContext, daemon: DaemonContext
+)
     -> MHD_Result
 {
     let target = request.rawTarget
     // HEAD and 304 answers have no body but may declare the length of the one they describe.
     let bodyless = request.isHead || response.status == 304
-    guard let mhdResponse = makeMHDResponse(response.body, headers: response.headers, bodyless: bodyless, daemon: daemon)
+    guard
+        let mhdResponse = makeMHDResponse(response.body, headers: response.headers, bodyless: bodyless, daemon: daemon)
     else {
         daemon.logger.error("cannot create response", metadata: ["silo.http.target": target])
         return .NO

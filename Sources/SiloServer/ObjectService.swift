@@ -10,7 +10,10 @@ final class ObjectService: Sendable {
     let policy: any AccessPolicy
     let logger: Logger
 
-    init(configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy, logger: Logger) {
+    init(
+        configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.metadata = metadata
         self.blobs = blobs
@@ -41,11 +44,15 @@ final class ObjectService: Sendable {
     }
 
     /// The live object, after the read is authorized (403 is decided before 404, as Firebase does).
-    func readableObject(_ bucket: BucketName, _ name: ObjectName, context: RequestContext, generation: Int64? = nil) throws -> ObjectRecord {
+    func readableObject(_ bucket: BucketName, _ name: ObjectName, context: RequestContext, generation: Int64? = nil)
+        throws -> ObjectRecord
+    {
         try checkServed(bucket)
         let record = try metadata.object(bucket, name, generation: generation)
-        try authorize(AccessRequest(operation: .get, bucket: bucket, path: name.rawValue, principal: context.principal,
-            resource: record, time: context.time))
+        try authorize(
+            AccessRequest(
+                operation: .get, bucket: bucket, path: name.rawValue, principal: context.principal,
+                resource: record, time: context.time))
         guard let record else { throw StorageError.objectNotFound(bucket, name) }
         return record
     }
@@ -55,8 +62,10 @@ final class ObjectService: Sendable {
     func ensureDownloadToken(_ record: ObjectRecord, time: Timestamp) throws -> ObjectRecord {
         guard record.fields.downloadTokens.isEmpty else { return record }
         do {
-            return try metadata.updateObject(record.bucket, record.name,
-                conditions: Preconditions(ifGenerationMatch: record.generation), at: time) { fields in
+            return try metadata.updateObject(
+                record.bucket, record.name,
+                conditions: Preconditions(ifGenerationMatch: record.generation), at: time
+            ) { fields in
                 if fields.downloadTokens.isEmpty { fields.downloadTokens = [RandomID.uuid()] }
             }
         } catch let error as StorageError where error.code == .preconditionFailed {
@@ -73,8 +82,11 @@ final class ObjectService: Sendable {
     ) throws -> ObjectRecord {
         try checkServed(bucket)
         let existing = try metadata.object(bucket, name, generation: nil)
-        try authorize(AccessRequest(operation: existing == nil ? .create : .update, bucket: bucket, path: name.rawValue,
-            principal: principal, resource: existing, proposedFields: fields, proposedSize: summary.size, time: time))
+        try authorize(
+            AccessRequest(
+                operation: existing == nil ? .create : .update, bucket: bucket, path: name.rawValue,
+                principal: principal, resource: existing, proposedFields: fields, proposedSize: summary.size, time: time
+            ))
         _ = try metadata.ensureBucket(bucket)
         let draft = ObjectDraft(bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields)
         let (stored, replaced) = try metadata.insertObject(draft, conditions: conditions, at: time)
@@ -88,7 +100,9 @@ final class ObjectService: Sendable {
             try blobs.deleteBlob(id)
             try metadata.forgetBlob(id)
         } catch {
-            logger.warning("blob deletion deferred to the collector", metadata: ["silo.blob": id.rawValue, "silo.error": "\(error)"])
+            logger.warning(
+                "blob deletion deferred to the collector",
+                metadata: ["silo.blob": id.rawValue, "silo.error": "\(error)"])
         }
     }
 }

@@ -9,10 +9,12 @@ public final class SiloServerApp: HTTPHandler {
     let registry = SessionRegistry()
     let firebase: FirebaseRoutes
 
-    public init(configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
-        policy: any AccessPolicy = AllowAllPolicy(), logger: Logger)
-    {
-        service = ObjectService(configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: logger)
+    public init(
+        configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
+        policy: any AccessPolicy = AllowAllPolicy(), logger: Logger
+    ) {
+        service = ObjectService(
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: logger)
         firebase = FirebaseRoutes(service: service, registry: registry)
     }
 
@@ -54,7 +56,9 @@ public final class SiloServerApp: HTTPHandler {
         case .unknown:
             break
         }
-        return .respond(Reply.firebaseError(StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")))
+        return .respond(
+            Reply.firebaseError(
+                StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")))
     }
 
     /// Runs one pass of background maintenance: expires stale sessions and deletes unreferenced blobs older than

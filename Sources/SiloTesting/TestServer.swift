@@ -1,12 +1,12 @@
+import Foundation
 public import SiloCore
-public import SiloHTTP
 import SiloDisk
 import SiloMicroHTTPD
 import SiloSQLite
 public import SiloServer
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A real Silo server for tests: the v0 application over real stores, on libmicrohttpd bound to 127.0.0.1 port 0.
@@ -40,7 +40,8 @@ public final class TestServer {
             metadata = InMemoryMetadataStore()
             blobs = InMemoryBlobStore()
         }
-        app = SiloServerApp(configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: .disabled)
+        app = SiloServerApp(
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: .disabled)
         var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
         http.threadPoolSize = 4
         self.http = try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)
@@ -66,9 +67,5 @@ public final class TemporaryDirectory: Sendable {
         path = String(cString: made)
     }
 
-    deinit {
-        _ = path.withCString { p in
-            nftw(p, { path, _, _, _ in remove(path!) }, 16, FTW_DEPTH | FTW_PHYS)
-        }
-    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

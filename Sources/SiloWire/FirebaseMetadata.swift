@@ -31,7 +31,9 @@ public enum FirebaseMetadata {
     }
 
     /// List response: `prefixes` and `items` always present; items carry only `name` and `bucket`.
-    public static func listJSON(bucket: BucketName, prefixes: [String], items: [String], nextPageToken: String?) -> JSONValue {
+    public static func listJSON(bucket: BucketName, prefixes: [String], items: [String], nextPageToken: String?)
+        -> JSONValue
+    {
         var o = JSONObject()
         o["prefixes"] = .array(prefixes.map { .string($0) })
         o["items"] = .array(items.map { .object(["name": .string($0), "bucket": .string(bucket.rawValue)]) })
@@ -54,7 +56,9 @@ public enum FirebaseMetadata {
 public enum Checksums {
     /// Base64 of the big-endian 4-byte CRC32C, as GCS shows it (`AAAAAA==` for empty data).
     public static func crc32cBase64(_ value: UInt32) -> String {
-        Base64.encode([UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)])
+        Base64.encode([
+            UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF),
+        ])
     }
 
     public static func crc32c(fromBase64 text: String) -> UInt32? {

@@ -47,6 +47,7 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public var keys: [String] { members.map(\.key) }
 
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
-        a.members.count == b.members.count && zip(a.members, b.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        a.members.count == b.members.count
+            && zip(a.members, b.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 }

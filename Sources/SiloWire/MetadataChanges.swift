@@ -46,7 +46,8 @@ public struct MetadataChanges: Sendable, Equatable {
             && a.cacheControl == b.cacheControl && a.customTime == b.customTime
             && a.removeAllCustomMetadata == b.removeAllCustomMetadata
             && a.customMetadata.elementsEqual(b.customMetadata, by: { $0.key == $1.key && $0.value == $1.value })
-            && a.downloadTokens == b.downloadTokens && a.md5Hash == b.md5Hash && a.crc32c == b.crc32c && a.name == b.name
+            && a.downloadTokens == b.downloadTokens && a.md5Hash == b.md5Hash && a.crc32c == b.crc32c
+            && a.name == b.name
     }
 
     /// Parses a metadata body. Throws `.invalidArgument` naming the offending key.

@@ -1,11 +1,13 @@
+import Foundation
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTesting
 import SiloWire
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Issue 2 §7: bad input gets the right status and JSON, nothing half-written becomes visible, the server keeps
@@ -19,13 +21,15 @@ import Testing
         client = server.client()
     }
 
-    @Test("invalid object names are 400 JSON", arguments: [
-        "/v0/b/demo.appspot.com/o/" + String(repeating: "a", count: 1025),
-        "/v0/b/demo.appspot.com/o/%FF%FE",
-        "/v0/b/demo.appspot.com/o/bad%2",
-        "/v0/b/demo.appspot.com/o/line%0Abreak",
-        "/v0/b/-bad-bucket-/o/x",
-    ])
+    @Test(
+        "invalid object names are 400 JSON",
+        arguments: [
+            "/v0/b/demo.appspot.com/o/" + String(repeating: "a", count: 1025),
+            "/v0/b/demo.appspot.com/o/%FF%FE",
+            "/v0/b/demo.appspot.com/o/bad%2",
+            "/v0/b/demo.appspot.com/o/line%0Abreak",
+            "/v0/b/-bad-bucket-/o/x",
+        ])
     func invalidNames(target: String) throws {
         let r = try client.get(target)
         #expect(r.status == 400)
@@ -49,7 +53,9 @@ import Testing
 
     @Test("bad multipart bodies are 400 and leave nothing")
     func badMultipart() throws {
-        let headers: HTTPHeaders = ["X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=BB"]
+        let headers: HTTPHeaders = [
+            "X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=BB",
+        ]
         let bodies = [
             "no boundary at all",
             "--BB\r\nContent-Type: application/json\r\n\r\n{\"name\":\"x\"}\r\n--BB--",  // one part
@@ -58,7 +64,8 @@ import Testing
             "--BB\r\n\r\n{}\r\n--BB\r\n\r\na\r\n--BB\r\n\r\nthird\r\n--BB--",
         ]
         for body in bodies {
-            let r = try client.send(method: "POST", target: bucketPath() + "?name=mp/x", headers: headers, body: bytes(body))
+            let r = try client.send(
+                method: "POST", target: bucketPath() + "?name=mp/x", headers: headers, body: bytes(body))
             #expect(r.status == 400, "\(body)")
         }
         #expect(try client.get(objectPath("mp/x")).status == 404)
@@ -75,7 +82,8 @@ import Testing
         let body = pattern(4 << 20)
         for _ in 0..<3 {
             let c = server.client()
-            try c.sendPartialAndDisconnect(method: "POST", target: bucketPath() + "?name=keep.txt", body: body, sendBytes: 1 << 20)
+            try c.sendPartialAndDisconnect(
+                method: "POST", target: bucketPath() + "?name=keep.txt", body: body, sendBytes: 1 << 20)
         }
         // The old version is intact, and the server answers.
         var text = ""
@@ -102,23 +110,28 @@ import Testing
     func oversizedJSON() throws {
         try client.mediaUpload("big.txt", bytes("b"))
         let big = bytes("{\"metadata\":{\"k\":\"" + String(repeating: "v", count: 2 << 20) + "\"}}")
-        let r = try client.send(method: "PATCH", target: objectPath("big.txt"), headers: ["Content-Type": "application/json"], body: big)
+        let r = try client.send(
+            method: "PATCH", target: objectPath("big.txt"), headers: ["Content-Type": "application/json"], body: big)
         #expect(r.status == 413)
     }
 
     @Test("garbage from abandoned uploads is reclaimed")
     func garbageCollection() throws {
-        let started = try client.send(method: "POST", target: bucketPath() + "?name=g.bin", headers: ["X-Goog-Upload-Command": "start"])
+        let started = try client.send(
+            method: "POST", target: bucketPath() + "?name=g.bin", headers: ["X-Goog-Upload-Command": "start"])
         let url = try #require(started.headers["X-Goog-Upload-URL"])
         let path = String(url[url.range(of: "/v0/")!.lowerBound...])
-        _ = try client.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"], body: pattern(1000))
+        _ = try client.send(
+            method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"],
+            body: pattern(1000))
         // Active session: its blob is not garbage.
         #expect(server.app.collectGarbage(graceSeconds: 0).blobs == 0)
         _ = try client.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "cancel"])
         try client.mediaUpload("g2.bin", bytes("one"))
         try client.mediaUpload("g2.bin", bytes("two"))
         _ = server.app.collectGarbage(graceSeconds: 0)
-        #expect(try server.metadata.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).isEmpty)
+        #expect(
+            try server.metadata.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).isEmpty)
         #expect(try client.get(objectPath("g2.bin") + "?alt=media").text == "two")
     }
 }

@@ -26,7 +26,9 @@ func pattern(_ count: Int, seed: UInt64 = 42) -> [UInt8] {
 
 extension TestResponse {
     func json() throws -> JSONObject {
-        guard case .object(let o) = try JSONValue.parse(body) else { throw StorageError(.invalidArgument, "not a JSON object: \(text)") }
+        guard case .object(let o) = try JSONValue.parse(body) else {
+            throw StorageError(.invalidArgument, "not a JSON object: \(text)")
+        }
         return o
     }
     func string(_ key: String) throws -> String? { try json()[key]?.stringValue }
@@ -36,20 +38,32 @@ extension TestResponse {
 extension HTTPTestClient {
     /// A v0 media upload (`POST /v0/b/{b}/o?name=`).
     @discardableResult
-    func mediaUpload(_ name: String, _ body: [UInt8], contentType: String? = nil, headers extra: HTTPHeaders = [:]) throws -> TestResponse {
+    func mediaUpload(_ name: String, _ body: [UInt8], contentType: String? = nil, headers extra: HTTPHeaders = [:])
+        throws -> TestResponse
+    {
         var headers = extra
         if let contentType { headers.set("Content-Type", contentType) }
-        return try send(method: "POST", target: bucketPath() + "?name=" + PercentCoding.encodeComponent(name), headers: headers, body: body)
+        return try send(
+            method: "POST", target: bucketPath() + "?name=" + PercentCoding.encodeComponent(name), headers: headers,
+            body: body)
     }
 
     /// A v0 multipart upload in the JS SDK's byte layout.
     @discardableResult
-    func multipartUpload(_ name: String, metadata: String, _ body: [UInt8], boundary: String = "4827393847291837465", mediaType: String = "text/plain") throws -> TestResponse {
-        var payload = bytes("--\(boundary)\r\nContent-Type: application/json; charset=utf-8\r\n\r\n\(metadata)\r\n--\(boundary)\r\nContent-Type: \(mediaType)\r\n\r\n")
+    func multipartUpload(
+        _ name: String, metadata: String, _ body: [UInt8], boundary: String = "4827393847291837465",
+        mediaType: String = "text/plain"
+    ) throws -> TestResponse {
+        var payload = bytes(
+            "--\(boundary)\r\nContent-Type: application/json; charset=utf-8\r\n\r\n\(metadata)\r\n--\(boundary)\r\nContent-Type: \(mediaType)\r\n\r\n"
+        )
         payload += body
         payload += bytes("\r\n--\(boundary)--")
-        return try send(method: "POST", target: bucketPath() + "?name=" + PercentCoding.encodeComponent(name),
-            headers: ["X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=\(boundary)"], body: payload)
+        return try send(
+            method: "POST", target: bucketPath() + "?name=" + PercentCoding.encodeComponent(name),
+            headers: [
+                "X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=\(boundary)",
+            ], body: payload)
     }
 
     func get(_ target: String, headers: HTTPHeaders = [:]) throws -> TestResponse {
@@ -72,7 +86,10 @@ struct VectorPolicy: AccessPolicy {
 /// An unsigned JWT of the shape the Firebase emulators issue (`alg: none`, `iat: 0`).
 func emulatorToken(uid: String) -> String {
     let header = Base64.encodeURLSafe(bytes(#"{"alg":"none","type":"JWT"}"#))
-    let claims = Base64.encodeURLSafe(bytes(#"{"iss":"https://securetoken.google.com/demo","aud":"demo","iat":0,"exp":3600,"auth_time":0,"sub":"\#(uid)","user_id":"\#(uid)","firebase":{"sign_in_provider":"custom"}}"#))
+    let claims = Base64.encodeURLSafe(
+        bytes(
+            #"{"iss":"https://securetoken.google.com/demo","aud":"demo","iat":0,"exp":3600,"auth_time":0,"sub":"\#(uid)","user_id":"\#(uid)","firebase":{"sign_in_provider":"custom"}}"#
+        ))
     return "\(header).\(claims)."
 }
 
@@ -84,5 +101,6 @@ func matchesTimestamp(_ s: String?) -> Bool {
     for (i, c) in b.enumerated() {
         if digits.contains(i) { if !(c >= 0x30 && c <= 0x39) { return false } }
     }
-    return b[4] == 0x2D && b[7] == 0x2D && b[10] == 0x54 && b[13] == 0x3A && b[16] == 0x3A && b[19] == 0x2E && b[23] == 0x5A
+    return b[4] == 0x2D && b[7] == 0x2D && b[10] == 0x54 && b[13] == 0x3A && b[16] == 0x3A && b[19] == 0x2E
+        && b[23] == 0x5A
 }

@@ -18,7 +18,10 @@ import Testing
     @Test("8.1.1 first read creates a token and bumps metageneration once")
     func firstReadCreatesToken() throws {
         // An object with no token (as a GCS upload leaves it): an empty firebaseStorageDownloadTokens.
-        let up = try client.multipartUpload("public/hello.txt", metadata: #"{"name":"public/hello.txt","metadata":{"firebaseStorageDownloadTokens":""}}"#, bytes("hello world"))
+        let up = try client.multipartUpload(
+            "public/hello.txt",
+            metadata: #"{"name":"public/hello.txt","metadata":{"firebaseStorageDownloadTokens":""}}"#,
+            bytes("hello world"))
         #expect(up.status == 200)
         #expect(try up.string("downloadTokens") == nil)
         #expect(try up.string("metageneration") == "1")
@@ -72,9 +75,11 @@ import Testing
 
     @Test("8.1.4 content disposition of an object without one")
     func attachmentDisposition() throws {
-        try client.multipartUpload("public/testFile", metadata: #"{"name":"public/testFile","contentDisposition":null}"#, bytes("x"))
+        try client.multipartUpload(
+            "public/testFile", metadata: #"{"name":"public/testFile","contentDisposition":null}"#, bytes("x"))
         // A null in upload metadata is "absent", so the v0 default applies; remove it with PATCH to get none.
-        let patched = try client.send(method: "PATCH", target: objectPath("public/testFile"), headers: ["Content-Type": "application/json"],
+        let patched = try client.send(
+            method: "PATCH", target: objectPath("public/testFile"), headers: ["Content-Type": "application/json"],
             body: bytes(#"{"contentDisposition":null}"#))
         #expect(patched.status == 200)
         #expect(try patched.string("contentDisposition") == nil)
@@ -82,15 +87,17 @@ import Testing
         #expect(r.headers["Content-Disposition"] == "attachment; filename*=testFile")
     }
 
-    @Test("8.1.5–6 ranges", arguments: [
-        ("bytes=0-4", 206, "hello", "bytes 0-4/11"),
-        ("bytes=6-", 206, "world", "bytes 6-10/11"),
-        ("bytes=0-100", 206, "hello world", "bytes 0-10/11"),
-        ("bytes=-5", 206, "world", "bytes 6-10/11"),
-        ("bytes=50-", 416, "", "bytes */11"),
-        ("bytes=zz", 200, "hello world", nil),
-        ("bytes=0-1,3-4", 200, "hello world", nil),
-    ] as [(String, Int, String, String?)])
+    @Test(
+        "8.1.5–6 ranges",
+        arguments: [
+            ("bytes=0-4", 206, "hello", "bytes 0-4/11"),
+            ("bytes=6-", 206, "world", "bytes 6-10/11"),
+            ("bytes=0-100", 206, "hello world", "bytes 0-10/11"),
+            ("bytes=-5", 206, "world", "bytes 6-10/11"),
+            ("bytes=50-", 416, "", "bytes */11"),
+            ("bytes=zz", 200, "hello world", nil),
+            ("bytes=0-1,3-4", 200, "hello world", nil),
+        ] as [(String, Int, String, String?)])
     func ranges(range: String, status: Int, body: String, contentRange: String?) throws {
         try client.mediaUpload("public/hello.txt", bytes("hello world"))
         let r = try client.get(objectPath("public/hello.txt") + "?alt=media", headers: ["Range": range])
@@ -134,7 +141,9 @@ import Testing
         #expect(bogus.status == 403)
         let none = try client.get(objectPath("testing/secret") + "?alt=media")
         #expect(none.status == 403)
-        let signedIn = try client.get(objectPath("testing/secret") + "?alt=media", headers: ["Authorization": "Firebase \(emulatorToken(uid: "u1"))"])
+        let signedIn = try client.get(
+            objectPath("testing/secret") + "?alt=media",
+            headers: ["Authorization": "Firebase \(emulatorToken(uid: "u1"))"])
         #expect(signedIn.status == 200)
     }
 
@@ -142,14 +151,16 @@ import Testing
     func gzip() throws {
         let plain = pattern(300_000).map { $0 % 16 + 65 }
         let compressed = try GzipDeflater.compress(plain)
-        try client.multipartUpload("public/z.txt", metadata: #"{"name":"public/z.txt","contentEncoding":"gzip"}"#, compressed)
+        try client.multipartUpload(
+            "public/z.txt", metadata: #"{"name":"public/z.txt","contentEncoding":"gzip"}"#, compressed)
         let decoded = try client.get(objectPath("public/z.txt") + "?alt=media")
         #expect(decoded.status == 200)
         #expect(decoded.body == plain)
         #expect(decoded.headers["Content-Encoding"] == nil)
         #expect(decoded.headers["Content-Length"] == nil)
         #expect(decoded.headers["X-Goog-Hash"] == nil)
-        let raw = try client.get(objectPath("public/z.txt") + "?alt=media", headers: ["Accept-Encoding": "gzip, deflate"])
+        let raw = try client.get(
+            objectPath("public/z.txt") + "?alt=media", headers: ["Accept-Encoding": "gzip, deflate"])
         #expect(raw.headers["Content-Encoding"] == "gzip")
         #expect(raw.body == compressed)
     }

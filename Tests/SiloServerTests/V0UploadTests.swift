@@ -15,11 +15,15 @@ import Testing
         client = server.client()
     }
 
-    func start(_ name: String, headers extra: HTTPHeaders = [:], body: String = "", host: String? = nil) throws -> (TestResponse, String) {
+    func start(_ name: String, headers extra: HTTPHeaders = [:], body: String = "", host: String? = nil) throws -> (
+        TestResponse, String
+    ) {
         var headers: HTTPHeaders = ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"]
         for (k, v) in extra { headers.set(k, v) }
         if let host { headers.set("Host", host) }
-        let r = try client.send(method: "POST", target: bucketPath() + "?name=" + PercentCoding.encodeComponent(name), headers: headers, body: bytes(body))
+        let r = try client.send(
+            method: "POST", target: bucketPath() + "?name=" + PercentCoding.encodeComponent(name), headers: headers,
+            body: bytes(body))
         return (r, r.headers["X-Goog-Upload-URL"] ?? "")
     }
 
@@ -29,7 +33,10 @@ import Testing
         return String(afterScheme[afterScheme.firstIndex(of: "/")!...])
     }
 
-    func command(_ url: String, _ command: String, method: String = "POST", offset: Int? = nil, body: [UInt8] = [], headers extra: HTTPHeaders = [:]) throws -> TestResponse {
+    func command(
+        _ url: String, _ command: String, method: String = "POST", offset: Int? = nil, body: [UInt8] = [],
+        headers extra: HTTPHeaders = [:]
+    ) throws -> TestResponse {
         var headers: HTTPHeaders = ["X-Goog-Upload-Command": command]
         if let offset { headers.set("X-Goog-Upload-Offset", String(offset)) }
         for (k, v) in extra { headers.set(k, v) }
@@ -51,7 +58,9 @@ import Testing
 
     @Test("8.2.11 multipart with custom metadata")
     func multipart() throws {
-        let r = try client.multipartUpload("public/p.txt", metadata: #"{"name":"public/p.txt","contentType":"text/plain","metadata":{"k":"v"}}"#, bytes("multi"))
+        let r = try client.multipartUpload(
+            "public/p.txt", metadata: #"{"name":"public/p.txt","contentType":"text/plain","metadata":{"k":"v"}}"#,
+            bytes("multi"))
         #expect(r.status == 200)
         let meta = try r.json()
         #expect(meta["contentType"] == .string("text/plain"))
@@ -61,7 +70,9 @@ import Testing
 
     @Test("8.2.12 tokens from custom metadata")
     func multipartTokens() throws {
-        let r = try client.multipartUpload("public/t.txt", metadata: #"{"name":"public/t.txt","metadata":{"firebaseStorageDownloadTokens":"t1,t2"}}"#, bytes("x"))
+        let r = try client.multipartUpload(
+            "public/t.txt", metadata: #"{"name":"public/t.txt","metadata":{"firebaseStorageDownloadTokens":"t1,t2"}}"#,
+            bytes("x"))
         let meta = try r.json()
         #expect(meta["downloadTokens"] == .string("t1,t2"))
         #expect(meta["metadata"] == nil)
@@ -69,7 +80,9 @@ import Testing
 
     @Test("8.2.13 multipart with a bad content type")
     func badContentType() throws {
-        let r = try client.send(method: "POST", target: bucketPath() + "?name=public/x", headers: ["X-Goog-Upload-Protocol": "multipart", "Content-Type": "foo"], body: bytes("x"))
+        let r = try client.send(
+            method: "POST", target: bucketPath() + "?name=public/x",
+            headers: ["X-Goog-Upload-Protocol": "multipart", "Content-Type": "foo"], body: bytes("x"))
         #expect(r.status == 400)
         #expect(r.text.contains("Bad content type."))
     }
@@ -77,11 +90,16 @@ import Testing
     @Test("8.2.14 multipart with Python framing")
     func pythonMultipart() throws {
         let boundary = "===============1234567890123456789=="
-        var body = bytes("--\(boundary)\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n{\"name\": \"public/py.txt\"}\r\n--\(boundary)\r\ncontent-type: text/plain\r\ncontent-transfer-encoding: binary\r\n\r\n")
+        var body = bytes(
+            "--\(boundary)\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n{\"name\": \"public/py.txt\"}\r\n--\(boundary)\r\ncontent-type: text/plain\r\ncontent-transfer-encoding: binary\r\n\r\n"
+        )
         body += bytes("python bytes")
         body += bytes("\r\n--\(boundary)--\r\n")
-        let r = try client.send(method: "POST", target: bucketPath() + "?name=public/py.txt",
-            headers: ["X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=\"\(boundary)\""], body: body)
+        let r = try client.send(
+            method: "POST", target: bucketPath() + "?name=public/py.txt",
+            headers: [
+                "X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=\"\(boundary)\"",
+            ], body: body)
         #expect(r.status == 200)
         #expect(try client.get(objectPath("public/py.txt") + "?alt=media").text == "python bytes")
         #expect(try r.string("contentType") == "text/plain")
@@ -89,10 +107,12 @@ import Testing
 
     @Test("8.2.15–16 resumable (JS form)")
     func resumableJS() throws {
-        let (started, url) = try start("public/r.png", headers: [
-            "X-Goog-Upload-Header-Content-Length": "300000", "X-Goog-Upload-Header-Content-Type": "image/png",
-            "Content-Type": "application/json; charset=utf-8",
-        ], body: #"{"name":"public/r.png","contentType":"image/png"}"#)
+        let (started, url) = try start(
+            "public/r.png",
+            headers: [
+                "X-Goog-Upload-Header-Content-Length": "300000", "X-Goog-Upload-Header-Content-Type": "image/png",
+                "Content-Type": "application/json; charset=utf-8",
+            ], body: #"{"name":"public/r.png","contentType":"image/png"}"#)
         #expect(started.status == 200)
         #expect(started.headers["X-Goog-Upload-Status"] == "active")
         #expect(url.hasPrefix("http://127.0.0.1:\(server.port)/v0/b/\(bucket)/o?"))
@@ -126,11 +146,14 @@ import Testing
             "X-Goog-Upload-Content-Type": "image/png", "X-Goog-Upload-Content-Length": "5",
             "Authorization": "Firebase \(emulatorToken(uid: "u1"))", "Content-Type": "application/json; charset=UTF-8",
         ]
-        let started = try client.send(method: "POST", target: objectPath("testing/i.png") + "?uploadType=resumable&name=testing%2Fi.png",
-            headers: headers, body: bytes(#"{"bucket":"","contentType":"image/png","name":"testing/i.png","metadata":null}"#))
+        let started = try client.send(
+            method: "POST", target: objectPath("testing/i.png") + "?uploadType=resumable&name=testing%2Fi.png",
+            headers: headers,
+            body: bytes(#"{"bucket":"","contentType":"image/png","name":"testing/i.png","metadata":null}"#))
         #expect(started.status == 200)
         let url = try #require(started.headers["X-Goog-Upload-URL"])
-        let done = try command(url, "upload, finalize", method: "PUT", offset: 0, body: bytes("hello"),
+        let done = try command(
+            url, "upload, finalize", method: "PUT", offset: 0, body: bytes("hello"),
             headers: ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Content-Length": "5"])
         #expect(done.status == 200)
         #expect(done.headers["X-Goog-Upload-Status"] == "final")
@@ -140,7 +163,8 @@ import Testing
     @Test("8.2.18 a resumable upload started without identity is denied at finalize")
     func resumableDeniedWithoutIdentity() throws {
         let (_, url) = try start("testing/anon.png")
-        let done = try command(url, "upload, finalize", method: "PUT", offset: 0, body: bytes("x"),
+        let done = try command(
+            url, "upload, finalize", method: "PUT", offset: 0, body: bytes("x"),
             headers: ["Authorization": "Firebase \(emulatorToken(uid: "u1"))"])
         #expect(done.status == 403)
         #expect(done.headers["X-Goog-Upload-Status"] == "final")
@@ -149,7 +173,8 @@ import Testing
     @Test("8.2.19 Android form: content type only in the header, empty start body")
     func resumableAndroid() throws {
         let (_, url) = try start("public/a.jpg", headers: ["X-Goog-Upload-Header-Content-Type": "image/jpeg"])
-        let done = try command(url, "upload, finalize", offset: 0, body: bytes("jpeg"), headers: ["X-Goog-Upload-Protocol": "resumable"])
+        let done = try command(
+            url, "upload, finalize", offset: 0, body: bytes("jpeg"), headers: ["X-Goog-Upload-Protocol": "resumable"])
         #expect(try done.string("contentType") == "image/jpeg")
     }
 
@@ -191,15 +216,20 @@ import Testing
         let (_, done) = try start("public/c2.txt")
         _ = try command(done, "finalize")
         #expect(try command(done, "cancel").status == 400)
-        let unknown = try client.send(method: "POST", target: bucketPath() + "?name=x&upload_id=foo&upload_protocol=resumable", headers: ["X-Goog-Upload-Command": "query"])
+        let unknown = try client.send(
+            method: "POST", target: bucketPath() + "?name=x&upload_id=foo&upload_protocol=resumable",
+            headers: ["X-Goog-Upload-Command": "query"])
         #expect(unknown.status == 404)
-        let missing = try client.send(method: "POST", target: bucketPath() + "?name=x&upload_id=&upload_protocol=resumable", headers: ["X-Goog-Upload-Command": "upload"])
+        let missing = try client.send(
+            method: "POST", target: bucketPath() + "?name=x&upload_id=&upload_protocol=resumable",
+            headers: ["X-Goog-Upload-Command": "upload"])
         #expect(missing.status == 400)
     }
 
     @Test("8.2.23 commands without the protocol header work")
     func noProtocolHeader() throws {
-        let r = try client.send(method: "POST", target: bucketPath() + "?name=public/np.txt", headers: ["X-Goog-Upload-Command": "start"])
+        let r = try client.send(
+            method: "POST", target: bucketPath() + "?name=public/np.txt", headers: ["X-Goog-Upload-Command": "start"])
         let url = try #require(r.headers["X-Goog-Upload-URL"])
         let done = try command(url, "upload, finalize", offset: 0, body: bytes("np"))
         #expect(done.status == 200)
@@ -239,19 +269,28 @@ import Testing
         let directory = try TemporaryDirectory()
         var first: TestServer? = try TestServer(policy: VectorPolicy(), directory: directory)
         let c1 = first!.client()
-        let started = try c1.send(method: "POST", target: bucketPath() + "?name=public/restart.bin",
+        let started = try c1.send(
+            method: "POST", target: bucketPath() + "?name=public/restart.bin",
             headers: ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"])
         let url = try #require(started.headers["X-Goog-Upload-URL"])
         let data = pattern(600_000, seed: 7)
         let path = target(url)
-        #expect(try c1.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"], body: Array(data[0..<262_144])).status == 200)
+        #expect(
+            try c1.send(
+                method: "POST", target: path,
+                headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"],
+                body: Array(data[0..<262_144])
+            ).status == 200)
         first!.shutdown()
         first = nil
         let second = try TestServer(policy: VectorPolicy(), directory: directory)
         let c2 = second.client()
         let q = try c2.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "query"])
         #expect(q.headers["X-Goog-Upload-Size-Received"] == "262144")
-        let done = try c2.send(method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "262144"], body: Array(data[262_144...]))
+        let done = try c2.send(
+            method: "POST", target: path,
+            headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "262144"],
+            body: Array(data[262_144...]))
         #expect(done.status == 200)
         #expect(try done.string("md5Hash") == Base64.encode(MD5Hasher.digest(data)))
         #expect(try c2.get(objectPath("public/restart.bin") + "?alt=media").body == data)

@@ -11,7 +11,8 @@ enum BlobBackend: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .memory:
             let store = InMemoryBlobStore()
-            return BlobFixture(store: store, directory: nil, reopenStore: { store }, allBlobIDs: { try store.allBlobIDs() })
+            return BlobFixture(
+                store: store, directory: nil, reopenStore: { store }, allBlobIDs: { try store.allBlobIDs() })
         case .disk:
             let directory = try TempDirectory()
             let root = directory.path + "/data/blobs"
@@ -64,4 +65,6 @@ extension BlobReader {
     }
 }
 
-func pattern(_ count: Int, seed: UInt8 = 0) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed } }
+func pattern(_ count: Int, seed: UInt8 = 0) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed }
+}

@@ -2,7 +2,7 @@ import SiloCore
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// One suite, run against every BlobStore.
@@ -10,6 +10,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func writeInPiecesSyncAndReadBackAtOffsets(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let id = BlobID.random()
         let bytes = pattern(200_000)
         let writer = try fixture.store.makeWriter(id, at: 0)
@@ -37,6 +38,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func anEmptyBlobExists(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let id = BlobID.random()
         let writer = try fixture.store.makeWriter(id, at: 0)
         try writer.sync()
@@ -47,6 +49,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func continuingAtAnOffsetAfterReopenTruncatesTheExcess(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let id = BlobID.random()
         let first = try fixture.store.makeWriter(id, at: 0)
         try first.write(pattern(100))
@@ -79,6 +82,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func continuingPastTheEndOrOnAMissingBlobIsRefused(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let id = BlobID.random()
         let writer = try fixture.store.makeWriter(id, at: 0)
         try writer.write(pattern(10))
@@ -96,6 +100,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func missingBlobIsNotFoundAndDeleteIsIdempotent(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let id = BlobID.random()
         let error = #expect(throws: StorageError.self) { _ = try fixture.store.openReader(id) }
         #expect(error?.code == .notFound)
@@ -115,6 +120,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func takeFileDescriptorHandsOverTheFile(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let id = BlobID.random()
         let writer = try fixture.store.makeWriter(id, at: 0)
         try writer.write(pattern(1000))
@@ -135,6 +141,7 @@ import Testing
     @Test(arguments: BlobBackend.allCases)
     func blobsAreIndependent(_ backend: BlobBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let ids = (0..<20).map { _ in BlobID.random() }
         for (index, id) in ids.enumerated() {
             let writer = try fixture.store.makeWriter(id, at: 0)

@@ -1,10 +1,10 @@
-@_spi(Testing) import SiloDisk
 import SiloCore
+@_spi(Testing) import SiloDisk
 import Synchronization
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Disk-specific behaviour: layout, durability calls, and failures injected through the syscall seam.
@@ -23,7 +23,10 @@ import Testing
             var syscalls = Syscalls.system
             let system = Syscalls.system
             syscalls.pwrite = { fd, buffer, count, offset in
-                let n = self.pwriteCount.withLock { $0 += 1; return $0 }
+                let n = self.pwriteCount.withLock {
+                    $0 += 1
+                    return $0
+                }
                 self.calls.withLock { $0.append("pwrite") }
                 if let fault = self.pwriteFault.withLock({ $0 }), let code = fault(n) {
                     errno = code
@@ -53,6 +56,7 @@ import Testing
 
     @Test func filesAreNamedByBlobIDUnderTwoLevelsOfFanOut() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let store = try DiskBlobStore(root: directory.path + "/blobs/")
         let id = try #require(BlobID(rawValue: "abcdef0123456789abcdef0123456789"))
         let writer = try store.makeWriter(id, at: 0)
@@ -68,6 +72,7 @@ import Testing
 
     @Test func newBlobsSyncTheirDataAndDirectoryEntry() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
         faults.calls.withLock { $0 = [] }
@@ -91,6 +96,7 @@ import Testing
 
     @Test func shortWritesAndEINTRAreRetried() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         faults.maxWrite.withLock { $0 = 3 }
         faults.pwriteFault.withLock { $0 = { $0 % 2 == 0 ? EINTR : nil } }
@@ -105,6 +111,7 @@ import Testing
 
     @Test func noSpaceMidWriteThrowsACleanErrorAndCommitsNothing() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
         let metadata = InMemoryMetadataStore()
@@ -138,6 +145,7 @@ import Testing
 
     @Test func failedSyncIsReportedAndPoisonsTheWriter() throws {
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let faults = Faults()
         let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
         let writer = try store.makeWriter(.random(), at: 0)
@@ -153,6 +161,7 @@ import Testing
     @Test func unwritableRootIsAPermissionError() throws {
         guard geteuid() != 0 else { return }  // root ignores permissions
         let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
         #expect(chmod(directory.path, 0o500) == 0)
         defer { _ = chmod(directory.path, 0o700) }
         let error = #expect(throws: StorageError.self) { _ = try DiskBlobStore(root: directory.path + "/blobs") }

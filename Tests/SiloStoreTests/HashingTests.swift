@@ -9,7 +9,9 @@ import Testing
 
     @Test func md5OfKnownText() {
         // RFC 1321 test suite.
-        #expect(Base64.encode(MD5Hasher.digest(Array("abc".utf8))) == Base64.encode(hex("900150983cd24fb0d6963f7d28e17f72")))
+        #expect(
+            Base64.encode(MD5Hasher.digest(Array("abc".utf8))) == Base64.encode(hex("900150983cd24fb0d6963f7d28e17f72"))
+        )
     }
 
     @Test func crc32cCheckValues() {
@@ -53,7 +55,9 @@ import Testing
         let outputBufferSize = 16 * 1024
         var rng = SplitMix(seed: 42)
         // Half-compressible input: random words from a small vocabulary.
-        let vocabulary = (0..<64).map { _ in (0..<Int.random(in: 1...12, using: &rng)).map { _ in UInt8.random(in: 97...122, using: &rng) } }
+        let vocabulary = (0..<64).map { _ in
+            (0..<Int.random(in: 1...12, using: &rng)).map { _ in UInt8.random(in: 97...122, using: &rng) }
+        }
 
         let deflater = try GzipDeflater(outputBufferSize: outputBufferSize)
         let inflater = try GzipInflater(outputBufferSize: outputBufferSize)
@@ -128,7 +132,9 @@ import Testing
 
 func hex(_ text: String) -> [UInt8] {
     let digits = Array(text.utf8)
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    return stride(from: 0, to: digits.count, by: 2).map {
+        UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+    }
 }
 
 /// A seeded generator so failures reproduce.

@@ -1,9 +1,10 @@
 import Foundation
 import SiloCore
+import SiloSQLite
 
 /// Every MetadataStore the conformance suite runs against.
 enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
-    case memory
+    case memory, sqlite
 
     var description: String { rawValue }
 
@@ -11,6 +12,19 @@ enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .memory:
             return MetadataFixture(store: InMemoryMetadataStore(now: { clock.now() }), clock: clock, reopenStore: nil)
+        case .sqlite:
+            let directory = try TempDirectory()
+            let path = directory.path + "/metadata.sqlite"
+            var configuration = SQLiteMetadataStore.Configuration()
+            configuration.now = { clock.now() }
+            let fixture = MetadataFixture(
+                store: try SQLiteMetadataStore(path: path, configuration: configuration), clock: clock,
+                reopenStore: { old in
+                    (old as? SQLiteMetadataStore)?.close()
+                    return try SQLiteMetadataStore(path: path, configuration: configuration)
+                })
+            fixture.keepAlive.append(directory)
+            return fixture
         }
     }
 }

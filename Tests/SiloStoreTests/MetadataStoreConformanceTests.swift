@@ -12,6 +12,7 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func bucketsAreCreatedOnceAndListedByName(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         #expect(try store.bucket(bucket) == nil)
         let created = try store.ensureBucket(bucket)
@@ -28,6 +29,7 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func generationsStrictlyIncreaseEvenWithAFrozenClock(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let frozen = Timestamp(microseconds: 1_000_000)
         var last: Int64 = 0
@@ -40,15 +42,20 @@ import Testing
         }
         // A generation follows the clock when the clock is ahead (microseconds, like GCS).
         let later = Timestamp(microseconds: 9_000_000)
-        #expect(try store.insertObject(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
+        #expect(
+            try store.insertObject(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
         // ... and never goes back, even after the clock does or the name is deleted.
         _ = try store.deleteObject(bucket, objectName("a"), generation: nil, conditions: .none)
-        #expect(try store.insertObject(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds + 1)
+        #expect(
+            try store.insertObject(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds
+                + 1)
     }
 
     @Test(arguments: MetadataBackend.allCases)
     func insertReturnsWhatItReplacedAndStoresEveryField(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         var first = draft("dir/file.txt")
         first.fields = ObjectFields(
             contentType: "image/png", contentEncoding: "gzip", contentDisposition: "inline", contentLanguage: "en",
@@ -63,16 +70,21 @@ import Testing
         #expect(try store.object(bucket, first.name, generation: stored.generation) == stored)
         #expect(try store.bucket(bucket) != nil, "an object implies its bucket")
 
-        let (second, replacedNow) = try store.insertObject(draft("dir/file.txt"), conditions: .none, at: Timestamp(microseconds: 6))
+        let (second, replacedNow) = try store.insertObject(
+            draft("dir/file.txt"), conditions: .none, at: Timestamp(microseconds: 6))
         #expect(replacedNow == stored)
         #expect(try store.object(bucket, first.name, generation: nil) == second)
-        #expect(try store.object(bucket, first.name, generation: stored.generation) == nil, "no versioning: old version gone")
+        #expect(
+            try store.object(bucket, first.name, generation: stored.generation) == nil,
+            "no versioning: old version gone")
         #expect(try store.object(bucket, objectName("dir"), generation: nil) == nil)
     }
 
     @Test(arguments: MetadataBackend.allCases)
     func metagenerationIncrementsOnUpdate(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let name = objectName("m")
         let (stored, _) = try store.insertObject(draft("m"), conditions: .none, at: Timestamp(microseconds: 10))
         let first = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 20)) {
@@ -115,28 +127,56 @@ import Testing
     }
 
     static let insertConditions: [ConditionCase] = [
-        .init(description: "ifGenerationMatch=0 on absent", make: { _ in .init(ifGenerationMatch: 0) }, objectExists: false, passes: true),
-        .init(description: "ifGenerationMatch=0 on present", make: { _ in .init(ifGenerationMatch: 0) }, objectExists: true, passes: false),
-        .init(description: "ifGenerationMatch=current", make: { .init(ifGenerationMatch: $0!.generation) }, objectExists: true, passes: true),
-        .init(description: "ifGenerationMatch=other", make: { .init(ifGenerationMatch: $0!.generation + 1) }, objectExists: true, passes: false),
-        .init(description: "ifGenerationMatch=n on absent", make: { _ in .init(ifGenerationMatch: 42) }, objectExists: false, passes: false),
-        .init(description: "ifGenerationNotMatch=current", make: { .init(ifGenerationNotMatch: $0!.generation) }, objectExists: true, passes: false),
-        .init(description: "ifGenerationNotMatch=other", make: { .init(ifGenerationNotMatch: $0!.generation - 1) }, objectExists: true, passes: true),
-        .init(description: "ifMetagenerationMatch=current", make: { .init(ifMetagenerationMatch: $0!.metageneration) }, objectExists: true, passes: true),
-        .init(description: "ifMetagenerationMatch=other", make: { .init(ifMetagenerationMatch: $0!.metageneration + 1) }, objectExists: true, passes: false),
-        .init(description: "ifMetagenerationMatch on absent", make: { _ in .init(ifMetagenerationMatch: 1) }, objectExists: false, passes: false),
-        .init(description: "ifMetagenerationNotMatch=current", make: { .init(ifMetagenerationNotMatch: $0!.metageneration) }, objectExists: true, passes: false),
-        .init(description: "ifMetagenerationNotMatch=other", make: { _ in .init(ifMetagenerationNotMatch: 99) }, objectExists: true, passes: true),
-        .init(description: "all four holding", make: {
-            .init(
-                ifGenerationMatch: $0!.generation, ifGenerationNotMatch: $0!.generation + 1,
-                ifMetagenerationMatch: $0!.metageneration, ifMetagenerationNotMatch: $0!.metageneration + 1)
-        }, objectExists: true, passes: true),
+        .init(
+            description: "ifGenerationMatch=0 on absent", make: { _ in .init(ifGenerationMatch: 0) },
+            objectExists: false, passes: true),
+        .init(
+            description: "ifGenerationMatch=0 on present", make: { _ in .init(ifGenerationMatch: 0) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifGenerationMatch=current", make: { .init(ifGenerationMatch: $0!.generation) },
+            objectExists: true, passes: true),
+        .init(
+            description: "ifGenerationMatch=other", make: { .init(ifGenerationMatch: $0!.generation + 1) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifGenerationMatch=n on absent", make: { _ in .init(ifGenerationMatch: 42) },
+            objectExists: false, passes: false),
+        .init(
+            description: "ifGenerationNotMatch=current", make: { .init(ifGenerationNotMatch: $0!.generation) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifGenerationNotMatch=other", make: { .init(ifGenerationNotMatch: $0!.generation - 1) },
+            objectExists: true, passes: true),
+        .init(
+            description: "ifMetagenerationMatch=current", make: { .init(ifMetagenerationMatch: $0!.metageneration) },
+            objectExists: true, passes: true),
+        .init(
+            description: "ifMetagenerationMatch=other", make: { .init(ifMetagenerationMatch: $0!.metageneration + 1) },
+            objectExists: true, passes: false),
+        .init(
+            description: "ifMetagenerationMatch on absent", make: { _ in .init(ifMetagenerationMatch: 1) },
+            objectExists: false, passes: false),
+        .init(
+            description: "ifMetagenerationNotMatch=current",
+            make: { .init(ifMetagenerationNotMatch: $0!.metageneration) }, objectExists: true, passes: false),
+        .init(
+            description: "ifMetagenerationNotMatch=other", make: { _ in .init(ifMetagenerationNotMatch: 99) },
+            objectExists: true, passes: true),
+        .init(
+            description: "all four holding",
+            make: {
+                .init(
+                    ifGenerationMatch: $0!.generation, ifGenerationNotMatch: $0!.generation + 1,
+                    ifMetagenerationMatch: $0!.metageneration, ifMetagenerationNotMatch: $0!.metageneration + 1)
+            }, objectExists: true, passes: true),
     ]
 
     @Test(arguments: MetadataBackend.allCases, insertConditions)
     func insertChecksPreconditionsInsideTheWrite(_ backend: MetadataBackend, _ condition: ConditionCase) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let name = objectName("p")
         var current: ObjectRecord?
         if condition.objectExists {
@@ -147,7 +187,8 @@ import Testing
         try store.registerPendingBlob(newDraft.blobID, at: Timestamp(microseconds: 0))
         let conditions = condition.make(current)
         if condition.passes {
-            let (stored, replaced) = try store.insertObject(newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
+            let (stored, replaced) = try store.insertObject(
+                newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
             #expect(replaced == current)
             #expect(try store.object(bucket, name, generation: nil) == stored)
         } else {
@@ -156,21 +197,27 @@ import Testing
             }
             #expect(error?.code == .preconditionFailed)
             #expect(try store.object(bucket, name, generation: nil) == current, "a failed insert changes nothing")
-            #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 10), limit: 10) == [newDraft.blobID])
+            #expect(
+                try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 10), limit: 10) == [newDraft.blobID])
         }
     }
 
     @Test(arguments: MetadataBackend.allCases, insertConditions.filter(\.objectExists))
     func updateAndDeleteCheckPreconditions(_ backend: MetadataBackend, _ condition: ConditionCase) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let name = objectName("q")
         _ = try store.insertObject(draft("q"), conditions: .none, at: Timestamp(microseconds: 1))
         let current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
         let conditions = condition.make(current)
         if condition.passes {
-            let updated = try store.updateObject(bucket, name, conditions: conditions, at: .now()) { $0.cacheControl = "x" }
+            let updated = try store.updateObject(bucket, name, conditions: conditions, at: .now()) {
+                $0.cacheControl = "x"
+            }
             // Metageneration moved on; rebuild the conditions against the new record for the delete.
-            #expect(try store.deleteObject(bucket, name, generation: nil, conditions: condition.make(updated)) == updated)
+            #expect(
+                try store.deleteObject(bucket, name, generation: nil, conditions: condition.make(updated)) == updated)
             #expect(try store.object(bucket, name, generation: nil) == nil)
         } else {
             let updateError = #expect(throws: StorageError.self) {
@@ -189,7 +236,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func listingOrdersByUTF8Bytes(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let names = ["é", "a/b", "a\u{1F600}", "a-b", "b", "a", "A", "a/b/c", "\u{7F}", "日本"]
         for name in names { _ = try store.insertObject(draft(name), conditions: .none, at: .now()) }
         _ = try store.insertObject(draft("other", bucket: bucketName("other-bucket")), conditions: .none, at: .now())
@@ -201,7 +250,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func listingFiltersByPrefixSkipsWithStartAfterAndHonoursLimit(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         for name in ["a/1", "a/2", "a/b/1", "a/b/2", "a/b0", "a/c", "a0", "b", "a/\u{FFFF}x"] {
             _ = try store.insertObject(draft(name), conditions: .none, at: .now())
         }
@@ -225,7 +276,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func deletingRemovesFromLookupAndListing(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let (kept, _) = try store.insertObject(draft("keep"), conditions: .none, at: .now())
         let (gone, _) = try store.insertObject(draft("gone"), conditions: .none, at: .now())
         #expect(try store.deleteObject(bucket, gone.name, generation: nil, conditions: .none) == gone)
@@ -249,7 +302,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func sessionsCRUDAndExpiryQuery(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         var session = UploadSession(
             id: RandomID.sessionID(), bucket: bucket, name: objectName("up/load é.bin"),
             fields: ObjectFields(contentType: "video/mp4", customMetadata: ["a": "b"], downloadTokens: ["tok"]),
@@ -262,7 +317,8 @@ import Testing
         #expect(duplicate?.code == .alreadyExists)
 
         let older = UploadSession(
-            id: RandomID.sessionID(), bucket: bucket, name: objectName("old"), fields: ObjectFields(), declaredSize: nil,
+            id: RandomID.sessionID(), bucket: bucket, name: objectName("old"), fields: ObjectFields(),
+            declaredSize: nil,
             blobID: .random(), created: Timestamp(microseconds: 50))
         try store.insertSession(older)
 
@@ -279,7 +335,8 @@ import Testing
         #expect(try store.session(id: session.id) == updated)
 
         #expect(try store.sessions(updatedBefore: Timestamp(microseconds: 150)).map(\.id) == [older.id])
-        #expect(try Set(store.sessions(updatedBefore: Timestamp(microseconds: 201)).map(\.id)) == [older.id, session.id])
+        #expect(
+            try Set(store.sessions(updatedBefore: Timestamp(microseconds: 201)).map(\.id)) == [older.id, session.id])
         #expect(try store.sessions(updatedBefore: Timestamp(microseconds: 50)).isEmpty)
 
         let missing = #expect(throws: StorageError.self) { _ = try store.updateSession(id: "nope") { _ in } }
@@ -294,7 +351,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func pendingBlobsBecomeGarbageOnlyWhenUnreferencedAndOld(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let t0 = Timestamp(microseconds: 1_000)
         let t1 = Timestamp(microseconds: 2_000)
         let orphan = BlobID.random()
@@ -305,7 +364,8 @@ import Testing
 
         _ = try store.insertObject(committed, conditions: .none, at: t1)
         var session = UploadSession(
-            id: "s1", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil, blobID: sessionBlob,
+            id: "s1", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+            blobID: sessionBlob,
             created: t0)
         try store.insertSession(session)
         #expect(try store.garbageBlobs(registeredBefore: t1, limit: 10) == [orphan])
@@ -320,12 +380,16 @@ import Testing
         let t2 = Timestamp(microseconds: 3_000)
         _ = try store.insertObject(replacement, conditions: .none, at: t2)
         #expect(try !store.garbageBlobs(registeredBefore: t2, limit: 10).contains(committed.blobID))
-        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 3_001), limit: 10).contains(committed.blobID))
+        #expect(
+            try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 3_001), limit: 10).contains(
+                committed.blobID))
         #expect(try !store.garbageBlobs(registeredBefore: .now(), limit: 10).contains(replacement.blobID))
 
         // Deleting the object makes its blob garbage.
         _ = try store.deleteObject(bucket, replacement.name, generation: nil, conditions: .none)
-        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).contains(replacement.blobID))
+        #expect(
+            try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10).contains(
+                replacement.blobID))
 
         for id in [orphan, sessionBlob, committed.blobID, replacement.blobID] { try store.forgetBlob(id) }
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10) == [])
@@ -334,7 +398,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func aBlobReusedByTheNewVersionIsNotGarbage(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let first = draft("same")
         _ = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 1))
         // A metadata rewrite that keeps the blob (copy onto itself): the blob stays referenced.
@@ -345,13 +411,15 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func resetDropsEverythingAndTurnsBlobsIntoGarbage(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let a = draft("a")
         let b = draft("b", bucket: bucketName("second"))
         _ = try store.insertObject(a, conditions: .none, at: .now())
         _ = try store.insertObject(b, conditions: .none, at: .now())
         let session = UploadSession(
-            id: "s", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil, blobID: .random(),
+            id: "s", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+            blobID: .random(),
             created: .now())
         try store.insertSession(session)
         try store.reset()
@@ -364,14 +432,18 @@ import Testing
         #expect(Set(garbage) == [a.blobID, b.blobID, session.blobID])
         // Generations keep increasing after a reset.
         let before = try #require(Optional(Int64(0)))
-        #expect(try store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation > before)
+        #expect(
+            try store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
+                > before)
     }
 
     // MARK: Concurrency
 
     @Test(arguments: MetadataBackend.allCases)
     func concurrentInsertsOnOneNameAllSucceedWithDistinctGenerations(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let perThread = 25
         let results = Mutex<[Int: [Int64]]>([:])
         let failures = Mutex<[String]>([])
@@ -379,7 +451,8 @@ import Testing
             var generations: [Int64] = []
             for _ in 0..<perThread {
                 do {
-                    let (stored, _) = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 7))
+                    let (stored, _) = try store.insertObject(
+                        draft("hot"), conditions: .none, at: Timestamp(microseconds: 7))
                     generations.append(stored.generation)
                 } catch {
                     failures.withLock { $0.append("\(error)") }
@@ -389,7 +462,9 @@ import Testing
         }
         #expect(failures.withLock { $0 } == [])
         let all = results.withLock { $0 }
-        for generations in all.values { #expect(generations == generations.sorted() && Set(generations).count == perThread) }
+        for generations in all.values {
+            #expect(generations == generations.sorted() && Set(generations).count == perThread)
+        }
         let flat = all.values.flatMap { $0 }
         #expect(flat.count == 8 * perThread && Set(flat).count == flat.count)
         let live = try #require(try store.object(bucket, objectName("hot"), generation: nil))
@@ -401,7 +476,9 @@ import Testing
 
     @Test(arguments: MetadataBackend.allCases)
     func readsRunDuringWrites(_ backend: MetadataBackend) throws {
-        let store = try backend.open().store
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         for i in 0..<50 { _ = try store.insertObject(draft("r/\(i)"), conditions: .none, at: .now()) }
         let problems = Mutex<[String]>([])
         onThreads(6) { thread in
@@ -409,7 +486,9 @@ import Testing
                 if thread < 2 {
                     for i in 0..<100 {
                         _ = try store.insertObject(draft("w\(thread)/\(i % 10)"), conditions: .none, at: .now())
-                        _ = try store.updateObject(bucketName(), objectName("r/\(i % 50)"), conditions: .none, at: .now()) {
+                        _ = try store.updateObject(
+                            bucketName(), objectName("r/\(i % 50)"), conditions: .none, at: .now()
+                        ) {
                             $0.customMetadata["n"] = "\(i)"
                         }
                     }
@@ -435,9 +514,13 @@ import Testing
     @Test(arguments: MetadataBackend.allCases)
     func everythingSurvivesReopen(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
         guard fixture.canReopen else { return }
-        let (stored, _) = try fixture.store.insertObject(draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
-        let updated = try fixture.store.updateObject(bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)) {
+        let (stored, _) = try fixture.store.insertObject(
+            draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
+        let updated = try fixture.store.updateObject(
+            bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)
+        ) {
             $0.customMetadata["after"] = "update"
         }
         let session = UploadSession(
@@ -455,6 +538,8 @@ import Testing
         #expect(try store.buckets() == buckets)
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 9), limit: 10) == [pending])
         // The generation counter is restored too: a frozen clock still moves forward.
-        #expect(try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation > stored.generation)
+        #expect(
+            try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
+                > stored.generation)
     }
 }

@@ -25,7 +25,9 @@ final class TempDirectory: Sendable {
 func bucketName(_ text: String = "silo-test.appspot.com") -> BucketName { try! BucketName(text) }
 func objectName(_ text: String) -> ObjectName { try! ObjectName(text) }
 
-func draft(_ name: String, bucket: BucketName = bucketName(), blobID: BlobID = .random(), size: Int64 = 3) -> ObjectDraft {
+func draft(_ name: String, bucket: BucketName = bucketName(), blobID: BlobID = .random(), size: Int64 = 3)
+    -> ObjectDraft
+{
     ObjectDraft(
         bucket: bucket, name: objectName(name),
         blob: BlobSummary(size: size, md5: Array(repeating: 0xAB, count: 16), crc32c: 0x1234_5678), blobID: blobID,

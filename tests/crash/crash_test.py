@@ -69,6 +69,7 @@ class Ledger:
         self.attempted = {}   # name -> set of md5 hex of every version ever sent
         self.acked = {}       # name -> highest acknowledged generation
         self.open_sessions = 0  # resumable starts attempted and not finalized (their blobs stay until expiry)
+        self.acknowledged = 0   # uploads answered 200
 
     def attempt(self, name, digest):
         with self.lock:
@@ -81,6 +82,7 @@ class Ledger:
     def ack(self, name, generation):
         with self.lock:
             self.acked[name] = max(self.acked.get(name, 0), generation)
+            self.acknowledged += 1
 
 
 def upload(port, name, data, mode, ledger):
@@ -170,6 +172,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--corrupt-one-blob", action="store_true",
+                        help="self-check: flip a byte in one blob between rounds; the test must then fail")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     data_dir = tempfile.mkdtemp(prefix="silo-crash-")
@@ -196,6 +200,16 @@ def main():
             stop.set()
             for t in threads:
                 t.join(timeout=15)
+            if args.corrupt_one_blob and round_number == args.rounds:
+                for root, _, files in os.walk(os.path.join(data_dir, "blobs")):
+                    sizes = [(os.path.getsize(os.path.join(root, f)), os.path.join(root, f)) for f in files]
+                    victim = next((path for size, path in sizes if size > 0), None)
+                    if victim:
+                        with open(victim, "r+b") as f:
+                            byte = f.read(1)
+                            f.seek(0)
+                            f.write(bytes([byte[0] ^ 0xFF]))
+                        break
         proc, port = start_server(args.binary, data_dir)
         problems, live = verify(port, ledger, data_dir)
         print(f"round {args.rounds}: {live} objects checked, {len(problems)} problems", flush=True)
@@ -210,7 +224,8 @@ def main():
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     acked = sum(1 for v in ledger.acked.values() if v)
-    print(f"crash test: {args.rounds} kill -9 rounds, seed {args.seed}, {acked} names with acknowledged uploads, "
+    print(f"crash test: {args.rounds} kill -9 rounds, seed {args.seed}, {ledger.acknowledged} uploads acknowledged "
+          f"across {acked} names, "
           f"{time.time() - started:.1f}s")
     print(f"{args.rounds - min(failures, args.rounds)} passed, {min(failures, args.rounds)} failed" if failures else
           f"{args.rounds} passed, 0 failed")

@@ -20,5 +20,7 @@ public struct BucketName: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     public var description: String { rawValue }
-    public static func < (a: BucketName, b: BucketName) -> Bool { a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
+    public static func < (a: BucketName, b: BucketName) -> Bool {
+        a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8)
+    }
 }

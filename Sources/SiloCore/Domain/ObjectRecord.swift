@@ -82,7 +82,10 @@ public struct BucketRecord: Sendable, Equatable {
     public var metageneration: Int64
     public var versioning: Bool
 
-    public init(name: BucketName, timeCreated: Timestamp, updated: Timestamp, metageneration: Int64 = 1, versioning: Bool = false) {
+    public init(
+        name: BucketName, timeCreated: Timestamp, updated: Timestamp, metageneration: Int64 = 1,
+        versioning: Bool = false
+    ) {
         self.name = name
         self.timeCreated = timeCreated
         self.updated = updated

@@ -23,7 +23,8 @@ public struct Preconditions: Sendable, Equatable, Codable {
     public func check(_ current: ObjectRecord?, describing object: String) throws {
         let generation = current?.generation ?? 0
         func fail() -> StorageError {
-            StorageError(.preconditionFailed, "At least one of the pre-conditions you specified did not hold: \(object)")
+            StorageError(
+                .preconditionFailed, "At least one of the pre-conditions you specified did not hold: \(object)")
         }
         if let want = ifGenerationMatch, want != generation { throw fail() }
         if let avoid = ifGenerationNotMatch, avoid == generation { throw fail() }

@@ -27,7 +27,8 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
         let weekday = Int((days % 7 + 7 + 4) % 7)  // 1970-01-01 was a Thursday
         let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        return "\(names[weekday]), \(pad(d, 2)) \(months[mo - 1]) \(pad(y, 4)) \(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)) GMT"
+        return
+            "\(names[weekday]), \(pad(d, 2)) \(months[mo - 1]) \(pad(y, 4)) \(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)) GMT"
     }
 
     /// Parses RFC 3339 with any number of fraction digits and `Z` or a numeric offset.
@@ -118,7 +119,7 @@ private func pad(_ value: Int, _ width: Int) -> String {
 }
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif

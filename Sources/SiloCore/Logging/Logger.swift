@@ -25,19 +25,33 @@ public struct Logger: Sendable {
     /// A logger that discards everything.
     public static let disabled = Logger(label: "disabled", level: .critical, handler: NullLogHandler())
 
-    public func log(_ level: Level, _ message: @autoclosure () -> String, metadata extra: @autoclosure () -> Metadata = [:]) {
+    public func log(
+        _ level: Level, _ message: @autoclosure () -> String, metadata extra: @autoclosure () -> Metadata = [:]
+    ) {
         guard level >= self.level else { return }
         var all = metadata
         for (k, v) in extra() { all[k] = v }
         handler.log(level: level, label: label, message: message(), metadata: all)
     }
 
-    public func trace(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(.trace, m(), metadata: metadata()) }
-    public func debug(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(.debug, m(), metadata: metadata()) }
-    public func info(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(.info, m(), metadata: metadata()) }
-    public func notice(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(.notice, m(), metadata: metadata()) }
-    public func warning(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(.warning, m(), metadata: metadata()) }
-    public func error(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(.error, m(), metadata: metadata()) }
+    public func trace(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) {
+        log(.trace, m(), metadata: metadata())
+    }
+    public func debug(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) {
+        log(.debug, m(), metadata: metadata())
+    }
+    public func info(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) {
+        log(.info, m(), metadata: metadata())
+    }
+    public func notice(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) {
+        log(.notice, m(), metadata: metadata())
+    }
+    public func warning(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) {
+        log(.warning, m(), metadata: metadata())
+    }
+    public func error(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) {
+        log(.error, m(), metadata: metadata())
+    }
 }
 
 public protocol LogHandler: Sendable {
@@ -62,7 +76,7 @@ public struct StderrLogHandler: LogHandler {
 }
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif

@@ -11,10 +11,13 @@ enum CredentialParser {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2 else { return nil }
         let scheme = String(parts[0])
-        guard equalsIgnoringCaseASCII(scheme, "Firebase") || equalsIgnoringCaseASCII(scheme, "Bearer") else { return nil }
+        guard equalsIgnoringCaseASCII(scheme, "Firebase") || equalsIgnoringCaseASCII(scheme, "Bearer") else {
+            return nil
+        }
         let credential = String(parts[1]).trimmingCharacters(in: " ")
         if emulatorAdmin && credential == "owner" {
-            return Principal(scheme: scheme, credential: credential, uid: nil, claimsJSON: "{}", isAdmin: true, verified: false)
+            return Principal(
+                scheme: scheme, credential: credential, uid: nil, claimsJSON: "{}", isAdmin: true, verified: false)
         }
         let segments = credential.split(separator: ".", omittingEmptySubsequences: false)
         var uid: String?
@@ -25,11 +28,11 @@ enum CredentialParser {
             uid = object["user_id"]?.stringValue ?? object["sub"]?.stringValue
             claims = json.serializedString
         }
-        return Principal(scheme: scheme, credential: credential, uid: uid, claimsJSON: claims, isAdmin: false, verified: false)
+        return Principal(
+            scheme: scheme, credential: credential, uid: uid, claimsJSON: claims, isAdmin: false, verified: false)
     }
 }
 
 func equalsIgnoringCaseASCII(_ a: String, _ b: String) -> Bool {
     a.lowercased() == b.lowercased()
 }
-

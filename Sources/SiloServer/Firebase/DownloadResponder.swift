@@ -8,7 +8,9 @@ import SiloWire
 struct DownloadResponder {
     let service: ObjectService
 
-    func respond(_ record: ObjectRecord, request: HTTPRequestHead, extraHeaders: HTTPHeaders = [:]) throws -> HTTPResponse {
+    func respond(_ record: ObjectRecord, request: HTTPRequestHead, extraHeaders: HTTPHeaders = [:]) throws
+        -> HTTPResponse
+    {
         var headers = extraHeaders
         let etag = "\"\(record.etag)\""
         headers.set("ETag", etag)
@@ -33,7 +35,8 @@ struct DownloadResponder {
         let reader = try openReader(record)
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
-            return HTTPResponse(status: 200, headers: headers, body: .stream(length: nil, try GunzipProducer(reader: reader)))
+            return HTTPResponse(
+                status: 200, headers: headers, body: .stream(length: nil, try GunzipProducer(reader: reader)))
         }
         if let encoding = record.fields.contentEncoding { headers.set("Content-Encoding", encoding) }
 
@@ -43,11 +46,14 @@ struct DownloadResponder {
             headers.remove("Content-Type")
             return HTTPResponse(status: 416, headers: headers)
         case .whole:
-            headers.set("X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
+            headers.set(
+                "X-Goog-Hash",
+                "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
             return HTTPResponse(status: 200, headers: headers, body: try body(reader, offset: 0, length: record.size))
         case .partial(let start, let end):
             headers.set("Content-Range", "bytes \(start)-\(end)/\(record.size)")
-            return HTTPResponse(status: 206, headers: headers, body: try body(reader, offset: start, length: end - start + 1))
+            return HTTPResponse(
+                status: 206, headers: headers, body: try body(reader, offset: start, length: end - start + 1))
         }
     }
 
@@ -63,7 +69,8 @@ struct DownloadResponder {
             var filled = 0
             try bytes.withUnsafeMutableBytes { buffer in
                 while filled < buffer.count {
-                    let n = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+                    let n = try reader.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
                     guard n > 0 else { throw StorageError(.corrupt, "blob is shorter than its metadata says") }
                     filled += n
                 }
@@ -152,7 +159,9 @@ final class GunzipProducer: ResponseBodyProducer {
                 continue
             }
             offset += Int64(n)
-            try inflater.feed(UnsafeRawBufferPointer(rebasing: input[0..<n])) { piece in output.append(contentsOf: piece) }
+            try inflater.feed(UnsafeRawBufferPointer(rebasing: input[0..<n])) { piece in
+                output.append(contentsOf: piece)
+            }
         }
         let count = min(buffer.count, output.count - outputStart)
         output.withUnsafeBytes { src in

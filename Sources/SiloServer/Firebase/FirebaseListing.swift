@@ -11,7 +11,8 @@ enum FirebaseListing {
     }
 
     static func page(
-        store: any MetadataStore, bucket: BucketName, prefix: String, delimiter: String, startAfter: [UInt8]?, maxResults: Int
+        store: any MetadataStore, bucket: BucketName, prefix: String, delimiter: String, startAfter: [UInt8]?,
+        maxResults: Int
     ) throws -> Page {
         var page = Page()
         let prefixBytes = Array(prefix.utf8)
@@ -30,7 +31,8 @@ enum FirebaseListing {
                     return page
                 }
                 let name = Array(record.name.rawValue.utf8)
-                if !delimiterBytes.isEmpty, let end = firstIndex(of: delimiterBytes, in: name, from: prefixBytes.count) {
+                if !delimiterBytes.isEmpty, let end = firstIndex(of: delimiterBytes, in: name, from: prefixBytes.count)
+                {
                     let commonPrefix = Array(name[..<(end + delimiterBytes.count)])
                     if isValidPath(commonPrefix.last == 0x2F ? Array(commonPrefix.dropLast()) : commonPrefix) {
                         page.prefixes.append(String(decoding: commonPrefix, as: UTF8.self))

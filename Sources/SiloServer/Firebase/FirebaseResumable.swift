@@ -11,46 +11,51 @@ struct FirebaseResumable {
     /// The commands of an `X-Goog-Upload-Command` header: comma-separated, trimmed, case-insensitive.
     static func commands(_ header: String?) -> Set<String> {
         guard let header else { return [] }
-        return Set(header.split(separator: ",").map { $0.trimmingCharacters(in: " ").lowercased() }.filter { !$0.isEmpty })
+        return Set(
+            header.split(separator: ",").map { $0.trimmingCharacters(in: " ").lowercased() }.filter { !$0.isEmpty })
     }
 
     func start(_ context: RequestContext, bucket: BucketName, pathName: ObjectName?) -> RequestDisposition {
-        .readBody(CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
-            do {
-                try service.checkServed(bucket)
-                let changes = try UploadFields.parseChanges(body)
-                let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: changes)
-                let headers = context.headers
-                let headerType = headers["X-Goog-Upload-Header-Content-Type"] ?? headers["X-Goog-Upload-Content-Type"]
-                let declared = (headers["X-Goog-Upload-Header-Content-Length"] ?? headers["X-Goog-Upload-Content-Length"])
-                    .map { $0.trimmingCharacters(in: " ") }
-                var declaredSize: Int64?
-                if let declared, !declared.isEmpty {
-                    guard let value = Int64(declared), value >= 0 else {
-                        throw StorageError(.invalidArgument, "invalid upload content length \(declared.prefix(40))")
+        .readBody(
+            CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
+                do {
+                    try service.checkServed(bucket)
+                    let changes = try UploadFields.parseChanges(body)
+                    let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: changes)
+                    let headers = context.headers
+                    let headerType =
+                        headers["X-Goog-Upload-Header-Content-Type"] ?? headers["X-Goog-Upload-Content-Type"]
+                    let declared =
+                        (headers["X-Goog-Upload-Header-Content-Length"] ?? headers["X-Goog-Upload-Content-Length"])
+                        .map { $0.trimmingCharacters(in: " ") }
+                    var declaredSize: Int64?
+                    if let declared, !declared.isEmpty {
+                        guard let value = Int64(declared), value >= 0 else {
+                            throw StorageError(.invalidArgument, "invalid upload content length \(declared.prefix(40))")
+                        }
+                        declaredSize = value
                     }
-                    declaredSize = value
+                    let fields = UploadFields.firebase(changes, fallbackContentType: headerType, name: name)
+                    let blobID = BlobID.random()
+                    try service.metadata.registerPendingBlob(blobID, at: context.time)
+                    try service.blobs.makeWriter(blobID, at: 0).close()
+                    var session = UploadSession(
+                        id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields,
+                        declaredSize: declaredSize, blobID: blobID, principal: context.head.headers["Authorization"],
+                        created: context.time)
+                    if service.configuration.strictV0Checksums { session.expectedMD5 = changes?.md5Hash }
+                    try service.metadata.insertSession(session)
+                    var out = HTTPHeaders()
+                    out.set("X-Goog-Upload-Status", "active")
+                    out.set("X-Goog-Upload-URL", sessionURL(context, bucket: bucket, name: name, id: session.id))
+                    out.set("X-Goog-Upload-Chunk-Granularity", String(service.configuration.chunkGranularity))
+                    out.set("X-Goog-Upload-Control-URL", "")
+                    out.set("X-GUploader-UploadID", session.id)
+                    return Reply.empty(200, headers: out)
+                } catch {
+                    return Reply.firebaseError(error)
                 }
-                let fields = UploadFields.firebase(changes, fallbackContentType: headerType, name: name)
-                let blobID = BlobID.random()
-                try service.metadata.registerPendingBlob(blobID, at: context.time)
-                try service.blobs.makeWriter(blobID, at: 0).close()
-                var session = UploadSession(id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields,
-                    declaredSize: declaredSize, blobID: blobID, principal: context.head.headers["Authorization"],
-                    created: context.time)
-                if service.configuration.strictV0Checksums { session.expectedMD5 = changes?.md5Hash }
-                try service.metadata.insertSession(session)
-                var out = HTTPHeaders()
-                out.set("X-Goog-Upload-Status", "active")
-                out.set("X-Goog-Upload-URL", sessionURL(context, bucket: bucket, name: name, id: session.id))
-                out.set("X-Goog-Upload-Chunk-Granularity", String(service.configuration.chunkGranularity))
-                out.set("X-Goog-Upload-Control-URL", "")
-                out.set("X-GUploader-UploadID", session.id)
-                return Reply.empty(200, headers: out)
-            } catch {
-                return Reply.firebaseError(error)
-            }
-        })
+            })
     }
 
     /// The session URL, absolute, built from the Host the client used.
@@ -66,7 +71,8 @@ struct FirebaseResumable {
         let session: UploadSession
         do {
             guard let found = try service.metadata.session(id: id) else {
-                return .respond(Reply.firebaseError(StorageError(.notFound, "Not Found. No upload session \(id.prefix(64)).")))
+                return .respond(
+                    Reply.firebaseError(StorageError(.notFound, "Not Found. No upload session \(id.prefix(64)).")))
             }
             session = found
         } catch {
@@ -76,19 +82,29 @@ struct FirebaseResumable {
         if commands.contains("cancel") { return .respond(cancel(session)) }
         let finalize = commands.contains("finalize")
         guard finalize || commands.contains("upload") else {
-            return .respond(Reply.firebaseError(StorageError(.invalidArgument, "unknown X-Goog-Upload-Command \(commands.sorted())"),
-                headers: statusHeaders(session)))
+            return .respond(
+                Reply.firebaseError(
+                    StorageError(.invalidArgument, "unknown X-Goog-Upload-Command \(commands.sorted())"),
+                    headers: statusHeaders(session)))
         }
         switch session.state {
         case .cancelled:
-            return .respond(Reply.firebaseError(StorageError(.conflict, "upload session \(id) was cancelled"), headers: statusHeaders(session)))
+            return .respond(
+                Reply.firebaseError(
+                    StorageError(.conflict, "upload session \(id) was cancelled"), headers: statusHeaders(session)))
         case .failed:
             let error = StorageError(.invalidArgument, session.failureMessage ?? "upload failed")
-            return .respond(Reply.json(session.failureStatus ?? 400,
-                FirebaseMetadata.errorJSON(status: session.failureStatus ?? 400, message: error.message), headers: statusHeaders(session)))
+            return .respond(
+                Reply.json(
+                    session.failureStatus ?? 400,
+                    FirebaseMetadata.errorJSON(status: session.failureStatus ?? 400, message: error.message),
+                    headers: statusHeaders(session)))
         case .finalized:
             guard finalize else {
-                return .respond(Reply.firebaseError(StorageError(.conflict, "upload session \(id) is already final"), headers: statusHeaders(session)))
+                return .respond(
+                    Reply.firebaseError(
+                        StorageError(.conflict, "upload session \(id) is already final"),
+                        headers: statusHeaders(session)))
             }
             return .respond(finalAnswer(session))
         case .active:
@@ -96,18 +112,26 @@ struct FirebaseResumable {
         }
         if let offsetText = context.headers["X-Goog-Upload-Offset"] {
             guard let offset = Int64(offsetText.trimmingCharacters(in: " ")), offset == session.received else {
-                return .respond(Reply.firebaseError(
-                    StorageError(.invalidArgument, "upload offset \(offsetText.prefix(40)) does not match the \(session.received) bytes received"),
-                    headers: statusHeaders(session)))
+                return .respond(
+                    Reply.firebaseError(
+                        StorageError(
+                            .invalidArgument,
+                            "upload offset \(offsetText.prefix(40)) does not match the \(session.received) bytes received"
+                        ),
+                        headers: statusHeaders(session)))
             }
         }
         guard registry.tryClaim(session.id) else {
             var headers = statusHeaders(session)
             headers.set("Retry-After", "1")
-            return .respond(Reply.firebaseError(StorageError(.unavailable, "another request is writing to upload session \(id)"), headers: headers))
+            return .respond(
+                Reply.firebaseError(
+                    StorageError(.unavailable, "another request is writing to upload session \(id)"), headers: headers))
         }
         do {
-            let sink = try ResumableChunkSink(service: service, registry: registry, session: session, finalize: finalize) { result in
+            let sink = try ResumableChunkSink(
+                service: service, registry: registry, session: session, finalize: finalize
+            ) { result in
                 switch result {
                 case .success(let outcome):
                     if let object = outcome.object {
@@ -130,7 +154,9 @@ struct FirebaseResumable {
         switch session.state {
         case .cancelled: return Reply.empty(200, headers: statusHeaders(session))
         case .finalized, .failed:
-            return Reply.firebaseError(StorageError(.conflict, "upload session \(session.id) is already final"), headers: statusHeaders(session))
+            return Reply.firebaseError(
+                StorageError(.conflict, "upload session \(session.id) is already final"),
+                headers: statusHeaders(session))
         case .active:
             do {
                 let cancelled = try service.metadata.updateSession(id: session.id) { stored in

@@ -34,7 +34,9 @@ struct FirebaseRoutes {
         case "POST" where context.query.contains("create_token") || context.query.contains("delete_token"):
             return .respond(run { try tokens(context, bucket, name) })
         case "POST", "PUT":
-            if context.method == "PUT" && !context.query.contains("upload_id") { return .respond(methodNotAllowed(context)) }
+            if context.method == "PUT" && !context.query.contains("upload_id") {
+                return .respond(methodNotAllowed(context))
+            }
             return upload(context, bucket, pathName: name)
         case "DELETE":
             return .respond(run { try delete(context, bucket, name) })
@@ -48,7 +50,9 @@ struct FirebaseRoutes {
     }
 
     private func methodNotAllowed(_ context: RequestContext) -> HTTPResponse {
-        Reply.firebaseError(StorageError(.invalidArgument, "method \(context.method) is not supported on \(context.head.rawPath.prefix(200))"))
+        Reply.firebaseError(
+            StorageError(
+                .invalidArgument, "method \(context.method) is not supported on \(context.head.rawPath.prefix(200))"))
     }
 
     // MARK: Reads
@@ -64,16 +68,21 @@ struct FirebaseRoutes {
                 guard let record = try service.metadata.object(bucket, name, generation: nil),
                     record.fields.downloadTokens.contains(token)
                 else {
-                    throw StorageError(.permissionDenied, "Permission denied. The download token is not valid for \(bucket)/\(name).")
+                    throw StorageError(
+                        .permissionDenied, "Permission denied. The download token is not valid for \(bucket)/\(name).")
                 }
-                do { return try download.respond(record, request: context.head) } catch let e as StorageError where e.code == .notFound && attempt < 2 { continue }
+                do { return try download.respond(record, request: context.head) } catch let e as StorageError
+                    where e.code == .notFound && attempt < 2
+                { continue }
             }
         }
         for attempt in 0..<3 {
             var record = try service.readableObject(bucket, name, context: context)
             record = try service.ensureDownloadToken(record, time: context.time)
             guard wantsMedia else { return Reply.json(200, FirebaseMetadata.json(record)) }
-            do { return try download.respond(record, request: context.head) } catch let e as StorageError where e.code == .notFound && attempt < 2 { continue }
+            do { return try download.respond(record, request: context.head) } catch let e as StorageError
+                where e.code == .notFound && attempt < 2
+            { continue }
         }
         throw StorageError.objectNotFound(bucket, name)
     }
@@ -82,12 +91,14 @@ struct FirebaseRoutes {
         let prefix = context.query["prefix"] ?? ""
         let delimiter = context.query["delimiter"] ?? ""
         if !prefix.isEmpty && (!prefix.hasSuffix("/") || prefix.hasSuffix("//")) {
-            throw StorageError(.invalidArgument, "The prefix parameter is required to be empty or ends with a single / character.")
+            throw StorageError(
+                .invalidArgument, "The prefix parameter is required to be empty or ends with a single / character.")
         }
         var maxResults = 1000
         if let text = context.query["maxResults"] {
             guard let value = Int(text), (1...1000).contains(value) else {
-                throw StorageError(.invalidArgument, "maxResults must be an integer from 1 to 1000, not \(text.prefix(40))")
+                throw StorageError(
+                    .invalidArgument, "maxResults must be an integer from 1 to 1000, not \(text.prefix(40))")
             }
             maxResults = value
         }
@@ -100,40 +111,54 @@ struct FirebaseRoutes {
         }
         try service.checkServed(bucket)
         let listPath = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
-        try service.authorize(AccessRequest(operation: .list, bucket: bucket, path: listPath, principal: context.principal, time: context.time))
-        let page = try FirebaseListing.page(store: service.metadata, bucket: bucket, prefix: prefix, delimiter: delimiter,
+        try service.authorize(
+            AccessRequest(
+                operation: .list, bucket: bucket, path: listPath, principal: context.principal, time: context.time))
+        let page = try FirebaseListing.page(
+            store: service.metadata, bucket: bucket, prefix: prefix, delimiter: delimiter,
             startAfter: startAfter, maxResults: maxResults)
-        return Reply.json(200, FirebaseMetadata.listJSON(bucket: bucket, prefixes: page.prefixes, items: page.items,
-            nextPageToken: page.cursor.map { Base64.encodeURLSafe($0) }))
+        return Reply.json(
+            200,
+            FirebaseMetadata.listJSON(
+                bucket: bucket, prefixes: page.prefixes, items: page.items,
+                nextPageToken: page.cursor.map { Base64.encodeURLSafe($0) }))
     }
 
     // MARK: Writes
 
     private func update(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        .readBody(CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
-            run {
-                let changes = try MetadataChanges(json: JSONValue.parse(body))
-                try service.checkServed(bucket)
-                let existing = try service.metadata.object(bucket, name, generation: nil)
-                var proposed = existing?.fields ?? ObjectFields()
-                changes.apply(to: &proposed)
-                try service.authorize(AccessRequest(operation: .update, bucket: bucket, path: name.rawValue, principal: context.principal,
-                    resource: existing, proposedFields: proposed, proposedSize: existing?.size, time: context.time))
-                guard let existing else { throw StorageError.objectNotFound(bucket, name) }
-                let record = try service.metadata.updateObject(bucket, name,
-                    conditions: Preconditions(ifMetagenerationMatch: existing.metageneration), at: context.time) { fields in
-                    changes.apply(to: &fields)
+        .readBody(
+            CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
+                run {
+                    let changes = try MetadataChanges(json: JSONValue.parse(body))
+                    try service.checkServed(bucket)
+                    let existing = try service.metadata.object(bucket, name, generation: nil)
+                    var proposed = existing?.fields ?? ObjectFields()
+                    changes.apply(to: &proposed)
+                    try service.authorize(
+                        AccessRequest(
+                            operation: .update, bucket: bucket, path: name.rawValue, principal: context.principal,
+                            resource: existing, proposedFields: proposed, proposedSize: existing?.size,
+                            time: context.time))
+                    guard let existing else { throw StorageError.objectNotFound(bucket, name) }
+                    let record = try service.metadata.updateObject(
+                        bucket, name,
+                        conditions: Preconditions(ifMetagenerationMatch: existing.metageneration), at: context.time
+                    ) { fields in
+                        changes.apply(to: &fields)
+                    }
+                    return Reply.json(200, FirebaseMetadata.json(record))
                 }
-                return Reply.json(200, FirebaseMetadata.json(record))
-            }
-        })
+            })
     }
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         try service.checkServed(bucket)
         let existing = try service.metadata.object(bucket, name, generation: nil)
-        try service.authorize(AccessRequest(operation: .delete, bucket: bucket, path: name.rawValue, principal: context.principal,
-            resource: existing, time: context.time))
+        try service.authorize(
+            AccessRequest(
+                operation: .delete, bucket: bucket, path: name.rawValue, principal: context.principal,
+                resource: existing, time: context.time))
         guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
         let deleted = try service.metadata.deleteObject(bucket, name, generation: nil, conditions: .none)
         service.discardBlob(deleted.blobID)
@@ -146,7 +171,9 @@ struct FirebaseRoutes {
         if let create, create != "true" {
             throw StorageError(.invalidArgument, "create_token must be 'true', not \(create.prefix(40))")
         }
-        guard context.principal?.isAdmin == true else { throw StorageError(.permissionDenied, "Missing admin credentials.") }
+        guard context.principal?.isAdmin == true else {
+            throw StorageError(.permissionDenied, "Missing admin credentials.")
+        }
         try service.checkServed(bucket)
         let removing = context.query["delete_token"]
         let record = try service.metadata.updateObject(bucket, name, conditions: .none, at: context.time) { fields in
@@ -172,7 +199,10 @@ struct FirebaseRoutes {
         }
         if !commands.isEmpty || protocolName == "resumable" {
             guard commands.contains("start") else {
-                return .respond(Reply.firebaseError(StorageError(.invalidArgument, "resumable upload without upload_id needs X-Goog-Upload-Command: start")))
+                return .respond(
+                    Reply.firebaseError(
+                        StorageError(
+                            .invalidArgument, "resumable upload without upload_id needs X-Goog-Upload-Command: start")))
             }
             return resumable.start(context, bucket: bucket, pathName: pathName)
         }
@@ -186,33 +216,46 @@ struct FirebaseRoutes {
             try service.checkServed(bucket)
             let name = try UploadFields.objectName(pathName: pathName, query: context.query)
             let ingest = try BlobIngest(service: service, time: context.time)
-            return .readBody(MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
-                let fields = UploadFields.firebase(nil, fallbackContentType: context.headers["Content-Type"], name: name)
-                let record = try service.commitUpload(bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
-                    fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
-                return Reply.json(200, FirebaseMetadata.json(record))
-            })
+            return .readBody(
+                MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
+                    let fields = UploadFields.firebase(
+                        nil, fallbackContentType: context.headers["Content-Type"], name: name)
+                    let record = try service.commitUpload(
+                        bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
+                        fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
+                    return Reply.json(200, FirebaseMetadata.json(record))
+                })
         } catch {
             return .respond(Reply.firebaseError(error))
         }
     }
 
-    private func multipart(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) -> RequestDisposition {
+    private func multipart(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) -> RequestDisposition
+    {
         guard let boundary = MultipartParser.boundary(fromContentType: context.headers["Content-Type"]) else {
-            return .respond(Reply.firebaseError(StorageError(.invalidArgument,
-                "Bad content type. Multipart uploads need Content-Type: multipart/related; boundary=…")))
+            return .respond(
+                Reply.firebaseError(
+                    StorageError(
+                        .invalidArgument,
+                        "Bad content type. Multipart uploads need Content-Type: multipart/related; boundary=…")))
         }
         do { try service.checkServed(bucket) } catch { return .respond(Reply.firebaseError(error)) }
-        return .readBody(MultipartUploadSink(boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
-            makeIngest: { try BlobIngest(service: service, time: context.time) }, fail: { Reply.firebaseError($0) }) { parts in
-            let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: parts.changes)
-            let fields = UploadFields.firebase(parts.changes, fallbackContentType: parts.mediaContentType, name: name)
-            if service.configuration.strictV0Checksums {
-                try UploadChecks.verify(parts.summary, md5: parts.changes?.md5Hash, crc32c: nil, object: "\(bucket)/\(name)")
-            }
-            let record = try service.commitUpload(bucket: bucket, name: name, blobID: parts.ingest.blobID, summary: parts.summary,
-                fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
-            return Reply.json(200, FirebaseMetadata.json(record))
-        })
+        return .readBody(
+            MultipartUploadSink(
+                boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
+                makeIngest: { try BlobIngest(service: service, time: context.time) }, fail: { Reply.firebaseError($0) }
+            ) { parts in
+                let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: parts.changes)
+                let fields = UploadFields.firebase(
+                    parts.changes, fallbackContentType: parts.mediaContentType, name: name)
+                if service.configuration.strictV0Checksums {
+                    try UploadChecks.verify(
+                        parts.summary, md5: parts.changes?.md5Hash, crc32c: nil, object: "\(bucket)/\(name)")
+                }
+                let record = try service.commitUpload(
+                    bucket: bucket, name: name, blobID: parts.ingest.blobID, summary: parts.summary,
+                    fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
+                return Reply.json(200, FirebaseMetadata.json(record))
+            })
     }
 }

@@ -3,12 +3,15 @@ import SiloCore
 /// Reclaims what crashes and abandoned uploads leave: expired upload sessions, and blobs that no object version
 /// and no active session references.
 enum Maintenance {
-    static func run(service: ObjectService, registry: SessionRegistry, graceSeconds: Int64) -> (sessions: Int, blobs: Int) {
+    static func run(service: ObjectService, registry: SessionRegistry, graceSeconds: Int64) -> (
+        sessions: Int, blobs: Int
+    ) {
         let now = Timestamp.now()
         var expiredSessions = 0
         var deletedBlobs = 0
         do {
-            let cutoff = Timestamp(microseconds: now.microseconds - service.configuration.sessionLifetimeSeconds * 1_000_000)
+            let cutoff = Timestamp(
+                microseconds: now.microseconds - service.configuration.sessionLifetimeSeconds * 1_000_000)
             for session in try service.metadata.sessions(updatedBefore: cutoff) {
                 try service.metadata.deleteSession(id: session.id)
                 registry.forget(session.id)
@@ -29,7 +32,8 @@ enum Maintenance {
             service.logger.warning("maintenance pass stopped early", metadata: ["silo.error": "\(error)"])
         }
         if expiredSessions > 0 || deletedBlobs > 0 {
-            service.logger.info("maintenance reclaimed storage",
+            service.logger.info(
+                "maintenance reclaimed storage",
                 metadata: ["silo.sessions.expired": "\(expiredSessions)", "silo.blobs.deleted": "\(deletedBlobs)"])
         }
         return (expiredSessions, deletedBlobs)

@@ -34,7 +34,8 @@ enum Route: Equatable {
 
     private static func decode(_ segment: Substring) throws -> String {
         guard let decoded = PercentCoding.decodePathComponent(segment) else {
-            throw StorageError(.invalidArgument, "malformed percent-encoding or invalid UTF-8 in path segment \(segment.prefix(200))")
+            throw StorageError(
+                .invalidArgument, "malformed percent-encoding or invalid UTF-8 in path segment \(segment.prefix(200))")
         }
         return decoded
     }

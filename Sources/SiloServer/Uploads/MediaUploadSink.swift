@@ -8,7 +8,10 @@ final class MediaUploadSink: RequestBodySink {
     private let fail: (any Error) -> HTTPResponse
     private var failed = false
 
-    init(ingest: BlobIngest, fail: @escaping (any Error) -> HTTPResponse, commit: @escaping (BlobIngest, BlobSummary) throws -> HTTPResponse) {
+    init(
+        ingest: BlobIngest, fail: @escaping (any Error) -> HTTPResponse,
+        commit: @escaping (BlobIngest, BlobSummary) throws -> HTTPResponse
+    ) {
         self.ingest = ingest
         self.commit = commit
         self.fail = fail

@@ -49,7 +49,9 @@ struct MultipartParser {
             let key = parameter[..<eq].trimmingCharacters(in: " ").lowercased()
             guard key == "boundary" else { continue }
             var value = String(parameter[parameter.index(after: eq)...]).trimmingCharacters(in: " ")
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             guard !value.isEmpty, value.utf8.count <= 200 else { return nil }
             return value
         }
@@ -64,9 +66,12 @@ struct MultipartParser {
 
     /// The body has ended: throws unless the closing delimiter was seen.
     mutating func finish() throws {
-        guard isComplete else { throw StorageError(.invalidArgument, "multipart body ended before its closing delimiter") }
+        guard isComplete else {
+            throw StorageError(.invalidArgument, "multipart body ended before its closing delimiter")
+        }
         guard partIndex == 1 else {
-            throw StorageError(.invalidArgument, "multipart body has \(partIndex + 1) parts; expected 2 (metadata, media)")
+            throw StorageError(
+                .invalidArgument, "multipart body has \(partIndex + 1) parts; expected 2 (metadata, media)")
         }
     }
 
@@ -111,7 +116,8 @@ struct MultipartParser {
                 cursor = i + 2
                 partIndex += 1
                 guard partIndex < 2 else {
-                    throw StorageError(.invalidArgument, "multipart body has more than 2 parts; expected metadata and media")
+                    throw StorageError(
+                        .invalidArgument, "multipart body has more than 2 parts; expected metadata and media")
                 }
                 state = .headers
             case .headers:

@@ -56,7 +56,8 @@ final class MultipartUploadSink: RequestBodySink {
             guard let ingest else { throw StorageError(.invalidArgument, "multipart body has no media part") }
             let summary = try ingest.finish()
             done = true
-            return try commit(Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, summary: summary))
+            return try commit(
+                Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, summary: summary))
         } catch {
             return failed(error)
         }

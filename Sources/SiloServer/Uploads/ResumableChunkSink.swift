@@ -29,7 +29,8 @@ final class ResumableChunkSink: RequestBodySink {
         self.session = session
         self.finalize = finalize
         self.respond = respond
-        self.hasher = registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
+        self.hasher =
+            registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
         self.writer = try service.blobs.makeWriter(session.blobID, at: session.received)
     }
 
@@ -70,7 +71,9 @@ final class ResumableChunkSink: RequestBodySink {
             let object: ObjectRecord
             do {
                 object = try commit(current)
-            } catch let error as StorageError where error.code != .ioError && error.code != .internalError && error.code != .unavailable {
+            } catch let error as StorageError
+                where error.code != .ioError && error.code != .internalError && error.code != .unavailable
+            {
                 // A refusal (rules, preconditions, size or checksum mismatch) ends the session; repeating finalize
                 // repeats the refusal, as production does.
                 current = try service.metadata.updateSession(id: session.id) { stored in
@@ -103,14 +106,20 @@ final class ResumableChunkSink: RequestBodySink {
 
     private func commit(_ current: UploadSession) throws -> ObjectRecord {
         if let declared = current.declaredSize, declared != current.received {
-            throw StorageError(.invalidArgument,
-                "upload of \(current.bucket)/\(current.name) announced \(declared) bytes but \(current.received) arrived")
+            throw StorageError(
+                .invalidArgument,
+                "upload of \(current.bucket)/\(current.name) announced \(declared) bytes but \(current.received) arrived"
+            )
         }
         let summary = try hasher?.finalize() ?? rehash(current)
         hasher = nil
-        try UploadChecks.verify(summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C, object: "\(current.bucket)/\(current.name)")
-        let principal = CredentialParser.principal(from: current.principal, emulatorAdmin: service.configuration.emulatorAdminCredentials)
-        return try service.commitUpload(bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
+        try UploadChecks.verify(
+            summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C,
+            object: "\(current.bucket)/\(current.name)")
+        let principal = CredentialParser.principal(
+            from: current.principal, emulatorAdmin: service.configuration.emulatorAdminCredentials)
+        return try service.commitUpload(
+            bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
             fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now())
     }
 
@@ -142,10 +151,14 @@ final class ResumableChunkSink: RequestBodySink {
 enum UploadChecks {
     static func verify(_ summary: BlobSummary, md5: String?, crc32c: String?, object: String) throws {
         if let md5, Base64.decode(md5) != summary.md5 {
-            throw StorageError(.invalidArgument, "Provided MD5 hash \(md5) doesn't match calculated MD5 hash \(Base64.encode(summary.md5)) for \(object)")
+            throw StorageError(
+                .invalidArgument,
+                "Provided MD5 hash \(md5) doesn't match calculated MD5 hash \(Base64.encode(summary.md5)) for \(object)"
+            )
         }
         if let crc32c, Base64.decode(crc32c).map(crcValue) != summary.crc32c {
-            throw StorageError(.invalidArgument, "Provided CRC32C \(crc32c) doesn't match calculated CRC32C for \(object)")
+            throw StorageError(
+                .invalidArgument, "Provided CRC32C \(crc32c) doesn't match calculated CRC32C for \(object)")
         }
     }
 

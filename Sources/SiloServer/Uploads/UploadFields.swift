@@ -28,10 +28,14 @@ enum UploadFields {
 
     /// The object name of an upload: the path's, else the `name` query parameter, else the JSON's `name`.
     /// Both given and different is a client bug: 400.
-    static func objectName(pathName: ObjectName?, query: QueryParameters, json: MetadataChanges? = nil) throws -> ObjectName {
+    static func objectName(pathName: ObjectName?, query: QueryParameters, json: MetadataChanges? = nil) throws
+        -> ObjectName
+    {
         let queryName = try query["name"].map { try ObjectName($0) }
         if let pathName, let queryName, pathName != queryName {
-            throw StorageError(.invalidArgument, "object name in the path (\(pathName)) differs from the name parameter (\(queryName))")
+            throw StorageError(
+                .invalidArgument, "object name in the path (\(pathName)) differs from the name parameter (\(queryName))"
+            )
         }
         if let name = pathName ?? queryName { return name }
         if let jsonName = json?.name {

@@ -1,0 +1,127 @@
+import Foundation
+internal import SiloCore
+
+/// Errors SiloSQLite raises itself (not from SQLite).
+enum StorageErrorFactory {
+    static func newerSchema(path: String, found: Int, known: Int) -> StorageError {
+        StorageError(.unavailable, "\(path) has schema version \(found); this Silo knows up to \(known)")
+    }
+
+    static func corruptRow(_ what: String, cause: (any Error & Sendable)? = nil) -> StorageError {
+        StorageError(.corrupt, "metadata database holds an invalid \(what)", cause: cause)
+    }
+}
+
+/// Row <-> domain conversions. JSON uses sorted keys so equal values store as equal text.
+enum Codec {
+    static let objectColumns = """
+        bucket, name, generation, metageneration, size, md5, crc32c, blob_id, content_type, content_encoding, \
+        content_disposition, content_language, cache_control, custom_time, custom_metadata, download_tokens, \
+        time_created, updated, component_count
+        """
+
+    static func objectValues(_ record: ObjectRecord, live: Bool) throws -> [SQLValue] {
+        let fields = record.fields
+        return [
+            .text(record.bucket.rawValue), .blob(Array(record.name.rawValue.utf8)), .integer(record.generation),
+            .integer(record.metageneration), .integer(record.blob.size), .blob(record.blob.md5),
+            .integer(Int64(record.blob.crc32c)), .text(record.blobID.rawValue), fields.contentType.sqlValue,
+            fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue, fields.contentLanguage.sqlValue,
+            fields.cacheControl.sqlValue, fields.customTime.map { .integer($0.microseconds) } ?? .null,
+            .text(try json(fields.customMetadata)), .text(try json(fields.downloadTokens)),
+            .integer(record.timeCreated.microseconds), .integer(record.updated.microseconds),
+            record.componentCount.map { .integer(Int64($0)) } ?? .null, .integer(live ? 1 : 0),
+        ]
+    }
+
+    /// Decodes a row selected with `objectColumns`.
+    static func object(_ row: Statement) throws -> ObjectRecord {
+        guard let blobID = BlobID(rawValue: row.text(7)) else { throw StorageErrorFactory.corruptRow("blob id") }
+        let fields = ObjectFields(
+            contentType: row.optionalText(8), contentEncoding: row.optionalText(9),
+            contentDisposition: row.optionalText(10), contentLanguage: row.optionalText(11),
+            cacheControl: row.optionalText(12), customTime: row.optionalInt64(13).map(Timestamp.init(microseconds:)),
+            customMetadata: try decode([String: String].self, row.text(14)),
+            downloadTokens: try decode([String].self, row.text(15)))
+        return ObjectRecord(
+            bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.blob(1)), generation: row.int64(2),
+            metageneration: row.int64(3),
+            blob: BlobSummary(size: row.int64(4), md5: row.blob(5), crc32c: UInt32(truncatingIfNeeded: row.int64(6))),
+            blobID: blobID, fields: fields, timeCreated: Timestamp(microseconds: row.int64(16)),
+            updated: Timestamp(microseconds: row.int64(17)), componentCount: row.optionalInt64(18).map { Int($0) })
+    }
+
+    static let bucketColumns = "name, time_created, updated, metageneration, versioning"
+
+    static func bucket(_ row: Statement) throws -> BucketRecord {
+        BucketRecord(
+            name: try BucketName(row.text(0)), timeCreated: Timestamp(microseconds: row.int64(1)),
+            updated: Timestamp(microseconds: row.int64(2)), metageneration: row.int64(3), versioning: row.int64(4) != 0)
+    }
+
+    /// Sessions are stored whole as JSON (they are read and written whole), with the columns queries need beside.
+    private struct SessionJSON: Codable {
+        var id: String
+        var bucket: String
+        var name: String
+        var fields: ObjectFields
+        var declaredSize: Int64?
+        var received: Int64
+        var blobID: String
+        var state: UploadSession.State
+        var conditions: Preconditions
+        var principal: String?
+        var resultGeneration: Int64?
+        var failureStatus: Int?
+        var failureMessage: String?
+        var expectedMD5: String?
+        var expectedCRC32C: String?
+        var created: Timestamp
+        var updated: Timestamp
+    }
+
+    static func sessionJSON(_ session: UploadSession) throws -> String {
+        try json(
+            SessionJSON(
+                id: session.id, bucket: session.bucket.rawValue, name: session.name.rawValue, fields: session.fields,
+                declaredSize: session.declaredSize, received: session.received, blobID: session.blobID.rawValue,
+                state: session.state, conditions: session.conditions, principal: session.principal,
+                resultGeneration: session.resultGeneration, failureStatus: session.failureStatus,
+                failureMessage: session.failureMessage, expectedMD5: session.expectedMD5,
+                expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated))
+    }
+
+    static func session(_ text: String) throws -> UploadSession {
+        let stored = try decode(SessionJSON.self, text)
+        guard let blobID = BlobID(rawValue: stored.blobID) else {
+            throw StorageErrorFactory.corruptRow("session blob id")
+        }
+        var session = UploadSession(
+            id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
+            fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,
+            principal: stored.principal, created: stored.created)
+        session.received = stored.received
+        session.state = stored.state
+        session.resultGeneration = stored.resultGeneration
+        session.failureStatus = stored.failureStatus
+        session.failureMessage = stored.failureMessage
+        session.expectedMD5 = stored.expectedMD5
+        session.expectedCRC32C = stored.expectedCRC32C
+        session.updated = stored.updated
+        return session
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(text.utf8))
+        } catch {
+            throw StorageErrorFactory.corruptRow("JSON value", cause: StorageError(.corrupt, "\(error)"))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// The schema as an append-only list of steps; `PRAGMA user_version` records how many have been applied.
+///
+/// Never edit a released step: add a new one. All pending steps run in one transaction at open.
+enum Migrations {
+    static let steps: [String] = [
+        // 1: the initial schema.
+        """
+        CREATE TABLE buckets (
+            name TEXT PRIMARY KEY NOT NULL,
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            versioning INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+
+        -- name is a BLOB of the UTF-8 bytes: comparisons are memcmp, which is GCS listing order, and raw byte
+        -- bounds such as prefix || x'FF' work.
+        CREATE TABLE objects (
+            bucket TEXT NOT NULL REFERENCES buckets(name),
+            name BLOB NOT NULL,
+            generation INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            live INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            md5 BLOB NOT NULL,
+            crc32c INTEGER NOT NULL,
+            blob_id TEXT NOT NULL,
+            content_type TEXT,
+            content_encoding TEXT,
+            content_disposition TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            custom_time INTEGER,
+            custom_metadata TEXT NOT NULL,
+            download_tokens TEXT NOT NULL,
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            component_count INTEGER,
+            PRIMARY KEY (bucket, name, generation)
+        ) WITHOUT ROWID;
+        -- At most one live version per name, and the index live lookups and listings walk.
+        CREATE UNIQUE INDEX objects_live ON objects(bucket, name) WHERE live = 1;
+        CREATE INDEX objects_blob ON objects(blob_id);
+
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY NOT NULL,
+            blob_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated INTEGER NOT NULL,
+            record TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_updated ON sessions(updated);
+        CREATE INDEX sessions_blob ON sessions(blob_id);
+
+        CREATE TABLE blob_garbage (
+            blob_id TEXT PRIMARY KEY NOT NULL,
+            registered INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX blob_garbage_registered ON blob_garbage(registered);
+
+        -- The highest generation ever assigned, so generations never repeat after deletes or a reset.
+        CREATE TABLE counters (
+            name TEXT PRIMARY KEY NOT NULL,
+            value INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO counters(name, value) VALUES ('last_generation', 0);
+        """
+    ]
+
+    static var currentVersion: Int { steps.count }
+
+    /// Brings the database to `currentVersion`; refuses a database written by a newer Silo.
+    static func migrate(_ connection: Connection) throws -> Int {
+        try connection.transaction {
+            let version = try connection.row("PRAGMA user_version") { Int($0.int64(0)) } ?? 0
+            guard version <= currentVersion else {
+                throw StorageErrorFactory.newerSchema(path: connection.path, found: version, known: currentVersion)
+            }
+            for step in steps[version...] { try connection.execute(step) }
+            if version < currentVersion { try connection.execute("PRAGMA user_version = \(currentVersion)") }
+            return version
+        }
+    }
+}

@@ -1,0 +1,56 @@
+internal import SiloCore
+import Synchronization
+
+/// Idle reader connections. WAL lets them read beside the writer, so lookups and listings never wait for writes.
+final class ReaderPool: Sendable {
+    private struct State {
+        var idle: [ConfinedConnection] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let maxIdle: Int
+    private let open: @Sendable () throws -> Connection
+
+    init(maxIdle: Int, open: @escaping @Sendable () throws -> Connection) {
+        self.maxIdle = maxIdle
+        self.open = open
+    }
+
+    /// Runs `body` on an idle connection, opening one if none is idle (the caller's thread count bounds that).
+    func read<Result>(_ body: (Connection) throws -> Result) throws -> Result {
+        let checkedOut = try state.withLock { state -> ConfinedConnection? in
+            guard !state.closed else { throw StorageError(.unavailable, "the metadata store is closed") }
+            return state.idle.popLast()
+        }
+        let slot = try checkedOut ?? ConfinedConnection(open())
+        defer {
+            state.withLock { state in
+                if !state.closed && state.idle.count < maxIdle { state.idle.append(slot) }
+            }
+        }
+        return try body(slot.connection)
+    }
+
+    /// Closes idle connections; those in use close when their reads finish and they are dropped.
+    func close() {
+        let idle = state.withLock { state -> [ConfinedConnection] in
+            state.closed = true
+            defer { state.idle = [] }
+            return state.idle
+        }
+        for slot in idle { slot.connection.close() }
+    }
+
+    var idleCount: Int { state.withLock { $0.idle.count } }
+}
+
+/// A connection that crosses threads only through a lock hand-off.
+///
+/// `@unchecked Sendable` is safe because every use of `connection` happens either inside the writer's
+/// `Mutex.withLock` or between a pool checkout and checkin, and both hand-offs go through a Mutex, which orders
+/// them: no two threads ever touch the connection at once.
+final class ConfinedConnection: @unchecked Sendable {
+    let connection: Connection
+    init(_ connection: Connection) { self.connection = connection }
+}

@@ -1,0 +1,410 @@
+public import SiloCore
+import Synchronization
+
+/// A ``MetadataStore`` in one SQLite file (`<data>/metadata.sqlite`), in WAL mode.
+///
+/// One writer connection behind a Mutex runs every write as one `BEGIN IMMEDIATE` transaction, so preconditions
+/// and generation assignment see a stable state; a pool of reader connections serves lookups and listings beside it.
+public final class SQLiteMetadataStore: MetadataStore {
+    public struct Configuration: Sendable {
+        /// SQLite's durability level. FULL fsyncs the WAL at every commit, so an acknowledged write survives power
+        /// loss, not only a crash of the process.
+        public enum Synchronous: String, Sendable {
+            case off = "OFF"
+            case normal = "NORMAL"
+            case full = "FULL"
+            case extra = "EXTRA"
+        }
+
+        public var synchronous: Synchronous = .full
+        /// How long a connection waits for a lock held by another process before failing with `.unavailable`.
+        public var busyTimeoutMilliseconds: Int32 = 5_000
+        /// Reader connections kept open between reads.
+        public var maxIdleReaders: Int = 4
+        /// Called with the SQL text of every statement run (bound values are not included). For tests and debugging.
+        public var trace: (@Sendable (String) -> Void)? = nil
+        /// The clock for times the protocol does not pass in (bucket creation, delete, reset).
+        public var now: @Sendable () -> Timestamp = { Timestamp.now() }
+
+        public init() {}
+    }
+
+    private struct Writer: Sendable {
+        let confined: ConfinedConnection
+        var connection: Connection { confined.connection }
+        /// The highest generation assigned so far; the next is `max(now, lastGeneration + 1)`.
+        var lastGeneration: Int64
+    }
+
+    public let path: String
+    private let configuration: Configuration
+    private let writer: Mutex<Writer>
+    private let readers: ReaderPool
+    /// The schema version found at open, before migrating (0 for a new file).
+    @_spi(Testing) public let schemaVersionAtOpen: Int
+
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        self.configuration = configuration
+        let connection = try Connection(
+            path: path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+            trace: configuration.trace)
+        let journalMode = try connection.row("PRAGMA journal_mode = WAL") { $0.text(0) }
+        guard journalMode?.lowercased() == "wal" else {
+            throw StorageError(
+                .unavailable, "\(path) cannot use WAL mode (journal_mode is \(journalMode ?? "unknown"))")
+        }
+        try connection.execute("PRAGMA synchronous = \(configuration.synchronous.rawValue); PRAGMA foreign_keys = ON")
+        schemaVersionAtOpen = try Migrations.migrate(connection)
+        let lastGeneration =
+            try connection.row(
+                "SELECT max((SELECT value FROM counters WHERE name = 'last_generation'), "
+                    + "coalesce((SELECT max(generation) FROM objects), 0))"
+            ) { $0.int64(0) } ?? 0
+        writer = Mutex(Writer(confined: ConfinedConnection(connection), lastGeneration: lastGeneration))
+        let busyTimeout = configuration.busyTimeoutMilliseconds
+        let trace = configuration.trace
+        readers = ReaderPool(maxIdle: configuration.maxIdleReaders) {
+            let reader = try Connection(path: path, readOnly: false, busyTimeoutMilliseconds: busyTimeout, trace: trace)
+            // Readers only read; query_only makes an accidental write fail instead of racing the writer.
+            try reader.execute("PRAGMA query_only = ON")
+            return reader
+        }
+    }
+
+    /// Closes every connection. Later calls throw `.unavailable`. Also done when the store is released.
+    public func close() {
+        readers.close()
+        writer.withLock { $0.connection.close() }
+    }
+
+    deinit { close() }
+
+    // MARK: Access
+
+    private func read<Result>(_ body: (Connection) throws -> Result) throws -> Result {
+        try readers.read(body)
+    }
+
+    /// Runs `body` in one write transaction on the writer connection.
+    private func write<Result: Sendable>(_ body: (Connection, inout Int64) throws -> Result) throws -> Result {
+        try writer.withLock { writer in
+            var lastGeneration = writer.lastGeneration
+            let result = try writer.connection.transaction { try body(writer.connection, &lastGeneration) }
+            // Only a committed transaction moves the counter on.
+            writer.lastGeneration = lastGeneration
+            return result
+        }
+    }
+
+    // MARK: Buckets
+
+    public func bucket(_ name: BucketName) throws -> BucketRecord? {
+        try read {
+            try $0.row(
+                "SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket)
+        }
+    }
+
+    public func ensureBucket(_ name: BucketName) throws -> BucketRecord {
+        if let existing = try bucket(name) { return existing }
+        let time = configuration.now()
+        return try write { connection, _ in try ensureBucket(name, at: time, connection) }
+    }
+
+    private func ensureBucket(_ name: BucketName, at time: Timestamp, _ connection: Connection) throws -> BucketRecord {
+        try connection.run(
+            "INSERT OR IGNORE INTO buckets (name, time_created, updated, metageneration, versioning) VALUES (?, ?, ?, 1, 0)",
+            [.text(name.rawValue), .integer(time.microseconds), .integer(time.microseconds)])
+        guard
+            let record = try connection.row(
+                "SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket)
+        else { throw StorageError(.internalError, "bucket \(name) vanished inside its transaction") }
+        return record
+    }
+
+    public func buckets() throws -> [BucketRecord] {
+        try read { try $0.rows("SELECT \(Codec.bucketColumns) FROM buckets ORDER BY name", [], Codec.bucket) }
+    }
+
+    // MARK: Objects
+
+    private static let selectLive =
+        "SELECT \(Codec.objectColumns) FROM objects WHERE bucket = ? AND name = ? AND live = 1"
+    private static let selectGeneration =
+        "SELECT \(Codec.objectColumns) FROM objects WHERE bucket = ? AND name = ? AND generation = ?"
+
+    private func live(_ bucket: BucketName, _ name: ObjectName, _ connection: Connection) throws -> ObjectRecord? {
+        try connection.row(Self.selectLive, [.text(bucket.rawValue), .blob(Array(name.rawValue.utf8))], Codec.object)
+    }
+
+    public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
+        try read { connection in
+            guard let generation else { return try live(bucket, name, connection) }
+            return try connection.row(
+                Self.selectGeneration,
+                [.text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(generation)],
+                Codec.object)
+        }
+    }
+
+    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
+        stored: ObjectRecord, replaced: ObjectRecord?
+    ) {
+        let result = try write { connection, lastGeneration in
+            let current = try live(draft.bucket, draft.name, connection)
+            try conditions.check(current, describing: describe(draft.bucket, draft.name))
+            // Objects imply their bucket, as in the Firebase emulator.
+            let bucket = try ensureBucket(draft.bucket, at: time, connection)
+            if let current {
+                let key: [SQLValue] = [
+                    .text(current.bucket.rawValue), .blob(Array(current.name.rawValue.utf8)),
+                    .integer(current.generation),
+                ]
+                if bucket.versioning {
+                    try connection.run(
+                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
+                } else {
+                    try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+                    try addGarbage(current.blobID, at: time, connection)
+                }
+            }
+            let generation = max(time.microseconds, lastGeneration + 1)
+            let stored = ObjectRecord(
+                bucket: draft.bucket, name: draft.name, generation: generation, metageneration: 1, blob: draft.blob,
+                blobID: draft.blobID, fields: draft.fields, timeCreated: time, updated: time,
+                componentCount: draft.componentCount)
+            try connection.run(
+                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                try Codec.objectValues(stored, live: true))
+            try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(draft.blobID.rawValue)])
+            try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
+            lastGeneration = generation
+            return Inserted(stored: stored, replaced: current)
+        }
+        return (result.stored, result.replaced)
+    }
+
+    /// A named pair, because tuples cannot be returned through `Mutex.withLock`'s `sending` result.
+    private struct Inserted: Sendable {
+        var stored: ObjectRecord
+        var replaced: ObjectRecord?
+    }
+
+    public func updateObject(
+        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ change: (inout ObjectFields) throws -> Void
+    ) throws -> ObjectRecord {
+        try write { connection, _ in
+            guard var record = try live(bucket, name, connection) else {
+                throw StorageError(.notFound, "No such object: \(describe(bucket, name))")
+            }
+            try conditions.check(record, describing: describe(bucket, name))
+            try change(&record.fields)
+            record.metageneration += 1
+            record.updated = time
+            let fields = record.fields
+            try connection.run(
+                """
+                UPDATE objects SET metageneration = ?, updated = ?, content_type = ?, content_encoding = ?,
+                    content_disposition = ?, content_language = ?, cache_control = ?, custom_time = ?,
+                    custom_metadata = ?, download_tokens = ?
+                WHERE bucket = ? AND name = ? AND generation = ?
+                """,
+                [
+                    .integer(record.metageneration), .integer(time.microseconds), fields.contentType.sqlValue,
+                    fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue,
+                    fields.contentLanguage.sqlValue, fields.cacheControl.sqlValue,
+                    fields.customTime.map { .integer($0.microseconds) } ?? .null,
+                    .text(try Codec.json(fields.customMetadata)), .text(try Codec.json(fields.downloadTokens)),
+                    .text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(record.generation),
+                ])
+            return record
+        }
+    }
+
+    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
+        throws -> ObjectRecord
+    {
+        let time = configuration.now()
+        return try write { connection, _ in
+            let nameBytes = SQLValue.blob(Array(name.rawValue.utf8))
+            let target =
+                if let generation {
+                    try connection.row(
+                        Self.selectGeneration, [.text(bucket.rawValue), nameBytes, .integer(generation)], Codec.object)
+                } else {
+                    try live(bucket, name, connection)
+                }
+            guard let target else { throw StorageError(.notFound, "No such object: \(describe(bucket, name))") }
+            try conditions.check(target, describing: describe(bucket, name))
+            let key: [SQLValue] = [.text(bucket.rawValue), nameBytes, .integer(target.generation)]
+            let versioning =
+                try connection.row("SELECT versioning FROM buckets WHERE name = ?", [.text(bucket.rawValue)]) {
+                    $0.int64(0) != 0
+                } ?? false
+            if generation == nil && versioning {
+                // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
+                try connection.run("UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
+            } else {
+                try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+                try addGarbage(target.blobID, at: time, connection)
+            }
+            return target
+        }
+    }
+
+    public func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws
+        -> [ObjectRecord]
+    {
+        guard limit > 0 else { return [] }
+        let lower = Array(prefix.utf8)
+        // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
+        let upper = lower + [0xFF]
+        return try read { connection in
+            try connection.rows(
+                """
+                SELECT \(Codec.objectColumns) FROM objects
+                WHERE bucket = ? AND live = 1 AND name >= ? AND name < ? AND name > ?
+                ORDER BY name LIMIT ?
+                """,
+                [.text(bucket.rawValue), .blob(lower), .blob(upper), .blob(startAfter ?? []), .integer(Int64(limit))],
+                Codec.object)
+        }
+    }
+
+    // MARK: Upload sessions
+
+    public func insertSession(_ session: UploadSession) throws {
+        let record = try Codec.sessionJSON(session)
+        try write { connection, _ in
+            do {
+                try connection.run(
+                    "INSERT INTO sessions (id, blob_id, state, updated, record) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
+                        .integer(session.updated.microseconds), .text(record),
+                    ])
+            } catch let error as StorageError where error.code == .alreadyExists {
+                throw StorageError(.alreadyExists, "upload session already exists", cause: error)
+            }
+        }
+    }
+
+    public func session(id: String) throws -> UploadSession? {
+        try read {
+            try $0.row("SELECT record FROM sessions WHERE id = ?", [.text(id)]) { try Codec.session($0.text(0)) }
+        }
+    }
+
+    public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
+        try write { connection, _ in
+            guard
+                var session = try connection.row(
+                    "SELECT record FROM sessions WHERE id = ?", [.text(id)],
+                    {
+                        try Codec.session($0.text(0))
+                    })
+            else { throw StorageError(.notFound, "No such upload session") }
+            try change(&session)
+            guard session.id == id else { throw StorageError(.invalidArgument, "an upload session's id cannot change") }
+            try connection.run(
+                "UPDATE sessions SET blob_id = ?, state = ?, updated = ?, record = ? WHERE id = ?",
+                [
+                    .text(session.blobID.rawValue), .text(session.state.rawValue),
+                    .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(id),
+                ])
+            return session
+        }
+    }
+
+    public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
+        try read { connection in
+            try connection.rows(
+                "SELECT record FROM sessions WHERE updated < ? ORDER BY updated, id", [.integer(time.microseconds)]
+            ) { try Codec.session($0.text(0)) }
+        }
+    }
+
+    public func deleteSession(id: String) throws {
+        try write { connection, _ in try connection.run("DELETE FROM sessions WHERE id = ?", [.text(id)]) }
+    }
+
+    // MARK: Blob bookkeeping
+
+    private func addGarbage(_ id: BlobID, at time: Timestamp, _ connection: Connection) throws {
+        try connection.run(
+            "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) VALUES (?, ?)",
+            [.text(id.rawValue), .integer(time.microseconds)])
+    }
+
+    public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {
+        try write { connection, _ in try addGarbage(id, at: time, connection) }
+    }
+
+    public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
+        guard limit > 0 else { return [] }
+        return try read { connection in
+            try connection.rows(
+                """
+                SELECT g.blob_id FROM blob_garbage g
+                WHERE g.registered < ?
+                    AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.blob_id = g.blob_id)
+                    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.blob_id = g.blob_id AND s.state = 'active')
+                ORDER BY g.registered, g.blob_id LIMIT ?
+                """,
+                [.integer(time.microseconds), .integer(Int64(limit))]
+            ) { row in
+                guard let id = BlobID(rawValue: row.text(0)) else { throw StorageErrorFactory.corruptRow("blob id") }
+                return id
+            }
+        }
+    }
+
+    public func forgetBlob(_ id: BlobID) throws {
+        try write { connection, _ in
+            try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(id.rawValue)])
+        }
+    }
+
+    public func reset() throws {
+        let time = SQLValue.integer(configuration.now().microseconds)
+        try write { connection, _ in
+            try connection.run(
+                "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM objects", [time])
+            try connection.run(
+                "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM sessions", [time])
+            try connection.run("DELETE FROM objects")
+            try connection.run("DELETE FROM sessions")
+            try connection.run("DELETE FROM buckets")
+        }
+    }
+
+    // MARK: Test hooks
+
+    /// Runs a query on a reader connection and returns every row, each column as text.
+    @_spi(Testing) public func textRows(_ sql: String) throws -> [[String?]] {
+        try read { connection in
+            try connection.rows(sql) { row in (0..<row.columnCount).map { row.optionalText($0) } }
+        }
+    }
+
+    /// The first column of the first row of `textRows(sql)`.
+    @_spi(Testing) public func scalar(_ sql: String) throws -> String? {
+        try textRows(sql).first?.first ?? nil
+    }
+
+    /// Runs SQL on the writer connection outside the store's API (to simulate other versions or damage).
+    @_spi(Testing) public func executeOnWriter(_ sql: String) throws {
+        try writer.withLock { try $0.connection.execute(sql) }
+    }
+
+    /// Statements left running on the writer connection; must be 0 between calls.
+    @_spi(Testing) public func busyStatementCount() -> Int {
+        writer.withLock { $0.connection.busyStatementCount() }
+    }
+}
+
+private func describe(_ bucket: BucketName, _ name: ObjectName) -> String {
+    "\(bucket.rawValue)/\(name.rawValue)"
+}

@@ -1,0 +1,107 @@
+import SiloCore
+import Testing
+
+@Suite struct TimestampTests {
+    @Test(
+        "formats with exactly three fraction digits and Z",
+        arguments: [
+            (Int64(0), "1970-01-01T00:00:00.000Z"),
+            (Int64(1_607_878_624_162_589), "2020-12-13T16:57:04.162Z"),
+            (Int64(951_782_400_000_000), "2000-02-29T00:00:00.000Z"),
+            (Int64(-1_000), "1969-12-31T23:59:59.999Z"),
+            (Int64(253_402_300_799_999_000), "9999-12-31T23:59:59.999Z"),
+        ])
+    func formats(micros: Int64, text: String) {
+        #expect(Timestamp(microseconds: micros).rfc3339 == text)
+        #expect(
+            Timestamp(rfc3339: text)?.microseconds == micros / 1000 * 1000
+                - (micros < 0 && micros % 1000 != 0 ? 1000 : 0))
+    }
+
+    @Test func parsesOffsetsAndPrecision() {
+        #expect(Timestamp(rfc3339: "2020-12-13T17:57:04.162589+01:00")?.microseconds == 1_607_878_624_162_589)
+        #expect(Timestamp(rfc3339: "2020-12-13T16:57:04Z")?.microseconds == 1_607_878_624_000_000)
+        for bad in [
+            "", "2020-13-01T00:00:00Z", "2020-12-13 16:57:04", "2020-12-13T16:57:04.Z", "2020-12-13T16:57:04Zjunk",
+        ] {
+            #expect(Timestamp(rfc3339: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func rfc1123() {
+        #expect(Timestamp(microseconds: 784_111_777_000_000).rfc1123 == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}
+
+@Suite struct NameTests {
+    @Test func objectNames() throws {
+        #expect(throws: StorageError.self) { try ObjectName("") }
+        #expect(throws: StorageError.self) { try ObjectName(String(repeating: "x", count: 1025)) }
+        #expect(throws: StorageError.self) { try ObjectName("a\nb") }
+        #expect(throws: StorageError.self) { try ObjectName(utf8: [0x61, 0xFF]) }
+        #expect(try ObjectName(String(repeating: "é", count: 512)).rawValue.utf8.count == 1024)
+        #expect(try ObjectName("../..").rawValue == "../..")
+        #expect(try ObjectName("dir/file.txt").lastComponent == "file.txt")
+    }
+
+    @Test("names order by UTF-8 bytes, as GCS lists them")
+    func byteOrder() throws {
+        let names = try ["é", "a/b", "a-b", "Z", "a\u{1F600}", "a"].map(ObjectName.init)
+        #expect(names.sorted().map(\.rawValue) == ["Z", "a", "a-b", "a/b", "a\u{1F600}", "é"])
+    }
+
+    @Test func bucketNames() throws {
+        for good in ["demo.appspot.com", "a", "my-bucket_1", "x.firebasestorage.app"] { _ = try BucketName(good) }
+        for bad in ["", "-a", "a-", "a b", "a/b", String(repeating: "a", count: 223)] {
+            #expect(throws: StorageError.self) { try BucketName(bad) }
+        }
+    }
+}
+
+@Suite struct EncodingTests {
+    @Test func base64() {
+        #expect(Base64.encode([]) == "")
+        #expect(Base64.encode(Array("f".utf8)) == "Zg==")
+        #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
+        #expect(Base64.decode("Zm9vYg==") == Array("foob".utf8))
+        #expect(Base64.decode("Zm9vYg") == Array("foob".utf8))
+        #expect(Base64.decode("-_8") == [0xFB, 0xFF])
+        #expect(Base64.decode("a=b") == nil)
+        #expect(Base64.decode("!!") == nil)
+        #expect(Base64.encodeURLSafe([0xFB, 0xFF]) == "-_8")
+    }
+
+    @Test("etag is production's protobuf-style encoding and changes with either generation")
+    func etag() throws {
+        let record = ObjectRecord(
+            bucket: try BucketName("b"), name: try ObjectName("o"), generation: 1_607_878_624_162_589,
+            metageneration: 1,
+            blob: BlobSummary(size: 0, md5: [], crc32c: 0), blobID: BlobID.random(), fields: ObjectFields(),
+            timeCreated: Timestamp(microseconds: 0), updated: Timestamp(microseconds: 0))
+        #expect(record.etag == "CJ3m8NG2y+0CEAE=")
+        var bumped = record
+        bumped.metageneration = 2
+        #expect(bumped.etag != record.etag)
+    }
+
+    @Test func randomIDs() {
+        let uuid = RandomID.uuid()
+        #expect(uuid.count == 36 && Array(uuid)[14] == "4")
+        #expect(RandomID.uuid() != uuid)
+        #expect(BlobID(rawValue: BlobID.random().rawValue) != nil)
+        #expect(BlobID(rawValue: "../../etc/passwd") == nil)
+    }
+
+    @Test func preconditions() throws {
+        let record = ObjectRecord(
+            bucket: try BucketName("b"), name: try ObjectName("o"), generation: 5, metageneration: 2,
+            blob: BlobSummary(size: 0, md5: [], crc32c: 0), blobID: BlobID.random(), fields: ObjectFields(),
+            timeCreated: Timestamp(microseconds: 0), updated: Timestamp(microseconds: 0))
+        try Preconditions(ifGenerationMatch: 0).check(nil, describing: "o")
+        #expect(throws: StorageError.self) { try Preconditions(ifGenerationMatch: 0).check(record, describing: "o") }
+        try Preconditions(ifGenerationMatch: 5, ifMetagenerationMatch: 2).check(record, describing: "o")
+        #expect(throws: StorageError.self) { try Preconditions(ifGenerationNotMatch: 5).check(record, describing: "o") }
+        #expect(throws: StorageError.self) { try Preconditions(ifMetagenerationMatch: 1).check(nil, describing: "o") }
+        try Preconditions(ifMetagenerationNotMatch: 1).check(record, describing: "o")
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import SiloHTTP
+import SiloMicroHTTPD
+import SiloTesting
+import Synchronization
+import Testing
+
+/// Produces `total` pattern bytes in pieces of at most `piece`; can fail after `failAt` bytes.
+final class PatternProducer: ResponseBodyProducer {
+    let total: Int
+    let piece: Int
+    let recorder: Recorder
+    private var sent = 0
+
+    init(total: Int, piece: Int = 10_000, recorder: Recorder) {
+        self.total = total
+        self.piece = piece
+        self.recorder = recorder
+    }
+
+    func produce(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = min(buffer.count, piece, total - sent)
+        for i in 0..<count { buffer[i] = UInt8(truncatingIfNeeded: (sent + i) % 251) }
+        sent += count
+        return count
+    }
+
+    func close() { recorder.note("closed") }
+}
+
+@Suite struct ResponseTests {
+    @Test func fileIsSentWholeAndFromAnOffset() throws {
+        let content = patternBytes(300_000)
+        let path = try temporaryFile(content)
+        defer { unlink(path) }
+        try withServer({ head in
+            let fd = open(path, O_RDONLY)
+            let body: ResponseBody =
+                head.rawPath == "/part"
+                ? .file(OwnedFileDescriptor(fd), offset: 1_000, length: 5_000)
+                : .file(OwnedFileDescriptor(fd), offset: 0, length: Int64(content.count))
+            return .respond(
+                HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body))
+        }) { _, client in
+            let whole = try client.send(method: "GET", target: "/whole")
+            #expect(whole.status == 200)
+            #expect(whole.headers["Content-Length"] == "\(content.count)")
+            #expect(whole.body == content)
+
+            let part = try client.send(method: "GET", target: "/part")
+            #expect(part.body == Array(content[1_000..<6_000]))
+
+            let head = try client.send(method: "HEAD", target: "/whole")
+            #expect(head.headers["Content-Length"] == "\(content.count)")
+            #expect(head.body.isEmpty)
+            // The connection is still in step after HEAD.
+            #expect(try client.send(method: "GET", target: "/part").body.count == 5_000)
+            #expect(client.connectionsOpened == 1)
+        }
+    }
+
+    @Test func streamWithKnownLength() throws {
+        let recorder = Recorder()
+        try withServer({ _ in
+            .respond(
+                HTTPResponse(
+                    status: 200, body: .stream(length: 200_000, PatternProducer(total: 200_000, recorder: recorder))))
+        }) { _, client in
+            let response = try client.send(method: "GET", target: "/s")
+            #expect(response.headers["Content-Length"] == "200000")
+            #expect(response.headers["Transfer-Encoding"] == nil)
+            #expect(response.body == patternBytes(200_000))
+            #expect(recorder.waitFor("closed"))
+        }
+    }
+
+    @Test func streamWithUnknownLengthIsChunked() throws {
+        let recorder = Recorder()
+        try withServer({ _ in
+            .respond(
+                HTTPResponse(
+                    status: 200, body: .stream(length: nil, PatternProducer(total: 150_001, recorder: recorder))))
+        }) { _, client in
+            let response = try client.send(method: "GET", target: "/s")
+            #expect(response.headers["Transfer-Encoding"]?.lowercased() == "chunked")
+            #expect(response.body == patternBytes(150_001))
+            #expect(recorder.waitFor("closed"))
+            #expect(try client.send(method: "GET", target: "/s").body.count == 150_001)
+            #expect(client.connectionsOpened == 1)
+        }
+    }
+
+    @Test func producerErrorCutsTheConnectionAndClosesTheProducer() throws {
+        struct Broken: Error {}
+        final class FailingProducer: ResponseBodyProducer {
+            let recorder: Recorder
+            init(recorder: Recorder) { self.recorder = recorder }
+            func produce(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { throw Broken() }
+            func close() { recorder.note("closed") }
+        }
+        let recorder = Recorder()
+        try withServer({ _ in
+            .respond(HTTPResponse(status: 200, body: .stream(length: 1_000, FailingProducer(recorder: recorder))))
+        }) { _, client in
+            #expect(throws: HTTPTestClientError.self) { try client.send(method: "GET", target: "/s") }
+            #expect(recorder.waitFor("closed"))
+        }
+    }
+
+    @Test func headKeepsTheLengthOfBytesAndOfADeclaredLength() throws {
+        try withServer({ head in
+            if head.rawPath == "/declared" {
+                return .respond(HTTPResponse(status: 200, headers: ["Content-Length": "123456", "ETag": "\"e\""]))
+            }
+            return .respond(HTTPResponse(status: 200, body: .bytes(patternBytes(1234))))
+        }) { _, client in
+            let bytes = try client.send(method: "HEAD", target: "/bytes")
+            #expect(bytes.status == 200)
+            #expect(bytes.headers["Content-Length"] == "1234")
+            #expect(bytes.body.isEmpty)
+
+            let declared = try client.send(method: "HEAD", target: "/declared")
+            #expect(declared.headers["Content-Length"] == "123456")
+            #expect(declared.headers["ETag"] == "\"e\"")
+            #expect(declared.headers.values("Content-Length").count == 1)
+
+            #expect(try client.send(method: "GET", target: "/bytes").body == patternBytes(1234))
+            #expect(client.connectionsOpened == 1)
+        }
+    }
+
+    @Test func headersAndStatusAreSent() throws {
+        try withServer({ _ in
+            .respond(
+                HTTPResponse(
+                    status: 308,
+                    headers: ["Range": "bytes=0-99", "X-Goog-Upload-Status": "active", "X-Multi": "a", "X-Multi": "b"]))
+        }) { _, client in
+            let response = try client.send(method: "POST", target: "/r")
+            #expect(response.status == 308)
+            #expect(response.headers["Range"] == "bytes=0-99")
+            #expect(response.headers["x-goog-upload-status"] == "active")
+            #expect(response.headers.values("X-Multi") == ["a", "b"])
+            #expect(response.headers["Content-Length"] == "0")
+        }
+    }
+}

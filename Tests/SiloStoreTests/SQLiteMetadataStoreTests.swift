@@ -1,0 +1,143 @@
+import SiloCore
+@_spi(Testing) import SiloSQLite
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class SQLRecorder: Sendable {
+    private let lines = Mutex<[String]>([])
+    func withLock<R>(_ body: (inout [String]) -> R) -> R { lines.withLock { body(&$0) } }
+}
+
+/// SQLite-specific checks: schema bookkeeping, pragmas, the SQL actually run, and failure mapping.
+@Suite struct SQLiteMetadataStoreTests {
+    private func tracedStore(
+        _ directory: TempDirectory, _ configure: (inout SQLiteMetadataStore.Configuration) -> Void = { _ in }
+    )
+        throws -> (SQLiteMetadataStore, SQLRecorder)
+    {
+        let recorded = SQLRecorder()
+        var configuration = SQLiteMetadataStore.Configuration()
+        configuration.trace = { sql in recorded.withLock { $0.append(sql) } }
+        configure(&configuration)
+        return (
+            try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite", configuration: configuration), recorded
+        )
+    }
+
+    @Test func migrationVersionIsRecordedAndNotReapplied() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/metadata.sqlite"
+        let first = try SQLiteMetadataStore(path: path)
+        #expect(first.schemaVersionAtOpen == 0)
+        #expect(try first.scalar("PRAGMA user_version") == "1")
+        first.close()
+        let second = try SQLiteMetadataStore(path: path)
+        #expect(second.schemaVersionAtOpen == 1)
+        #expect(try second.scalar("PRAGMA user_version") == "1")
+    }
+
+    @Test func walModeAndConnectionSettings() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (store, recorded) = try tracedStore(directory) { $0.synchronous = .normal }
+        #expect(try store.scalar("PRAGMA journal_mode") == "wal")
+        let sql = recorded.withLock { $0 }
+        #expect(sql.contains { $0.hasPrefix("PRAGMA synchronous = NORMAL") })
+        #expect(sql.contains { $0.hasPrefix("PRAGMA foreign_keys = ON") })
+        let other = try TempDirectory()
+        let (full, fullSQL) = try tracedStore(other)
+        #expect(fullSQL.withLock { $0 }.contains { $0.hasPrefix("PRAGMA synchronous = FULL") }, "FULL is the default")
+        withExtendedLifetime((full, other)) {}
+    }
+
+    @Test func theSQLRunIsRecordedWithoutUserData() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (store, recorded) = try tracedStore(directory)
+        recorded.withLock { $0 = [] }
+        _ = try store.insertObject(draft("secret-name"), conditions: .init(ifGenerationMatch: 0), at: .now())
+        let insert = recorded.withLock { $0 }
+        #expect(insert.first == "BEGIN IMMEDIATE" && insert.last == "COMMIT")
+        #expect(insert.contains { $0.hasPrefix("INSERT INTO objects") })
+        #expect(!insert.contains { $0.contains("secret-name") }, "bound values stay out of traces")
+
+        _ = try store.listObjects(bucketName(), prefix: "se", startAfter: nil, limit: 10)  // opens a reader
+        recorded.withLock { $0 = [] }
+        _ = try store.listObjects(bucketName(), prefix: "se", startAfter: nil, limit: 10)
+        #expect(recorded.withLock { $0 }.count == 1, "a listing is one statement")
+        #expect(store.busyStatementCount() == 0, "no statement left running between calls")
+    }
+
+    @Test func listingsAreARangeSearchInNameOrder() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let plan = try store.textRows(
+            """
+            EXPLAIN QUERY PLAN SELECT name FROM objects
+            WHERE bucket = 'b' AND live = 1 AND name >= x'61' AND name < x'61FF' AND name > x'' ORDER BY name LIMIT 5
+            """
+        ).compactMap { $0.last ?? nil }
+        // A range search on (bucket, name) — the primary key or the live index, both in name order — never a scan.
+        #expect(
+            plan.count == 1 && plan[0].hasPrefix("SEARCH objects USING") && plan[0].contains("name>? AND name<?"),
+            "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/metadata.sqlite"
+        let store = try SQLiteMetadataStore(path: path)
+        try store.executeOnWriter("PRAGMA user_version = 99")
+        store.close()
+        let error = #expect(throws: StorageError.self) { _ = try SQLiteMetadataStore(path: path) }
+        #expect(error?.code == .unavailable)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsCorrupt() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/metadata.sqlite"
+        let fd = creat(path, 0o600)
+        let junk = [UInt8](repeating: 0x42, count: 8192)
+        #expect(write(fd, junk, junk.count) == junk.count)
+        close(fd)
+        let error = #expect(throws: StorageError.self) { _ = try SQLiteMetadataStore(path: path) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.cause is SQLiteError)
+    }
+
+    @Test func closedStoreRefusesCalls() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        _ = try store.buckets()
+        store.close()
+        let read = #expect(throws: StorageError.self) { _ = try store.buckets() }
+        #expect(read?.code == .unavailable)
+        let write = #expect(throws: StorageError.self) { try store.registerPendingBlob(.random(), at: .now()) }
+        #expect(write?.code == .unavailable)
+    }
+
+    @Test func oneLiveVersionPerNameIsEnforcedByTheSchema() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let (stored, _) = try store.insertObject(draft("only"), conditions: .none, at: .now())
+        let error = #expect(throws: StorageError.self) {
+            try store.executeOnWriter(
+                "INSERT INTO objects SELECT bucket, name, generation + 1, metageneration, 1, size, md5, crc32c, blob_id, "
+                    + "content_type, content_encoding, content_disposition, content_language, cache_control, custom_time, "
+                    + "custom_metadata, download_tokens, time_created, updated, component_count FROM objects")
+        }
+        #expect(error?.code == .alreadyExists)
+        #expect(try store.object(bucketName(), stored.name, generation: nil) == stored)
+    }
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Black-box checks of the `silo serve` binary: startup banner, refusing a non-loopback address, --bucket,
+persistence across restarts, a SIGTERM that drains an upload in flight and exits 0, and no descriptor leak.
+Standard library only; 127.0.0.1 only; bounded in time. Prints 'N passed, N failed'."""
+import argparse
+import http.client
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+results = []
+
+
+def check(name, condition, detail=""):
+    results.append((name, bool(condition)))
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
+
+
+def start(binary, *args):
+    proc = subprocess.Popen([binary, "serve", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    banner = []
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        banner.append(line)
+        m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        if m:
+            for _ in range(4):
+                banner.append(proc.stdout.readline())
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            return proc, int(m.group(1)), "".join(banner)
+    raise RuntimeError("no banner: " + "".join(banner))
+
+
+def request(port, method, path, body=b"", headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=".build/release/silo")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="silo-serve-test-")
+    data = os.path.join(work, "data")
+    try:
+        refused = subprocess.run([args.binary, "serve", "--host", "0.0.0.0", "--port", "0", "--data", data],
+                                 capture_output=True, text=True, timeout=20)
+        check("non-loopback bind without --insecure-allow-all exits 64", refused.returncode == 64, refused.stderr)
+        check("the refusal says why", "rules" in refused.stderr, refused.stderr)
+        usage = subprocess.run([args.binary, "serve", "--bogus"], capture_output=True, text=True, timeout=20)
+        check("an unknown option exits 64 with a one-line reason", usage.returncode == 64 and "--bogus" in usage.stderr, usage.stderr)
+
+        proc, port, banner = start(args.binary, "--data", data, "--bucket", "only.appspot.com")
+        check("banner gives the useEmulator call", f'useEmulator(withHost: "127.0.0.1", port: {port})' in banner, banner)
+        check("banner says access is allow-all", "ALLOW ALL" in banner, banner)
+        status, _ = request(port, "POST", "/v0/b/only.appspot.com/o?name=a.txt", b"persist me")
+        check("upload to the served bucket", status == 200, status)
+        status, _ = request(port, "POST", "/v0/b/other.appspot.com/o?name=a.txt", b"x")
+        check("--bucket refuses other buckets with 404", status == 404, status)
+        baseline = fd_count(proc.pid)
+        for i in range(200):
+            request(port, "GET", "/v0/b/only.appspot.com/o/a.txt?alt=media")
+            request(port, "GET", "/v0/b/only.appspot.com/o/missing")
+        check("descriptors do not grow over 400 requests", fd_count(proc.pid) <= baseline + 2, (baseline, fd_count(proc.pid)))
+
+        # SIGTERM while a slow upload is in flight: the upload completes, then the process exits 0.
+        outcome = {}
+
+        def slow_upload():
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            body = b"x" * (4 << 20)
+            conn.putrequest("POST", "/v0/b/only.appspot.com/o?name=slow.bin")
+            conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders()
+            for i in range(0, len(body), 1 << 20):
+                conn.send(body[i:i + (1 << 20)])
+                time.sleep(0.3)
+            outcome["status"] = conn.getresponse().status
+
+        t = threading.Thread(target=slow_upload)
+        t.start()
+        time.sleep(0.4)
+        proc.send_signal(signal.SIGTERM)
+        t.join(timeout=30)
+        code = proc.wait(timeout=30)
+        check("an upload in flight at SIGTERM completes", outcome.get("status") == 200, outcome)
+        check("SIGTERM exits 0", code == 0, code)
+
+        proc, port, _ = start(args.binary, "--data", data)
+        status, body = request(port, "GET", "/v0/b/only.appspot.com/o/a.txt?alt=media")
+        check("data survives a restart", status == 200 and body == b"persist me", (status, body[:40]))
+        status, _ = request(port, "GET", "/v0/b/only.appspot.com/o/slow.bin")
+        check("the drained upload is there after restart", status == 200, status)
+        proc.send_signal(signal.SIGINT)
+        check("SIGINT exits 0", proc.wait(timeout=30) == 0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    failed = sum(1 for _, ok in results if not ok)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
