@@ -103,7 +103,7 @@ extension StorageMetadata {
         if f.metageneration != 0 { d["metageneration"] = String(f.metageneration) }
         if let t = f.timeCreated { d["timeCreated"] = StorageMetadata.rfc3339(t) }
         if let t = f.updated { d["updated"] = StorageMetadata.rfc3339(t) }
-        d["metadata"] = AnyHashable(f.customMetadata)
+        if let custom = f.customMetadata { d["metadata"] = custom } else { d["metadata"] = AnyHashable(f.customMetadata) }
         return d
     }
 

@@ -25,6 +25,8 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         self.source = source
         self.requestMetadata = metadata
         super.init(reference: reference, metadata: metadata)
+        // Known up front, so even the first (replayed) snapshot carries the total.
+        if let total = try? totalSize() { core.withLock { $0.total = total } }
     }
 
     var storage: Storage { reference.storage }
