@@ -1,3 +1,5 @@
+import SiloCore
+
 /// What arrives before the body: method, raw target, headers.
 public struct HTTPRequestHead: Sendable {
     public var method: String

@@ -1,0 +1,80 @@
+public import SiloCore
+
+/// The GCS JSON API shapes (wire spec §6.5): `storage#object`, `storage#bucket`, lists and errors.
+public enum GCSJSON {
+    /// `base` is `scheme://host` as the client addressed the server, so links work from where the client is.
+    public static func object(_ record: ObjectRecord, base: String) -> JSONValue {
+        let bucket = PercentCoding.encodeComponent(record.bucket.rawValue)
+        let name = PercentCoding.encodeComponent(record.name.rawValue)
+        var o = JSONObject()
+        o["kind"] = .string("storage#object")
+        o["id"] = .string("\(record.bucket.rawValue)/\(record.name.rawValue)/\(record.generation)")
+        o["selfLink"] = .string("\(base)/storage/v1/b/\(bucket)/o/\(name)")
+        o["mediaLink"] = .string("\(base)/download/storage/v1/b/\(bucket)/o/\(name)?generation=\(record.generation)&alt=media")
+        o["name"] = .string(record.name.rawValue)
+        o["bucket"] = .string(record.bucket.rawValue)
+        o["generation"] = .string(String(record.generation))
+        o["metageneration"] = .string(String(record.metageneration))
+        o["contentType"] = .string(record.fields.contentType ?? "application/octet-stream")
+        o["storageClass"] = .string("STANDARD")
+        o["size"] = .string(String(record.size))
+        if record.componentCount == nil { o["md5Hash"] = .string(Base64.encode(record.blob.md5)) }
+        o["crc32c"] = .string(Checksums.crc32cBase64(record.blob.crc32c))
+        o["etag"] = .string(record.etag)
+        o["timeCreated"] = .string(record.timeCreated.rfc3339)
+        o["updated"] = .string(record.updated.rfc3339)
+        o["timeStorageClassUpdated"] = .string(record.timeCreated.rfc3339)
+        if let v = record.fields.contentEncoding { o["contentEncoding"] = .string(v) }
+        if let v = record.fields.contentDisposition { o["contentDisposition"] = .string(v) }
+        if let v = record.fields.contentLanguage { o["contentLanguage"] = .string(v) }
+        if let v = record.fields.cacheControl { o["cacheControl"] = .string(v) }
+        if let v = record.fields.customTime { o["customTime"] = .string(v.rfc3339) }
+        var custom = record.fields.customMetadata
+        if !record.fields.downloadTokens.isEmpty {
+            custom[ObjectFields.downloadTokensKey] = record.fields.downloadTokens.joined(separator: ",")
+        }
+        if !custom.isEmpty { o["metadata"] = .object(FirebaseMetadata.stringMap(custom)) }
+        if let count = record.componentCount { o["componentCount"] = .number(count) }
+        return .object(o)
+    }
+
+    public static func bucket(_ record: BucketRecord, base: String) -> JSONValue {
+        var o = JSONObject()
+        o["kind"] = .string("storage#bucket")
+        o["id"] = .string(record.name.rawValue)
+        o["selfLink"] = .string("\(base)/storage/v1/b/\(PercentCoding.encodeComponent(record.name.rawValue))")
+        o["projectNumber"] = .string("000000000000")
+        o["name"] = .string(record.name.rawValue)
+        o["timeCreated"] = .string(record.timeCreated.rfc3339)
+        o["updated"] = .string(record.updated.rfc3339)
+        o["metageneration"] = .string(String(record.metageneration))
+        o["location"] = .string("US")
+        o["locationType"] = .string("multi-region")
+        o["storageClass"] = .string("STANDARD")
+        o["etag"] = .string(Base64.encode(Array("\(record.name.rawValue)/\(record.metageneration)".utf8)))
+        o["versioning"] = .object(["enabled": .bool(record.versioning)])
+        return .object(o)
+    }
+
+    /// `{"error":{"code":N,"message":M,"errors":[{"message":M,"domain":"global","reason":R}]}}`.
+    public static func error(status: Int, message: String) -> JSONValue {
+        let detail: JSONObject = ["message": .string(message), "domain": .string("global"), "reason": .string(reason(status))]
+        return .object(["error": .object(["code": .number(status), "message": .string(message), "errors": .array([.object(detail)])])])
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 304: "notModified"
+        case 400: "invalid"
+        case 401: "required"
+        case 403: "forbidden"
+        case 404: "notFound"
+        case 409: "conflict"
+        case 412: "conditionNotMet"
+        case 413: "uploadTooLarge"
+        case 416: "requestedRangeNotSatisfiable"
+        case 503: "backendError"
+        default: "backendError"
+        }
+    }
+}
