@@ -1,4 +1,4 @@
-internal import SiloWire
+internal import SiloCore
 
 /// A bucket and an object path, canonicalised. Pure string handling: Foundation's path helpers trap or do not
 /// normalise on Linux (swift-sdk-api §8). The root is the empty object path (Firebase sometimes uses nil and
@@ -64,7 +64,7 @@ struct StoragePath: Hashable, Sendable {
         // The documented legacy form `/b/<bucket>/o/...` (no `/v0`) is accepted as well; see docs/compatibility.md.
         if segments.first == "v0" { segments.removeFirst() }
         guard segments.count >= 2, segments[0] == "b", !segments[1].isEmpty,
-            let bucket = V0NameEncoding.decode(segments[1])
+            let bucket = PercentCoding.decodePathComponent(segments[1])
         else { throw .pathError(message: httpMessage) }
         var objectSegments = segments.dropFirst(2)
         if objectSegments.last == "" { objectSegments = objectSegments.dropLast() }
@@ -72,7 +72,7 @@ struct StoragePath: Hashable, Sendable {
         guard marker == "o" else { throw .pathError(message: httpMessage) }
         var decoded: [String] = []
         for segment in objectSegments.dropFirst() {
-            guard let text = V0NameEncoding.decode(segment) else { throw .pathError(message: httpMessage) }
+            guard let text = PercentCoding.decodePathComponent(segment) else { throw .pathError(message: httpMessage) }
             decoded.append(text)
         }
         return StoragePath(bucket: bucket, object: decoded.joined(separator: "/"))

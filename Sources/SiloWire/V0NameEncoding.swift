@@ -1,6 +1,6 @@
 /// Percent-encoding of bucket and object names the way the Apple Firebase SDK puts them on the wire (wire spec §1.2):
 /// unreserved characters plus `! $ ' ( ) * , = : @` stay raw, everything else (including `/`, space, `&`, `+`, `;`,
-/// `?`, `#`, `%`) is escaped. Shared by the SDK (which builds URLs) and by tests of the server (which must decode them).
+/// `?`, `#`, `%`) is escaped; decode with SiloCore's `PercentCoding.decodePathComponent`. Shared by the SDK (which builds URLs) and by tests of the server (which must decode them).
 public enum V0NameEncoding {
     /// Encodes a whole bucket or object name as one path segment (`a/b c` → `a%2Fb%20c`).
     public static func encodePathSegment(_ text: some StringProtocol) -> String {
@@ -39,32 +39,5 @@ public enum V0NameEncoding {
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Decodes `%XX` escapes once (`+` stays `+`); nil when an escape is malformed or the bytes are not UTF-8.
-    public static func decode(_ text: some StringProtocol) -> String? {
-        let bytes = Array(text.utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        func hexValue(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x41...0x46: c - 0x41 + 10
-            case 0x61...0x66: c - 0x61 + 10
-            default: nil
-            }
-        }
-        while i < bytes.count {
-            if bytes[i] == 0x25 {
-                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2]) else { return nil }
-                out.append(hi << 4 | lo)
-                i += 3
-            } else {
-                out.append(bytes[i])
-                i += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self)
     }
 }
