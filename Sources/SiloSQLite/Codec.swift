@@ -78,6 +78,8 @@ enum Codec {
         var expectedCRC32C: String?
         var created: Timestamp
         var updated: Timestamp
+        /// Optional because rows written before the GCS API have no `api`; those sessions are Firebase ones.
+        var api: UploadSession.API?
     }
 
     static func sessionJSON(_ session: UploadSession) throws -> String {
@@ -88,7 +90,8 @@ enum Codec {
                 state: session.state, conditions: session.conditions, principal: session.principal,
                 resultGeneration: session.resultGeneration, failureStatus: session.failureStatus,
                 failureMessage: session.failureMessage, expectedMD5: session.expectedMD5,
-                expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated))
+                expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated,
+                api: session.api))
     }
 
     static func session(_ text: String) throws -> UploadSession {
@@ -99,7 +102,7 @@ enum Codec {
         var session = UploadSession(
             id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
             fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,
-            principal: stored.principal, created: stored.created)
+            principal: stored.principal, created: stored.created, api: stored.api ?? .firebase)
         session.received = stored.received
         session.state = stored.state
         session.resultGeneration = stored.resultGeneration

@@ -309,10 +309,11 @@ import Testing
             id: RandomID.sessionID(), bucket: bucket, name: objectName("up/load é.bin"),
             fields: ObjectFields(contentType: "video/mp4", customMetadata: ["a": "b"], downloadTokens: ["tok"]),
             declaredSize: 1 << 40, blobID: .random(), conditions: .init(ifGenerationMatch: 0),
-            principal: "Bearer abc", created: Timestamp(microseconds: 100))
+            principal: "Bearer abc", created: Timestamp(microseconds: 100), api: .gcs)
         session.expectedMD5 = "md5=="
         try store.insertSession(session)
         #expect(try store.session(id: session.id) == session)
+        #expect(try store.session(id: session.id)?.api == .gcs)
         let duplicate = #expect(throws: StorageError.self) { try store.insertSession(session) }
         #expect(duplicate?.code == .alreadyExists)
 
@@ -321,6 +322,7 @@ import Testing
             declaredSize: nil,
             blobID: .random(), created: Timestamp(microseconds: 50))
         try store.insertSession(older)
+        #expect(try store.session(id: older.id)?.api == .firebase, "the initializer defaults to Firebase")
 
         let updated = try store.updateSession(id: session.id) {
             $0.received = 4096

@@ -90,6 +90,23 @@ final class SQLRecorder: Sendable {
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
     }
 
+    @Test func sessionsWrittenBeforeTheAPIFieldReadAsFirebase() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let session = UploadSession(
+            id: "old", bucket: bucketName(), name: objectName("o"), fields: ObjectFields(), declaredSize: nil,
+            blobID: .random(), created: Timestamp(microseconds: 1), api: .gcs)
+        try store.insertSession(session)
+        #expect(try store.scalar("SELECT json_extract(record, '$.api') FROM sessions") == "gcs")
+        // What an older Silo wrote: the same record without the key.
+        try store.executeOnWriter("UPDATE sessions SET record = json_remove(record, '$.api')")
+        #expect(try store.scalar("SELECT json_type(record, '$.api') FROM sessions") == nil)
+        var expected = session
+        expected.api = .firebase
+        #expect(try store.session(id: "old") == expected)
+    }
+
     @Test func aNewerSchemaIsRefused() throws {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }
