@@ -53,6 +53,15 @@ enum Codec {
 
     static let bucketColumns = "name, time_created, updated, metageneration, versioning"
 
+    /// Values for `bucketColumns`, in order.
+    static func bucketValues(_ record: BucketRecord) -> [SQLValue] {
+        [
+            .text(record.name.rawValue), .integer(record.timeCreated.microseconds),
+            .integer(record.updated.microseconds), .integer(record.metageneration),
+            .integer(record.versioning ? 1 : 0),
+        ]
+    }
+
     static func bucket(_ row: Statement) throws -> BucketRecord {
         BucketRecord(
             name: try BucketName(row.text(0)), timeCreated: Timestamp(microseconds: row.int64(1)),

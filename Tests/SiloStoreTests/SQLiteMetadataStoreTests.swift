@@ -107,6 +107,37 @@ final class SQLRecorder: Sendable {
         #expect(try store.session(id: "old") == expected)
     }
 
+    @Test func versionListingsSeekThePrimaryKeyInOrder() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (store, recorded) = try tracedStore(directory)
+        _ = try store.listObjectVersions(bucketName(), prefix: "a", startAfter: nil, limit: 5)  // opens a reader
+        recorded.withLock { $0 = [] }
+        _ = try store.listObjectVersions(
+            bucketName(), prefix: "a", startAfter: ObjectVersionKey(name: Array("ab".utf8), generation: 7), limit: 5)
+        let sql = try #require(recorded.withLock { $0 }.first)
+        // The statement the store ran, planned with literals in place of its parameters.
+        let literals = ["'b'", "x'6162'", "x'61FF'", "x'6162'", "x'6162'", "7", "5"]
+        var planned = "EXPLAIN QUERY PLAN "
+        var next = 0
+        for character in sql {
+            if character == "?" {
+                planned += literals[next]
+                next += 1
+            } else {
+                planned.append(character)
+            }
+        }
+        #expect(next == literals.count, "\(sql)")
+        let plan = try store.textRows(planned).compactMap { $0.last ?? nil }
+        // A seek into the primary key (bucket, name, generation), already in listing order: no scan, no sort.
+        #expect(
+            plan.count == 1 && plan[0].hasPrefix("SEARCH objects USING PRIMARY KEY")
+                && plan[0].contains("name>? AND name<?"),
+            "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
+    }
+
     @Test func aNewerSchemaIsRefused() throws {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }
