@@ -235,7 +235,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 componentCount: draft.componentCount)
             try connection.run(
                 "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                try Codec.objectValues(stored, live: true))
+                Codec.objectValues(stored, live: true))
             try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(draft.blobID.rawValue)])
             try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
             lastGeneration = generation
@@ -275,7 +275,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                     fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue,
                     fields.contentLanguage.sqlValue, fields.cacheControl.sqlValue,
                     fields.customTime.map { .integer($0.microseconds) } ?? .null,
-                    .text(try Codec.json(fields.customMetadata)), .text(try Codec.json(fields.downloadTokens)),
+                    .text(FieldJSON.encode(fields.customMetadata)), .text(FieldJSON.encode(fields.downloadTokens)),
                     .text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(record.generation),
                 ])
             return record

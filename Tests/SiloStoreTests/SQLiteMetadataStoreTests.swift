@@ -1,3 +1,4 @@
+import Foundation
 import SiloCore
 @_spi(Testing) import SiloSQLite
 import Synchronization
@@ -136,6 +137,83 @@ final class SQLRecorder: Sendable {
                 && plan[0].contains("name>? AND name<?"),
             "\(plan)")
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
+    }
+
+    /// Rewrites the object's JSON columns as given (SQL literals are built here, so quotes are doubled).
+    private func storeJSON(_ store: SQLiteMetadataStore, customMetadata: String, downloadTokens: String) throws {
+        func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        try store.executeOnWriter(
+            "UPDATE objects SET custom_metadata = \(literal(customMetadata)), download_tokens = \(literal(downloadTokens))"
+        )
+    }
+
+    static let awkwardStrings = [
+        "", "plain", "a/b//c", "quote \" backslash \\ slash /", "é 日本 \u{1F600}", "\n\r\t\u{8}\u{C}\u{1}\u{1F}\u{7F}",
+        "nul \u{0} inside", "\u{FFFF}\u{10FFFF}", "'single'",
+    ]
+
+    @Test func objectRowsWrittenByJSONEncoderStillRead() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let (stored, _) = try store.insertObject(draft("o"), conditions: .none, at: .now())
+        // Exactly how rows were written before FieldJSON.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func old(_ value: some Encodable) throws -> String {
+            String(decoding: try encoder.encode(value), as: UTF8.self)
+        }
+        var metadata: [String: String] = [:]
+        for (index, text) in Self.awkwardStrings.enumerated() {
+            metadata[text] = Self.awkwardStrings[(index + 1) % Self.awkwardStrings.count]
+        }
+        try storeJSON(store, customMetadata: try old(metadata), downloadTokens: try old(Self.awkwardStrings))
+        var expected = stored
+        expected.fields.customMetadata = metadata
+        expected.fields.downloadTokens = Self.awkwardStrings
+        #expect(try store.object(bucketName(), stored.name, generation: nil) == expected)
+        for value in [[:], ["k": "v"]] as [[String: String]] {
+            try storeJSON(store, customMetadata: try old(value), downloadTokens: try old([String]()))
+            #expect(try store.object(bucketName(), stored.name, generation: nil)?.fields.customMetadata == value)
+        }
+
+        // Escapes any JSON writer may use: \/, \u (BMP and surrogate pairs, any hex case), whitespace between tokens.
+        try storeJSON(
+            store, customMetadata: #" { "a\/b" : "\u00e9\uD83D\uDE00\u0041" , "q":"\"\\\b\f\n\r\t\/" } "#,
+            downloadTokens: #"[ "\u65e5\u672C" ,"x"]"#)
+        let read = try #require(try store.object(bucketName(), stored.name, generation: nil))
+        #expect(read.fields.customMetadata == ["a/b": "é\u{1F600}A", "q": "\"\\\u{8}\u{C}\n\r\t/"])
+        #expect(read.fields.downloadTokens == ["日本", "x"])
+    }
+
+    @Test func objectRowsAreWrittenAsCompactSortedJSON() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        var object = draft("o")
+        object.fields.customMetadata = ["b": "/x", "a": "é\u{1}\"", "B": "", "ä": "1"]
+        object.fields.downloadTokens = ["t2", "t1"]
+        let (stored, _) = try store.insertObject(object, conditions: .none, at: .now())
+        let row = try store.textRows("SELECT custom_metadata, download_tokens FROM objects")
+        #expect(row == [[#"{"B":"","a":"é\u0001\"","b":"/x","ä":"1"}"#, #"["t2","t1"]"#]])
+        #expect(try store.object(bucketName(), stored.name, generation: nil) == stored)
+    }
+
+    @Test(arguments: [
+        ("1", "[]"), ("[]", "[]"), (#"{"a":1}"#, "[]"), (#"{"a":null}"#, "[]"), (#"{"a":"b","a":"c"}"#, "[]"),
+        (#"{"a":"b"} x"#, "[]"), (#"{"a":"\x"}"#, "[]"), (#"{"a":"\uD800"}"#, "[]"), ("", "[]"),
+        ("{}", "{}"), ("{}", #"["a",null]"#), ("{}", #"[["a"]]"#), ("{}", #"["a",]"#), ("{}", #""a""#),
+    ])
+    func malformedObjectJSONIsACorruptRow(_ customMetadata: String, _ downloadTokens: String) throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let (stored, _) = try store.insertObject(draft("o"), conditions: .none, at: .now())
+        try storeJSON(store, customMetadata: customMetadata, downloadTokens: downloadTokens)
+        let error = #expect(throws: StorageError.self) {
+            _ = try store.object(bucketName(), stored.name, generation: nil)
+        }
+        #expect(error?.code == .corrupt)
     }
 
     @Test func aNewerSchemaIsRefused() throws {
