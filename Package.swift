@@ -36,7 +36,8 @@ let package = Package(
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
 
         // Backends.
-        .target(name: "SiloSQLite", dependencies: ["SiloCore", "CSQLite3"]),
+        // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
+        .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(name: "SiloDisk", dependencies: ["SiloCore"]),
 
         // Protocols: routes and semantics, no backend.

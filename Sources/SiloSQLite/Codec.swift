@@ -12,7 +12,8 @@ enum StorageErrorFactory {
     }
 }
 
-/// Row <-> domain conversions. JSON uses sorted keys so equal values store as equal text.
+/// Row <-> domain conversions. JSON uses sorted keys so equal values store as equal text; object rows' JSON goes
+/// through ``FieldJSON``, session records (read one at a time) through Codable.
 enum Codec {
     static let objectColumns = """
         bucket, name, generation, metageneration, size, md5, crc32c, blob_id, content_type, content_encoding, \
@@ -20,7 +21,7 @@ enum Codec {
         time_created, updated, component_count
         """
 
-    static func objectValues(_ record: ObjectRecord, live: Bool) throws -> [SQLValue] {
+    static func objectValues(_ record: ObjectRecord, live: Bool) -> [SQLValue] {
         let fields = record.fields
         return [
             .text(record.bucket.rawValue), .blob(Array(record.name.rawValue.utf8)), .integer(record.generation),
@@ -28,7 +29,7 @@ enum Codec {
             .integer(Int64(record.blob.crc32c)), .text(record.blobID.rawValue), fields.contentType.sqlValue,
             fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue, fields.contentLanguage.sqlValue,
             fields.cacheControl.sqlValue, fields.customTime.map { .integer($0.microseconds) } ?? .null,
-            .text(try json(fields.customMetadata)), .text(try json(fields.downloadTokens)),
+            .text(FieldJSON.encode(fields.customMetadata)), .text(FieldJSON.encode(fields.downloadTokens)),
             .integer(record.timeCreated.microseconds), .integer(record.updated.microseconds),
             record.componentCount.map { .integer(Int64($0)) } ?? .null, .integer(live ? 1 : 0),
         ]
@@ -41,8 +42,8 @@ enum Codec {
             contentType: row.optionalText(8), contentEncoding: row.optionalText(9),
             contentDisposition: row.optionalText(10), contentLanguage: row.optionalText(11),
             cacheControl: row.optionalText(12), customTime: row.optionalInt64(13).map(Timestamp.init(microseconds:)),
-            customMetadata: try decode([String: String].self, row.text(14)),
-            downloadTokens: try decode([String].self, row.text(15)))
+            customMetadata: try FieldJSON.stringMap(row.textBytes(14), column: "custom_metadata"),
+            downloadTokens: try FieldJSON.stringList(row.textBytes(15), column: "download_tokens"))
         return ObjectRecord(
             bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.blob(1)), generation: row.int64(2),
             metageneration: row.int64(3),
@@ -52,6 +53,15 @@ enum Codec {
     }
 
     static let bucketColumns = "name, time_created, updated, metageneration, versioning"
+
+    /// Values for `bucketColumns`, in order.
+    static func bucketValues(_ record: BucketRecord) -> [SQLValue] {
+        [
+            .text(record.name.rawValue), .integer(record.timeCreated.microseconds),
+            .integer(record.updated.microseconds), .integer(record.metageneration),
+            .integer(record.versioning ? 1 : 0),
+        ]
+    }
 
     static func bucket(_ row: Statement) throws -> BucketRecord {
         BucketRecord(
@@ -78,6 +88,8 @@ enum Codec {
         var expectedCRC32C: String?
         var created: Timestamp
         var updated: Timestamp
+        /// Optional because rows written before the GCS API have no `api`; those sessions are Firebase ones.
+        var api: UploadSession.API?
     }
 
     static func sessionJSON(_ session: UploadSession) throws -> String {
@@ -88,7 +100,8 @@ enum Codec {
                 state: session.state, conditions: session.conditions, principal: session.principal,
                 resultGeneration: session.resultGeneration, failureStatus: session.failureStatus,
                 failureMessage: session.failureMessage, expectedMD5: session.expectedMD5,
-                expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated))
+                expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated,
+                api: session.api))
     }
 
     static func session(_ text: String) throws -> UploadSession {
@@ -99,7 +112,7 @@ enum Codec {
         var session = UploadSession(
             id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
             fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,
-            principal: stored.principal, created: stored.created)
+            principal: stored.principal, created: stored.created, api: stored.api ?? .firebase)
         session.received = stored.received
         session.state = stored.state
         session.resultGeneration = stored.resultGeneration

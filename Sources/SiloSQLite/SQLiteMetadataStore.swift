@@ -127,6 +127,65 @@ public final class SQLiteMetadataStore: MetadataStore {
         try read { try $0.rows("SELECT \(Codec.bucketColumns) FROM buckets ORDER BY name", [], Codec.bucket) }
     }
 
+    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
+        try write { connection, _ in
+            guard try storedBucket(name, connection) == nil else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            }
+            let record = BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning)
+            try connection.run(
+                "INSERT INTO buckets (name, time_created, updated, metageneration, versioning) VALUES (?, ?, ?, ?, ?)",
+                Codec.bucketValues(record))
+            return record
+        }
+    }
+
+    public func updateBucket(
+        _ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void
+    ) throws -> BucketRecord {
+        try write { connection, _ in
+            guard let stored = try storedBucket(name, connection) else {
+                throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
+            }
+            var record = stored
+            try change(&record)
+            guard record.name == name else { throw StorageError(.invalidArgument, "a bucket's name cannot change") }
+            // The store owns these, whatever `change` did to them.
+            record.timeCreated = stored.timeCreated
+            record.metageneration = stored.metageneration + 1
+            record.updated = time
+            try connection.run(
+                "UPDATE buckets SET updated = ?, metageneration = ?, versioning = ? WHERE name = ?",
+                [
+                    .integer(record.updated.microseconds), .integer(record.metageneration),
+                    .integer(record.versioning ? 1 : 0), .text(name.rawValue),
+                ])
+            return record
+        }
+    }
+
+    public func deleteBucket(_ name: BucketName) throws {
+        try write { connection, _ in
+            guard try storedBucket(name, connection) != nil else {
+                throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
+            }
+            // A prefix of the primary key (bucket, name, generation): one index probe, live or noncurrent alike.
+            let hasVersions =
+                try connection.row("SELECT 1 FROM objects WHERE bucket = ? LIMIT 1", [.text(name.rawValue)]) { _ in
+                    true
+                } ?? false
+            guard !hasVersions else {
+                throw StorageError(.conflict, "The bucket you tried to delete is not empty: \(name.rawValue)")
+            }
+            try connection.run("DELETE FROM buckets WHERE name = ?", [.text(name.rawValue)])
+        }
+    }
+
+    private func storedBucket(_ name: BucketName, _ connection: Connection) throws -> BucketRecord? {
+        try connection.row(
+            "SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket)
+    }
+
     // MARK: Objects
 
     private static let selectLive =
@@ -176,7 +235,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 componentCount: draft.componentCount)
             try connection.run(
                 "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                try Codec.objectValues(stored, live: true))
+                Codec.objectValues(stored, live: true))
             try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(draft.blobID.rawValue)])
             try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
             lastGeneration = generation
@@ -216,7 +275,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                     fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue,
                     fields.contentLanguage.sqlValue, fields.cacheControl.sqlValue,
                     fields.customTime.map { .integer($0.microseconds) } ?? .null,
-                    .text(try Codec.json(fields.customMetadata)), .text(try Codec.json(fields.downloadTokens)),
+                    .text(FieldJSON.encode(fields.customMetadata)), .text(FieldJSON.encode(fields.downloadTokens)),
                     .text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(record.generation),
                 ])
             return record
@@ -269,6 +328,34 @@ public final class SQLiteMetadataStore: MetadataStore {
                 ORDER BY name LIMIT ?
                 """,
                 [.text(bucket.rawValue), .blob(lower), .blob(upper), .blob(startAfter ?? []), .integer(Int64(limit))],
+                Codec.object)
+        }
+    }
+
+    public func listObjectVersions(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [ObjectRecord]
+    {
+        guard limit > 0 else { return [] }
+        let prefixBytes = Array(prefix.utf8)
+        // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
+        let upper = prefixBytes + [0xFF]
+        // Names are never empty, so (empty, Int64.min) is before every version.
+        let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
+        // The range starts at the larger of the prefix and the key's name, so a page deep into a big prefix seeks
+        // straight to its key in the primary key instead of walking every version before it; the OR then only
+        // drops the key's own name's earlier generations.
+        let lower = prefixBytes.lexicographicallyPrecedes(after.name) ? after.name : prefixBytes
+        return try read { connection in
+            try connection.rows(
+                """
+                SELECT \(Codec.objectColumns) FROM objects
+                WHERE bucket = ? AND name >= ? AND name < ? AND (name > ? OR (name = ? AND generation > ?))
+                ORDER BY name, generation LIMIT ?
+                """,
+                [
+                    .text(bucket.rawValue), .blob(lower), .blob(upper), .blob(after.name), .blob(after.name),
+                    .integer(after.generation), .integer(Int64(limit)),
+                ],
                 Codec.object)
         }
     }

@@ -94,6 +94,13 @@ final class Statement {
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 
+    /// A text column's UTF-8 bytes, for decoders that work on bytes (no String built only to be taken apart).
+    func textBytes(_ column: Int32) -> [UInt8] {
+        guard let base = sqlite3_column_text(handle, column) else { return [] }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Array(UnsafeBufferPointer(start: base, count: count))
+    }
+
     func blob(_ column: Int32) -> [UInt8] {
         guard let base = sqlite3_column_blob(handle, column) else { return [] }
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -105,3 +105,49 @@ import Testing
         try Preconditions(ifMetagenerationNotMatch: 1).check(record, describing: "o")
     }
 }
+
+@Suite struct ObjectVersionKeyTests {
+    @Test(
+        arguments: [
+            ObjectVersionKey(name: Array("a".utf8), generation: 1),
+            ObjectVersionKey(name: Array("dir/é 日本 \u{1F600}".utf8), generation: 1_700_000_000_000_000),
+            ObjectVersionKey(name: [], generation: .min),
+            ObjectVersionKey(name: [0xFF, 0x01], generation: .max),
+            ObjectVersionKey(name: Array("x".utf8), generation: -1),
+        ])
+    func bytesRoundTrip(_ key: ObjectVersionKey) {
+        let bytes = key.bytes
+        #expect(bytes.count == key.name.count + 9 && bytes[key.name.count] == 0)
+        #expect(ObjectVersionKey(bytes: bytes) == key)
+    }
+
+    @Test func generationIsBigEndian() {
+        #expect(
+            ObjectVersionKey(name: [0x61], generation: 0x0102_0304_0506_0708).bytes == [
+                0x61, 0, 1, 2, 3, 4, 5, 6, 7, 8,
+            ])
+    }
+
+    @Test(
+        arguments: [
+            [UInt8](), [0, 1, 2, 3, 4, 5, 6, 7], [0x61, 1, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0x61, 0, 0x62, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        ])
+    func malformedBytesAreRejected(_ bytes: [UInt8]) {
+        #expect(ObjectVersionKey(bytes: bytes) == nil)
+    }
+
+    @Test func ordersByNameBytesThenGeneration() {
+        let keys = [
+            ObjectVersionKey(name: Array("b".utf8), generation: 1),
+            ObjectVersionKey(name: Array("a".utf8), generation: 9),
+            ObjectVersionKey(name: Array("a/".utf8), generation: 2),
+            ObjectVersionKey(name: Array("a".utf8), generation: 3),
+            ObjectVersionKey(name: Array("é".utf8), generation: 0),
+        ]
+        #expect(
+            keys.sorted().map { "\(String(decoding: $0.name, as: UTF8.self))#\($0.generation)" } == [
+                "a#3", "a#9", "a/#2", "b#1", "é#0",
+            ])
+    }
+}

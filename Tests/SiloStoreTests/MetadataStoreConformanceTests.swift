@@ -24,6 +24,190 @@ import Testing
         #expect(try store.bucket(bucket) == created)
     }
 
+    @Test(arguments: MetadataBackend.allCases)
+    func createBucketMakesANewBucketOnly(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let t10 = Timestamp(microseconds: 10)
+        let created = try store.createBucket(bucket, versioning: true, at: t10)
+        #expect(
+            created == BucketRecord(name: bucket, timeCreated: t10, updated: t10, metageneration: 1, versioning: true))
+        #expect(try store.bucket(bucket) == created)
+        #expect(try store.ensureBucket(bucket) == created)
+        let again = #expect(throws: StorageError.self) {
+            _ = try store.createBucket(bucket, versioning: false, at: Timestamp(microseconds: 20))
+        }
+        #expect(again?.code == .alreadyExists)
+        #expect(again?.message.contains(bucket.rawValue) == true, "\(String(describing: again))")
+        #expect(try store.bucket(bucket) == created, "a refused create changes nothing")
+        // A bucket an object implied exists too.
+        let implied = bucketName("implied")
+        _ = try store.insertObject(draft("o", bucket: implied), conditions: .none, at: t10)
+        let impliedAgain = #expect(throws: StorageError.self) {
+            _ = try store.createBucket(implied, versioning: false, at: t10)
+        }
+        #expect(impliedAgain?.code == .alreadyExists)
+        #expect(try store.createBucket(bucketName("plain"), versioning: false, at: t10).versioning == false)
+        #expect(try store.buckets().map(\.name.rawValue) == ["implied", "plain", bucket.rawValue])
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func updateBucketBumpsMetagenerationAndKeepsWhatTheStoreOwns(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let created = try store.createBucket(bucket, versioning: false, at: Timestamp(microseconds: 10))
+        let enabled = try store.updateBucket(bucket, at: Timestamp(microseconds: 20)) { $0.versioning = true }
+        #expect(
+            enabled
+                == BucketRecord(
+                    name: bucket, timeCreated: created.timeCreated, updated: Timestamp(microseconds: 20),
+                    metageneration: 2, versioning: true))
+        #expect(try store.bucket(bucket) == enabled)
+        // Edits to store-owned fields are ignored; the store sets them.
+        let touched = try store.updateBucket(bucket, at: Timestamp(microseconds: 30)) {
+            $0.metageneration = 99
+            $0.timeCreated = Timestamp(microseconds: 0)
+            $0.updated = Timestamp(microseconds: 0)
+        }
+        #expect(touched.metageneration == 3 && touched.timeCreated == created.timeCreated)
+        #expect(touched.updated == Timestamp(microseconds: 30) && touched.versioning)
+        #expect(try store.bucket(bucket) == touched)
+
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            _ = try store.updateBucket(bucket, at: Timestamp(microseconds: 40)) {
+                $0.versioning = false
+                throw Refused()
+            }
+        }
+        let renamed = #expect(throws: StorageError.self) {
+            _ = try store.updateBucket(bucket, at: Timestamp(microseconds: 40)) { $0.name = bucketName("elsewhere") }
+        }
+        #expect(renamed?.code == .invalidArgument)
+        #expect(try store.bucket(bucket) == touched, "refused updates write nothing")
+        #expect(try store.bucket(bucketName("elsewhere")) == nil)
+        let missing = #expect(throws: StorageError.self) {
+            _ = try store.updateBucket(bucketName("missing"), at: .now()) { _ in }
+        }
+        #expect(missing?.code == .notFound)
+
+        try fixture.reopen()
+        #expect(try fixture.store.bucket(bucket) == touched)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func deleteBucketOnlyDeletesAnEmptyBucket(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let missing = #expect(throws: StorageError.self) { try store.deleteBucket(bucket) }
+        #expect(missing?.code == .notFound)
+
+        _ = try store.createBucket(bucket, versioning: true, at: Timestamp(microseconds: 1))
+        let neighbour = try store.createBucket(
+            bucketName("neighbour"), versioning: false, at: Timestamp(microseconds: 1))
+        let neighbourObject = try store.insertObject(
+            draft("n", bucket: neighbour.name), conditions: .none, at: Timestamp(microseconds: 2)
+        ).stored
+        let (first, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 3))
+        let (second, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 4))
+        func expectNotEmpty() throws {
+            let error = #expect(throws: StorageError.self) { try store.deleteBucket(bucket) }
+            #expect(error?.code == .conflict)
+            #expect(error?.message == "The bucket you tried to delete is not empty: \(bucket.rawValue)")
+            #expect(try store.bucket(bucket) != nil)
+        }
+        try expectNotEmpty()
+        // Only noncurrent versions left: still not empty.
+        _ = try store.deleteObject(bucket, second.name, generation: nil, conditions: .none)
+        #expect(try store.object(bucket, second.name, generation: nil) == nil)
+        try expectNotEmpty()
+        _ = try store.deleteObject(bucket, first.name, generation: first.generation, conditions: .none)
+        try expectNotEmpty()
+        _ = try store.deleteObject(bucket, second.name, generation: second.generation, conditions: .none)
+
+        let session = UploadSession(
+            id: "in-deleted-bucket", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+            blobID: .random(), created: Timestamp(microseconds: 5))
+        try store.insertSession(session)
+        let pending = BlobID.random()
+        try store.registerPendingBlob(pending, at: Timestamp(microseconds: 5))
+        let garbageBefore = try Set(
+            store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 100))
+
+        try store.deleteBucket(bucket)
+        #expect(try store.bucket(bucket) == nil)
+        #expect(try store.buckets() == [neighbour])
+        // Nothing else is touched: other buckets' objects, sessions, garbage bookkeeping.
+        #expect(try store.object(neighbour.name, neighbourObject.name, generation: nil) == neighbourObject)
+        #expect(try store.session(id: session.id) == session)
+        #expect(
+            try Set(store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 100))
+                == garbageBefore)
+        #expect(garbageBefore.isSuperset(of: [pending, first.blobID, second.blobID]))
+        let again = #expect(throws: StorageError.self) { try store.deleteBucket(bucket) }
+        #expect(again?.code == .notFound)
+        // The name is free again, with fresh settings.
+        #expect(try store.createBucket(bucket, versioning: false, at: Timestamp(microseconds: 9)).metageneration == 1)
+    }
+
+    // MARK: Versioning
+
+    @Test(arguments: MetadataBackend.allCases)
+    func versioningKeepsNoncurrentVersions(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        _ = try store.ensureBucket(bucket)
+        #expect(try store.updateBucket(bucket, at: Timestamp(microseconds: 1)) { $0.versioning = true }.versioning)
+        let name = objectName("v")
+        let everything = Timestamp(microseconds: Int64.max)
+        func versions() throws -> [ObjectRecord] {
+            try store.listObjectVersions(bucket, prefix: "", startAfter: nil, limit: 100)
+        }
+
+        let (first, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 2))
+        let (second, replaced) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 3))
+        #expect(replaced == first)
+        // The overwritten version stays, unchanged, readable by its generation and listed among the versions.
+        #expect(try store.object(bucket, name, generation: nil) == second)
+        #expect(try store.object(bucket, name, generation: first.generation) == first)
+        #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 100) == [second])
+        #expect(try versions() == [first, second])
+        #expect(try !store.garbageBlobs(registeredBefore: everything, limit: 100).contains(first.blobID))
+
+        // Deleting a noncurrent generation removes it for good; its blob becomes garbage.
+        #expect(try store.deleteObject(bucket, name, generation: first.generation, conditions: .none) == first)
+        #expect(try store.object(bucket, name, generation: first.generation) == nil)
+        #expect(try store.object(bucket, name, generation: nil) == second)
+        #expect(try versions() == [second])
+        #expect(try store.garbageBlobs(registeredBefore: everything, limit: 100).contains(first.blobID))
+
+        // Deleting the live version keeps it as a noncurrent version: not live, not garbage.
+        #expect(try store.deleteObject(bucket, name, generation: nil, conditions: .none) == second)
+        #expect(try store.object(bucket, name, generation: nil) == nil)
+        #expect(try store.object(bucket, name, generation: second.generation) == second)
+        #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 100) == [])
+        #expect(try versions() == [second])
+        #expect(try !store.garbageBlobs(registeredBefore: everything, limit: 100).contains(second.blobID))
+        let noLive = #expect(throws: StorageError.self) {
+            _ = try store.deleteObject(bucket, name, generation: nil, conditions: .none)
+        }
+        #expect(noLive?.code == .notFound)
+
+        // A new live version replaces nothing live; ifGenerationMatch=0 sees only live versions.
+        let (third, none) = try store.insertObject(
+            draft("v"), conditions: .init(ifGenerationMatch: 0), at: Timestamp(microseconds: 4))
+        #expect(none == nil)
+        #expect(try versions() == [second, third])
+
+        try fixture.reopen()
+        #expect(
+            try fixture.store.listObjectVersions(bucket, prefix: "", startAfter: nil, limit: 100) == [second, third])
+    }
+
     // MARK: Generations
 
     @Test(arguments: MetadataBackend.allCases)
@@ -275,6 +459,67 @@ import Testing
     }
 
     @Test(arguments: MetadataBackend.allCases)
+    func versionListingOrdersByNameThenGenerationAndPagesByKey(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        _ = try store.createBucket(bucket, versioning: true, at: Timestamp(microseconds: 1))
+        // A frozen clock: generations still increase in insertion order.
+        let frozen = Timestamp(microseconds: 1)
+        var generations: [String: [Int64]] = [:]
+        for name in ["a", "a/b", "a", "b", "a/b", "a-", "é", "a"] {
+            generations[name, default: []].append(
+                try store.insertObject(draft(name), conditions: .none, at: frozen).stored.generation)
+        }
+        _ = try store.insertObject(draft("a", bucket: bucketName("other")), conditions: .none, at: frozen)
+        _ = try store.deleteObject(bucket, objectName("b"), generation: nil, conditions: .none)  // b: noncurrent only
+
+        func keys(_ records: [ObjectRecord]) -> [String] {
+            records.map { "\($0.name.rawValue)#\($0.generation)" }
+        }
+        func expected(_ names: [String]) -> [String] {
+            names.flatMap { name in generations[name]!.map { "\(name)#\($0)" } }
+        }
+        func list(_ prefix: String, _ startAfter: ObjectVersionKey?, _ limit: Int = 100) throws -> [String] {
+            keys(try store.listObjectVersions(bucket, prefix: prefix, startAfter: startAfter, limit: limit))
+        }
+        func key(_ name: String, _ index: Int) -> ObjectVersionKey {
+            ObjectVersionKey(name: Array(name.utf8), generation: generations[name]![index])
+        }
+
+        // Byte order of names ('-' 2D < '/' 2F), every generation ascending, live or not.
+        let all = try store.listObjectVersions(bucket, prefix: "", startAfter: nil, limit: 100)
+        #expect(keys(all) == expected(["a", "a-", "a/b", "b", "é"]))
+        #expect(all.filter { $0.name.rawValue == "a" }.count == 3)
+        #expect(try list("a/", nil) == expected(["a/b"]))
+        #expect(try list("a", nil) == expected(["a", "a-", "a/b"]))
+        #expect(try list("zzz", nil) == [])
+        // Strictly after the key: later generations of the same name, then later names.
+        #expect(try list("", key("a", 0)) == Array(expected(["a", "a-", "a/b", "b", "é"]).dropFirst()))
+        #expect(try list("", key("a", 2)) == expected(["a-", "a/b", "b", "é"]))
+        #expect(
+            try list("", ObjectVersionKey(name: Array("a".utf8), generation: .max))
+                == expected(["a-", "a/b", "b", "é"]))
+        #expect(try list("", ObjectVersionKey(name: Array("a0".utf8), generation: .min)) == expected(["b", "é"]))
+        // A key below the prefix does not widen the result; one past it empties it.
+        #expect(try list("b", key("a", 1)) == expected(["b"]))
+        #expect(try list("a/", key("b", 0)) == [])
+        #expect(try list("", nil, 0) == [])
+
+        // Paging through token bytes, two at a time, yields exactly the full listing.
+        var paged: [ObjectRecord] = []
+        var token: [UInt8]? = nil
+        while true {
+            let startAfter = try token.map { try #require(ObjectVersionKey(bytes: $0)) }
+            let page = try store.listObjectVersions(bucket, prefix: "", startAfter: startAfter, limit: 2)
+            paged += page
+            guard page.count == 2, let last = page.last else { break }
+            token = ObjectVersionKey(last).bytes
+        }
+        #expect(paged == all)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
     func deletingRemovesFromLookupAndListing(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()
         defer { withExtendedLifetime(fixture) {} }
@@ -309,10 +554,11 @@ import Testing
             id: RandomID.sessionID(), bucket: bucket, name: objectName("up/load é.bin"),
             fields: ObjectFields(contentType: "video/mp4", customMetadata: ["a": "b"], downloadTokens: ["tok"]),
             declaredSize: 1 << 40, blobID: .random(), conditions: .init(ifGenerationMatch: 0),
-            principal: "Bearer abc", created: Timestamp(microseconds: 100))
+            principal: "Bearer abc", created: Timestamp(microseconds: 100), api: .gcs)
         session.expectedMD5 = "md5=="
         try store.insertSession(session)
         #expect(try store.session(id: session.id) == session)
+        #expect(try store.session(id: session.id)?.api == .gcs)
         let duplicate = #expect(throws: StorageError.self) { try store.insertSession(session) }
         #expect(duplicate?.code == .alreadyExists)
 
@@ -321,6 +567,7 @@ import Testing
             declaredSize: nil,
             blobID: .random(), created: Timestamp(microseconds: 50))
         try store.insertSession(older)
+        #expect(try store.session(id: older.id)?.api == .firebase, "the initializer defaults to Firebase")
 
         let updated = try store.updateSession(id: session.id) {
             $0.received = 4096

@@ -1,3 +1,4 @@
+import Foundation
 import SiloCore
 @_spi(Testing) import SiloSQLite
 import Synchronization
@@ -88,6 +89,131 @@ final class SQLRecorder: Sendable {
             plan.count == 1 && plan[0].hasPrefix("SEARCH objects USING") && plan[0].contains("name>? AND name<?"),
             "\(plan)")
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
+    }
+
+    @Test func sessionsWrittenBeforeTheAPIFieldReadAsFirebase() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let session = UploadSession(
+            id: "old", bucket: bucketName(), name: objectName("o"), fields: ObjectFields(), declaredSize: nil,
+            blobID: .random(), created: Timestamp(microseconds: 1), api: .gcs)
+        try store.insertSession(session)
+        #expect(try store.scalar("SELECT json_extract(record, '$.api') FROM sessions") == "gcs")
+        // What an older Silo wrote: the same record without the key.
+        try store.executeOnWriter("UPDATE sessions SET record = json_remove(record, '$.api')")
+        #expect(try store.scalar("SELECT json_type(record, '$.api') FROM sessions") == nil)
+        var expected = session
+        expected.api = .firebase
+        #expect(try store.session(id: "old") == expected)
+    }
+
+    @Test func versionListingsSeekThePrimaryKeyInOrder() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (store, recorded) = try tracedStore(directory)
+        _ = try store.listObjectVersions(bucketName(), prefix: "a", startAfter: nil, limit: 5)  // opens a reader
+        recorded.withLock { $0 = [] }
+        _ = try store.listObjectVersions(
+            bucketName(), prefix: "a", startAfter: ObjectVersionKey(name: Array("ab".utf8), generation: 7), limit: 5)
+        let sql = try #require(recorded.withLock { $0 }.first)
+        // The statement the store ran, planned with literals in place of its parameters.
+        let literals = ["'b'", "x'6162'", "x'61FF'", "x'6162'", "x'6162'", "7", "5"]
+        var planned = "EXPLAIN QUERY PLAN "
+        var next = 0
+        for character in sql {
+            if character == "?" {
+                planned += literals[next]
+                next += 1
+            } else {
+                planned.append(character)
+            }
+        }
+        #expect(next == literals.count, "\(sql)")
+        let plan = try store.textRows(planned).compactMap { $0.last ?? nil }
+        // A seek into the primary key (bucket, name, generation), already in listing order: no scan, no sort.
+        #expect(
+            plan.count == 1 && plan[0].hasPrefix("SEARCH objects USING PRIMARY KEY")
+                && plan[0].contains("name>? AND name<?"),
+            "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort step: \(plan)")
+    }
+
+    /// Rewrites the object's JSON columns as given (SQL literals are built here, so quotes are doubled).
+    private func storeJSON(_ store: SQLiteMetadataStore, customMetadata: String, downloadTokens: String) throws {
+        func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        try store.executeOnWriter(
+            "UPDATE objects SET custom_metadata = \(literal(customMetadata)), download_tokens = \(literal(downloadTokens))"
+        )
+    }
+
+    static let awkwardStrings = [
+        "", "plain", "a/b//c", "quote \" backslash \\ slash /", "é 日本 \u{1F600}", "\n\r\t\u{8}\u{C}\u{1}\u{1F}\u{7F}",
+        "nul \u{0} inside", "\u{FFFF}\u{10FFFF}", "'single'",
+    ]
+
+    @Test func objectRowsWrittenByJSONEncoderStillRead() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let (stored, _) = try store.insertObject(draft("o"), conditions: .none, at: .now())
+        // Exactly how rows were written before FieldJSON.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func old(_ value: some Encodable) throws -> String {
+            String(decoding: try encoder.encode(value), as: UTF8.self)
+        }
+        var metadata: [String: String] = [:]
+        for (index, text) in Self.awkwardStrings.enumerated() {
+            metadata[text] = Self.awkwardStrings[(index + 1) % Self.awkwardStrings.count]
+        }
+        try storeJSON(store, customMetadata: try old(metadata), downloadTokens: try old(Self.awkwardStrings))
+        var expected = stored
+        expected.fields.customMetadata = metadata
+        expected.fields.downloadTokens = Self.awkwardStrings
+        #expect(try store.object(bucketName(), stored.name, generation: nil) == expected)
+        for value in [[:], ["k": "v"]] as [[String: String]] {
+            try storeJSON(store, customMetadata: try old(value), downloadTokens: try old([String]()))
+            #expect(try store.object(bucketName(), stored.name, generation: nil)?.fields.customMetadata == value)
+        }
+
+        // Escapes any JSON writer may use: \/, \u (BMP and surrogate pairs, any hex case), whitespace between tokens.
+        try storeJSON(
+            store, customMetadata: #" { "a\/b" : "\u00e9\uD83D\uDE00\u0041" , "q":"\"\\\b\f\n\r\t\/" } "#,
+            downloadTokens: #"[ "\u65e5\u672C" ,"x"]"#)
+        let read = try #require(try store.object(bucketName(), stored.name, generation: nil))
+        #expect(read.fields.customMetadata == ["a/b": "é\u{1F600}A", "q": "\"\\\u{8}\u{C}\n\r\t/"])
+        #expect(read.fields.downloadTokens == ["日本", "x"])
+    }
+
+    @Test func objectRowsAreWrittenAsCompactSortedJSON() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        var object = draft("o")
+        object.fields.customMetadata = ["b": "/x", "a": "é\u{1}\"", "B": "", "ä": "1"]
+        object.fields.downloadTokens = ["t2", "t1"]
+        let (stored, _) = try store.insertObject(object, conditions: .none, at: .now())
+        let row = try store.textRows("SELECT custom_metadata, download_tokens FROM objects")
+        #expect(row == [[#"{"B":"","a":"é\u0001\"","b":"/x","ä":"1"}"#, #"["t2","t1"]"#]])
+        #expect(try store.object(bucketName(), stored.name, generation: nil) == stored)
+    }
+
+    @Test(arguments: [
+        ("1", "[]"), ("[]", "[]"), (#"{"a":1}"#, "[]"), (#"{"a":null}"#, "[]"), (#"{"a":"b","a":"c"}"#, "[]"),
+        (#"{"a":"b"} x"#, "[]"), (#"{"a":"\x"}"#, "[]"), (#"{"a":"\uD800"}"#, "[]"), ("", "[]"),
+        ("{}", "{}"), ("{}", #"["a",null]"#), ("{}", #"[["a"]]"#), ("{}", #"["a",]"#), ("{}", #""a""#),
+    ])
+    func malformedObjectJSONIsACorruptRow(_ customMetadata: String, _ downloadTokens: String) throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+        let (stored, _) = try store.insertObject(draft("o"), conditions: .none, at: .now())
+        try storeJSON(store, customMetadata: customMetadata, downloadTokens: downloadTokens)
+        let error = #expect(throws: StorageError.self) {
+            _ = try store.object(bucketName(), stored.name, generation: nil)
+        }
+        #expect(error?.code == .corrupt)
     }
 
     @Test func aNewerSchemaIsRefused() throws {

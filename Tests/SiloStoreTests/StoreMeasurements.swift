@@ -11,7 +11,10 @@ struct StoreMeasurements {
         let start = ContinuousClock.now
         try body()
         let seconds = (ContinuousClock.now - start) / .seconds(1)
-        print("MEASURE \(label): \(count) in \(String(format: "%.2f", seconds)) s = \(Int(Double(count) / seconds))/s")
+        let each = String(format: "%.3f", seconds * 1000 / Double(count))
+        print(
+            "MEASURE \(label): \(count) in \(String(format: "%.2f", seconds)) s = \(Int(Double(count) / seconds))/s, \(each) ms each"
+        )
     }
 
     @Test(arguments: [SQLiteMetadataStore.Configuration.Synchronous.full, .normal])
@@ -32,6 +35,11 @@ struct StoreMeasurements {
         }
         try rate("sqlite listObjects 1000 per page", 200) {
             for _ in 0..<200 { _ = try store.listObjects(bucketName(), prefix: "bench/", startAfter: nil, limit: 1000) }
+        }
+        try rate("sqlite listObjectVersions 1000 per page", 200) {
+            for _ in 0..<200 {
+                _ = try store.listObjectVersions(bucketName(), prefix: "bench/", startAfter: nil, limit: 1000)
+            }
         }
     }
 

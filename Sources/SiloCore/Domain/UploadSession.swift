@@ -6,6 +6,11 @@ public struct UploadSession: Sendable, Equatable {
         case failed
     }
 
+    /// Which protocol started the upload, so chunk and finalize requests answer in that protocol's shape.
+    public enum API: String, Sendable, Codable {
+        case firebase, gcs
+    }
+
     /// Unguessable; it is the capability that authorizes chunk requests (iOS sends no Authorization on them).
     public var id: String
     public var bucket: BucketName
@@ -29,10 +34,13 @@ public struct UploadSession: Sendable, Equatable {
     public var expectedCRC32C: String?
     public var created: Timestamp
     public var updated: Timestamp
+    public var api: API
 
+    /// `api` is last and defaulted so the Firebase call sites that predate the GCS API keep compiling unchanged.
     public init(
         id: String, bucket: BucketName, name: ObjectName, fields: ObjectFields, declaredSize: Int64?,
-        blobID: BlobID, conditions: Preconditions = .none, principal: String? = nil, created: Timestamp
+        blobID: BlobID, conditions: Preconditions = .none, principal: String? = nil, created: Timestamp,
+        api: API = .firebase
     ) {
         self.id = id
         self.bucket = bucket
@@ -46,5 +54,6 @@ public struct UploadSession: Sendable, Equatable {
         self.principal = principal
         self.created = created
         self.updated = created
+        self.api = api
     }
 }

@@ -65,6 +65,47 @@ public final class InMemoryMetadataStore: MetadataStore {
         state.withLock { Array($0.buckets.values) }.sorted { $0.name < $1.name }
     }
 
+    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
+        try state.withLock { state in
+            guard state.buckets[name] == nil else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            }
+            let record = BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning)
+            state.buckets[name] = record
+            return record
+        }
+    }
+
+    public func updateBucket(
+        _ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void
+    ) throws -> BucketRecord {
+        try state.withLock { state in
+            guard let stored = state.buckets[name] else {
+                throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
+            }
+            var record = stored
+            try change(&record)
+            guard record.name == name else { throw StorageError(.invalidArgument, "a bucket's name cannot change") }
+            // The store owns these, whatever `change` did to them.
+            record.timeCreated = stored.timeCreated
+            record.metageneration = stored.metageneration + 1
+            record.updated = time
+            state.buckets[name] = record
+            return record
+        }
+    }
+
+    public func deleteBucket(_ name: BucketName) throws {
+        try state.withLock { state in
+            guard state.buckets[name] != nil else { throw StorageError(.notFound, "No such bucket: \(name.rawValue)") }
+            // `objects` only holds names with at least one version, so any key in the bucket means a version.
+            guard !state.objects.keys.contains(where: { $0.bucket == name }) else {
+                throw StorageError(.conflict, "The bucket you tried to delete is not empty: \(name.rawValue)")
+            }
+            state.buckets[name] = nil
+        }
+    }
+
     // MARK: Objects
 
     public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
@@ -164,6 +205,23 @@ public final class InMemoryMetadataStore: MetadataStore {
             }
         }
         return Array(matches.sorted { $0.name < $1.name }.prefix(limit))
+    }
+
+    public func listObjectVersions(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [ObjectRecord]
+    {
+        guard limit > 0 else { return [] }
+        let prefixBytes = Array(prefix.utf8)
+        let matches = state.withLock { state in
+            state.objects.flatMap { key, versions -> [ObjectRecord] in
+                guard key.bucket == bucket, key.name.rawValue.utf8.starts(with: prefixBytes) else { return [] }
+                let name = Array(key.name.rawValue.utf8)
+                return versions.byGeneration.values.filter { record in
+                    startAfter.map { $0 < ObjectVersionKey(name: name, generation: record.generation) } ?? true
+                }
+            }
+        }
+        return Array(matches.sorted { ObjectVersionKey($0) < ObjectVersionKey($1) }.prefix(limit))
     }
 
     // MARK: Upload sessions

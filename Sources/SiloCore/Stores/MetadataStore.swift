@@ -9,6 +9,16 @@ public protocol MetadataStore: Sendable {
     /// Returns the bucket, creating it first if it does not exist.
     func ensureBucket(_ name: BucketName) throws -> BucketRecord
     func buckets() throws -> [BucketRecord]
+    /// Creates a bucket with metageneration 1. Throws `.alreadyExists` if it exists.
+    func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord
+    /// Read-modify-write of a bucket in one transaction: `change` edits the settings; the store then bumps
+    /// metageneration and sets `updated` (it owns those and `timeCreated`, and ignores edits to them). Changing the
+    /// name throws `.invalidArgument`; a throwing `change` writes nothing. Throws `.notFound` if there is no bucket.
+    func updateBucket(_ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void) throws
+        -> BucketRecord
+    /// Deletes an empty bucket and nothing else (its upload sessions, if any, stay to expire). Throws `.notFound`,
+    /// or `.conflict` while any object version, live or noncurrent, is in it.
+    func deleteBucket(_ name: BucketName) throws
 
     // MARK: Objects
     /// The live version (generation nil) or a specific generation (live or, with versioning, noncurrent).
@@ -36,6 +46,11 @@ public protocol MetadataStore: Sendable {
     /// Live versions whose names start with `prefix` and sort (by UTF-8 bytes) after `startAfter`, in byte order,
     /// at most `limit`. `startAfter` is raw bytes so callers can skip a whole prefix with a `0xFF` suffix.
     func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws -> [ObjectRecord]
+
+    /// Every version, live and noncurrent, whose name starts with `prefix` and that sorts strictly after
+    /// `startAfter`, ordered by (name bytes, generation ascending), at most `limit`.
+    func listObjectVersions(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int) throws
+        -> [ObjectRecord]
 
     // MARK: Upload sessions
     func insertSession(_ session: UploadSession) throws
