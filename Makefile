@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration crash lint format bench clean
+.PHONY: deps build release run test unit integration gcs crash lint format bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -18,7 +18,7 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration crash
+test: deps lint unit integration gcs crash
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -41,3 +41,8 @@ bench: release
 
 clean:
 	rm -rf .build
+
+# The GCS JSON API through the real Python clients (google-cloud-storage, gcsfs, firebase-admin) from PyPI.
+gcs: release
+	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
+	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs

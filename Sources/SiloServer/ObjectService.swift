@@ -74,7 +74,7 @@ final class ObjectService: Sendable {
         }
     }
 
-    /// Makes an uploaded blob the live version of `name`: authorizes create/update with the proposed object,
+    /// Makes an uploaded blob the live version of `name`: authorizes `create` with the proposed object,
     /// commits in one metadata transaction, then deletes the replaced blob.
     func commitUpload(
         bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
@@ -84,14 +84,34 @@ final class ObjectService: Sendable {
         let existing = try metadata.object(bucket, name, generation: nil)
         try authorize(
             AccessRequest(
-                operation: existing == nil ? .create : .update, bucket: bucket, path: name.rawValue,
+                // An overwrite is a `create` with `resource` set (issue 4; the Firebase emulator does the same).
+                operation: .create, bucket: bucket, path: name.rawValue,
                 principal: principal, resource: existing, proposedFields: fields, proposedSize: summary.size, time: time
             ))
-        _ = try metadata.ensureBucket(bucket)
-        let draft = ObjectDraft(bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields)
+        return try commit(
+            ObjectDraft(bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields),
+            conditions: conditions, time: time)
+    }
+
+    /// Makes `draft` live (the store creates the bucket if needed and checks `conditions` in its transaction), then
+    /// releases the version it replaced.
+    func commit(_ draft: ObjectDraft, conditions: Preconditions, time: Timestamp) throws -> ObjectRecord {
         let (stored, replaced) = try metadata.insertObject(draft, conditions: conditions, at: time)
-        if let replaced { discardBlob(replaced.blobID) }
+        if let replaced { release(replaced) }
         return stored
+    }
+
+    /// Deletes the blob of a version the store has just replaced or deleted — unless the bucket keeps it as a
+    /// noncurrent version.
+    func release(_ version: ObjectRecord) {
+        do {
+            guard try metadata.object(version.bucket, version.name, generation: version.generation) == nil else {
+                return
+            }
+        } catch {
+            return  // The collector decides later, from the store's garbage list.
+        }
+        discardBlob(version.blobID)
     }
 
     /// Deletes a blob nothing references any more, and forgets it. Failures are left to the collector.

@@ -8,6 +8,9 @@ public final class SiloServerApp: HTTPHandler {
     let service: ObjectService
     let registry = SessionRegistry()
     let firebase: FirebaseRoutes
+    let gcsObjects: GCSObjectRoutes
+    let gcsBuckets: GCSBucketRoutes
+    let gcsUploads: GCSUploads
 
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
@@ -16,6 +19,9 @@ public final class SiloServerApp: HTTPHandler {
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: logger)
         firebase = FirebaseRoutes(service: service, registry: registry)
+        gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
+        gcsBuckets = GCSBucketRoutes(service: service)
+        gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -53,12 +59,40 @@ public final class SiloServerApp: HTTPHandler {
             } catch {
                 return .respond(Reply.firebaseError(error))
             }
+        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload:
+            return gcs(route, context)
         case .unknown:
             break
         }
         return .respond(
             Reply.firebaseError(
                 StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")))
+    }
+
+    /// The GCS JSON API is for admin tooling: in emulator mode every caller is the admin (as in the Firebase
+    /// emulator, whose GCS clients cannot send `owner`); otherwise admin credentials are required.
+    private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+        guard service.configuration.emulatorAdminCredentials || context.principal?.isAdmin == true else {
+            let error =
+                context.principal == nil
+                ? StorageError(.unauthenticated, "Anonymous caller does not have access to the GCS JSON API.")
+                : StorageError(.permissionDenied, "Missing admin credentials.")
+            return .respond(Reply.gcsError(error))
+        }
+        switch route {
+        case .gcsBuckets: return gcsBuckets.buckets(context)
+        case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)
+        case .gcsObjects(let bucket):
+            guard context.method == "GET" || context.method == "HEAD" else { return gcsUploads.handle(context, bucket) }
+            return .respond(gcsObjects.list(context, bucket))
+        case .gcsObject(let bucket, let name): return gcsObjects.object(context, bucket, name)
+        case .gcsCopy(let source, let sourceName, let destination, let destinationName, let rewrite):
+            return gcsObjects.copy(
+                context, from: (source, sourceName), to: (destination, destinationName), rewrite: rewrite)
+        case .gcsCompose(let bucket, let name): return gcsObjects.compose(context, bucket, name)
+        case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
+        default: return .respond(Reply.gcsError(StorageError(.notFound, "Not Found")))
+        }
     }
 
     /// Runs one pass of background maintenance: expires stale sessions and deletes unreferenced blobs older than

@@ -17,6 +17,7 @@ enum MIMETypes {
         "ico": "image/vnd.microsoft.icon",
         "mp3": "audio/mpeg", "m4a": "audio/mp4", "wav": "audio/wav", "aac": "audio/aac", "ogg": "audio/ogg",
         "flac": "audio/flac",
-        "mov": "video/quicktime", "mp4": "video/mp4", "m4v": "video/x-m4v", "webm": "video/webm", "avi": "video/x-msvideo",
+        "mov": "video/quicktime", "mp4": "video/mp4", "m4v": "video/x-m4v", "webm": "video/webm",
+        "avi": "video/x-msvideo",
     ]
 }

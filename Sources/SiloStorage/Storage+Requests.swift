@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 internal import SiloWire
+import Synchronization
 
 /// URL building, auth headers, retry and status mapping for every request the SDK makes.
 extension Storage {
@@ -58,12 +58,14 @@ extension Storage {
         do {
             var headers = try await standardHeaders(for: url, path: path)
             for (k, v) in extra { headers[k] = v }
-            let request = StorageHTTPRequest(method: method, url: url, headers: headers, body: body.map { .data($0) } ?? .none)
+            let request = StorageHTTPRequest(
+                method: method, url: url, headers: headers, body: body.map { .data($0) } ?? .none)
             let response = try await withRetry(budget: budget) {
                 try await self.transport.execute(request, timeout: budget)
             }
             guard (200..<300).contains(response.status) else {
-                throw StorageError.http(status: response.status, body: response.body, bucket: path.bucket, object: path.object)
+                throw StorageError.http(
+                    status: response.status, body: response.body, bucket: path.bucket, object: path.object)
             }
             return response
         } catch {
@@ -86,11 +88,14 @@ extension Storage {
             do {
                 let response = try await attempt()
                 guard RetryBackoff.isRetryable(status: response.status),
-                    let delay = backoff.delay(elapsed: elapsed(), retryAfter: response.header("Retry-After").flatMap(TimeInterval.init))
+                    let delay = backoff.delay(
+                        elapsed: elapsed(), retryAfter: response.header("Retry-After").flatMap(TimeInterval.init))
                 else { return response }
                 try await Task.sleep(for: .seconds(delay))
             } catch {
-                guard RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: elapsed()) else { throw error }
+                guard RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: elapsed()) else {
+                    throw error
+                }
                 try await Task.sleep(for: .seconds(delay))
             }
         }

@@ -44,10 +44,10 @@ public final class Storage: Sendable {
         self.appCheckTokenProvider = appCheckTokenProvider
         self.transport = transport ?? URLSessionStorageTransport()
         #if canImport(Darwin)
-            let queue = DispatchQueue.main
+        let queue = DispatchQueue.main
         #else
-            // Server processes on Linux often never run the main queue; callbacks go to a private serial queue.
-            let queue = DispatchQueue(label: "silo.storage.callbacks")
+        // Server processes on Linux often never run the main queue; callbacks go to a private serial queue.
+        let queue = DispatchQueue(label: "silo.storage.callbacks")
         #endif
         self.settings = Mutex(Settings(callbackQueue: queue))
     }
@@ -120,7 +120,9 @@ public final class Storage: Sendable {
         guard port >= 0 else { fatalError("Invalid port argument: Port must be greater or equal to zero.") }
         settings.withLock {
             guard !$0.configured else {
-                fatalError("Cannot connect to emulator after Storage SDK initialization. Call useEmulator(host:port:) before creating a Storage reference or trying to load data.")
+                fatalError(
+                    "Cannot connect to emulator after Storage SDK initialization. Call useEmulator(host:port:) before creating a Storage reference or trying to load data."
+                )
             }
             $0.scheme = "http"
             $0.host = host
@@ -159,7 +161,9 @@ public final class Storage: Sendable {
         let path = try StoragePath.parse(url)
         if !bucket.isEmpty, path.bucket != bucket {
             throw .bucketMismatch(
-                message: "Provided bucket: `\(path.bucket)` does not match the Storage bucket of the current instance: `\(bucket)`")
+                message:
+                    "Provided bucket: `\(path.bucket)` does not match the Storage bucket of the current instance: `\(bucket)`"
+            )
         }
         return StorageReference(storage: self, path: path)
     }

@@ -53,7 +53,8 @@ public enum StorageError: Error, Sendable, CustomNSError, CustomStringConvertibl
             "Quota for bucket \(bucket) exceeded, please view quota on firebase.google.com."
         case .unauthenticated:
             "User is not authenticated, please authenticate using Firebase Authentication and try again."
-        case .unauthorized(let bucket, let object, _): "User does not have permission to access gs://\(bucket)/\(object)."
+        case .unauthorized(let bucket, let object, _):
+            "User does not have permission to access gs://\(bucket)/\(object)."
         case .retryLimitExceeded: "Max retry time for operation exceeded, please try again."
         case .nonMatchingChecksum:
             "Uploaded/downloaded object has a checksum that does not match the one computed locally."

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 internal import SiloCore
 internal import SiloWire
+import Synchronization
 
 extension StorageMetadata.Fields {
     /// From a dictionary in the JSON object shape (values may be Foundation or Swift types).
@@ -79,7 +79,9 @@ extension StorageMetadata {
     /// Metadata parsed from a server response body (`isFile` true). Non-JSON → `unknown` "Invalid data…".
     static func fromServer(_ body: Data) throws(StorageError) -> StorageMetadata {
         guard let value = try? JSONValue.parse(body), let object = value.objectValue else {
-            throw .unknown(message: "Invalid data returned from the server: \(String(decoding: body, as: UTF8.self))", serverError: [:])
+            throw .unknown(
+                message: "Invalid data returned from the server: \(String(decoding: body, as: UTF8.self))",
+                serverError: [:])
         }
         var fields = Fields(json: object)
         fields.isFile = true
@@ -103,14 +105,19 @@ extension StorageMetadata {
         if f.metageneration != 0 { d["metageneration"] = String(f.metageneration) }
         if let t = f.timeCreated { d["timeCreated"] = StorageMetadata.rfc3339(t) }
         if let t = f.updated { d["updated"] = StorageMetadata.rfc3339(t) }
-        if let custom = f.customMetadata { d["metadata"] = custom } else { d["metadata"] = AnyHashable(f.customMetadata) }
+        if let custom = f.customMetadata {
+            d["metadata"] = custom
+        } else {
+            d["metadata"] = AnyHashable(f.customMetadata)
+        }
         return d
     }
 
     static var writableStringKeys: [(String, WritableKeyPath<Fields, String?>)] {
         [
-        ("cacheControl", \.cacheControl), ("contentDisposition", \.contentDisposition),
-        ("contentEncoding", \.contentEncoding), ("contentLanguage", \.contentLanguage), ("contentType", \.contentType),
+            ("cacheControl", \.cacheControl), ("contentDisposition", \.contentDisposition),
+            ("contentEncoding", \.contentEncoding), ("contentLanguage", \.contentLanguage),
+            ("contentType", \.contentType),
         ]
     }
 

@@ -25,7 +25,9 @@ extension StorageReference {
     public func updateMetadata(
         _ metadata: StorageMetadata, completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)? = nil
     ) {
-        run({ () async throws(StorageError) in try await self.patchMetadata(metadata) }) { completion?($0.value, $0.error) }
+        run({ () async throws(StorageError) in try await self.patchMetadata(metadata) }) {
+            completion?($0.value, $0.error)
+        }
     }
     public func updateMetadata(
         _ metadata: StorageMetadata, completion: @escaping @Sendable (Result<StorageMetadata, any Error>) -> Void
@@ -55,7 +57,8 @@ extension StorageReference {
     public func list(maxResults: Int64, completion: @escaping @Sendable (StorageListResult?, (any Error)?) -> Void) {
         list(maxResults: maxResults, pageToken: nil) { completion($0.value, $0.error) }
     }
-    public func list(maxResults: Int64, completion: @escaping @Sendable (Result<StorageListResult, any Error>) -> Void) {
+    public func list(maxResults: Int64, completion: @escaping @Sendable (Result<StorageListResult, any Error>) -> Void)
+    {
         list(maxResults: maxResults, pageToken: nil) { completion($0.erased) }
     }
     public func list(
@@ -64,13 +67,15 @@ extension StorageReference {
         list(maxResults: maxResults, pageToken: pageToken as String?) { completion($0.value, $0.error) }
     }
     public func list(
-        maxResults: Int64, pageToken: String, completion: @escaping @Sendable (Result<StorageListResult, any Error>) -> Void
+        maxResults: Int64, pageToken: String,
+        completion: @escaping @Sendable (Result<StorageListResult, any Error>) -> Void
     ) {
         list(maxResults: maxResults, pageToken: pageToken as String?) { completion($0.erased) }
     }
 
     private func list(
-        maxResults: Int64, pageToken: String?, deliver: @escaping @Sendable (Result<StorageListResult, StorageError>) -> Void
+        maxResults: Int64, pageToken: String?,
+        deliver: @escaping @Sendable (Result<StorageListResult, StorageError>) -> Void
     ) {
         do {
             try StorageReference.validate(maxResults: maxResults)
@@ -78,7 +83,9 @@ extension StorageReference {
             deliver(.failure(error))
             return
         }
-        run({ () async throws(StorageError) in try await self.listPage(maxResults: maxResults, pageToken: pageToken) }, then: deliver)
+        run(
+            { () async throws(StorageError) in try await self.listPage(maxResults: maxResults, pageToken: pageToken) },
+            then: deliver)
     }
 }
 

@@ -31,16 +31,21 @@ extension StorageReference {
         try requireObject()
         let response = try await storage.perform(method: "GET", path: path, budget: operationBudget)
         guard let value = try? JSONValue.parse(response.body), let object = value.objectValue else {
-            throw .unknown(message: "Invalid data returned from the server: \(String(decoding: response.body, as: UTF8.self))", serverError: [:])
+            throw .unknown(
+                message: "Invalid data returned from the server: \(String(decoding: response.body, as: UTF8.self))",
+                serverError: [:])
         }
         guard let tokens = object["downloadTokens"]?.stringValue,
             let token = tokens.split(separator: ",").first.map(String.init), !token.isEmpty
         else { throw .unknown(message: "Failed to retrieve a download URL.", serverError: [:]) }
         let bucket = object["bucket"]?.stringValue ?? path.bucket
         let name = object["name"]?.stringValue ?? path.object
-        let text = storage.baseURL + "/v0/b/" + V0NameEncoding.encodePathSegment(bucket) + "/o/"
+        let text =
+            storage.baseURL + "/v0/b/" + V0NameEncoding.encodePathSegment(bucket) + "/o/"
             + V0NameEncoding.encodePathSegment(name) + "?alt=media&token=" + V0NameEncoding.encodeQueryValue(token)
-        guard let url = URL(string: text) else { throw .unknown(message: "Failed to retrieve a download URL.", serverError: [:]) }
+        guard let url = URL(string: text) else {
+            throw .unknown(message: "Failed to retrieve a download URL.", serverError: [:])
+        }
         return url
     }
 
@@ -58,9 +63,12 @@ extension StorageReference {
         query.append(("delimiter", "/"))
         if let maxResults { query.append(("maxResults", String(maxResults))) }
         if let pageToken { query.append(("pageToken", pageToken)) }
-        let response = try await storage.perform(method: "GET", path: path.root(), query: query, budget: operationBudget)
+        let response = try await storage.perform(
+            method: "GET", path: path.root(), query: query, budget: operationBudget)
         guard let value = try? JSONValue.parse(response.body), let object = value.objectValue else {
-            throw .unknown(message: "Invalid data returned from the server: \(String(decoding: response.body, as: UTF8.self))", serverError: [:])
+            throw .unknown(
+                message: "Invalid data returned from the server: \(String(decoding: response.body, as: UTF8.self))",
+                serverError: [:])
         }
         let root = self.root()
         let prefixes = (object["prefixes"]?.arrayValue ?? []).compactMap(\.stringValue).map { prefix in
@@ -90,7 +98,9 @@ extension StorageReference {
     // MARK: async forms (they honour Task cancellation: a cancelled caller gets StorageError.cancelled promptly)
 
     public func getMetadata() async throws -> StorageMetadata { try await fetchMetadata() }
-    public func updateMetadata(_ metadata: StorageMetadata) async throws -> StorageMetadata { try await patchMetadata(metadata) }
+    public func updateMetadata(_ metadata: StorageMetadata) async throws -> StorageMetadata {
+        try await patchMetadata(metadata)
+    }
     public func delete() async throws { try await deleteObject() }
     public func downloadURL() async throws -> URL { try await fetchDownloadURL() }
     public func listAll() async throws -> StorageListResult { try await listEverything() }

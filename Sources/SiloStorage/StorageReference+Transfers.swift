@@ -32,7 +32,8 @@ extension StorageReference {
         from fileURL: URL, metadata: StorageMetadata? = nil,
         completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)? = nil
     ) -> StorageUploadTask {
-        upload(.file(fileURL), metadata: metadata, contentType: MIMETypes.type(forPathExtension: fileURL.pathExtension)) {
+        upload(.file(fileURL), metadata: metadata, contentType: MIMETypes.type(forPathExtension: fileURL.pathExtension))
+        {
             snapshot in
             completion?(snapshot.error == nil ? snapshot.metadata : nil, snapshot.error)
         }
@@ -43,7 +44,8 @@ extension StorageReference {
         from fileURL: URL, metadata: StorageMetadata? = nil,
         completion: @escaping @Sendable (Result<StorageMetadata, any Error>) -> Void
     ) -> StorageUploadTask {
-        upload(.file(fileURL), metadata: metadata, contentType: MIMETypes.type(forPathExtension: fileURL.pathExtension)) {
+        upload(.file(fileURL), metadata: metadata, contentType: MIMETypes.type(forPathExtension: fileURL.pathExtension))
+        {
             completion(Self.result($0))
         }
     }
@@ -77,14 +79,18 @@ extension StorageReference {
     /// Downloads into memory. More than `maxSize` bytes (announced or received) stops the transfer and fails with
     /// `StorageError.downloadSizeExceeded`.
     @discardableResult
-    public func getData(maxSize: Int64, completion: @escaping @Sendable (Data?, (any Error)?) -> Void) -> StorageDownloadTask {
+    public func getData(maxSize: Int64, completion: @escaping @Sendable (Data?, (any Error)?) -> Void)
+        -> StorageDownloadTask
+    {
         download(.memory(maxSize: maxSize)) { task, snapshot in
             if let error = snapshot.error { completion(nil, error) } else { completion(task.takeData(), nil) }
         }
     }
 
     @discardableResult
-    public func getData(maxSize: Int64, completion: @escaping @Sendable (Result<Data, any Error>) -> Void) -> StorageDownloadTask {
+    public func getData(maxSize: Int64, completion: @escaping @Sendable (Result<Data, any Error>) -> Void)
+        -> StorageDownloadTask
+    {
         download(.memory(maxSize: maxSize)) { task, snapshot in
             if let error = snapshot.error { completion(.failure(error)) } else { completion(.success(task.takeData())) }
         }
@@ -93,14 +99,18 @@ extension StorageReference {
     /// Streams the object into `fileURL` (replacing it on success; intermediate directories are created). Memory use
     /// does not grow with the object size.
     @discardableResult
-    public func write(toFile fileURL: URL, completion: (@Sendable (URL?, (any Error)?) -> Void)? = nil) -> StorageDownloadTask {
+    public func write(toFile fileURL: URL, completion: (@Sendable (URL?, (any Error)?) -> Void)? = nil)
+        -> StorageDownloadTask
+    {
         download(.file(fileURL)) { _, snapshot in
             completion?(snapshot.error == nil ? fileURL : nil, snapshot.error)
         }
     }
 
     @discardableResult
-    public func write(toFile fileURL: URL, completion: @escaping @Sendable (Result<URL, any Error>) -> Void) -> StorageDownloadTask {
+    public func write(toFile fileURL: URL, completion: @escaping @Sendable (Result<URL, any Error>) -> Void)
+        -> StorageDownloadTask
+    {
         download(.file(fileURL)) { _, snapshot in
             if let error = snapshot.error { completion(.failure(error)) } else { completion(.success(fileURL)) }
         }
@@ -131,7 +141,9 @@ extension StorageReference {
         from url: URL, metadata: StorageMetadata? = nil, onProgress: (@Sendable (Progress?) -> Void)? = nil
     ) async throws -> StorageMetadata {
         try await awaitTask(onProgress: onProgress) { done in
-            self.upload(.file(url), metadata: metadata, contentType: MIMETypes.type(forPathExtension: url.pathExtension)) {
+            self.upload(
+                .file(url), metadata: metadata, contentType: MIMETypes.type(forPathExtension: url.pathExtension)
+            ) {
                 done(Self.result($0))
             }
         }
@@ -145,7 +157,8 @@ extension StorageReference {
         }
     }
 
-    public func writeAsync(toFile fileURL: URL, onProgress: (@Sendable (Progress?) -> Void)? = nil) async throws -> URL {
+    public func writeAsync(toFile fileURL: URL, onProgress: (@Sendable (Progress?) -> Void)? = nil) async throws -> URL
+    {
         try await awaitTask(onProgress: onProgress) { done in
             self.download(.file(fileURL)) { _, snapshot in
                 done(snapshot.error.map { .failure($0) } ?? .success(fileURL))

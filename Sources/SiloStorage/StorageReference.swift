@@ -44,7 +44,10 @@ public final class StorageReference: Sendable, Hashable, CustomStringConvertible
     /// Operations other than list need an object; Firebase traps or sends nonsense for the root.
     func requireObject() throws(StorageError) {
         if path.isRoot {
-            throw .invalidArgument(message: "The operation is not allowed on the root reference \(description); use child(_:) to name an object.")
+            throw .invalidArgument(
+                message:
+                    "The operation is not allowed on the root reference \(description); use child(_:) to name an object."
+            )
         }
     }
 }
@@ -64,7 +67,9 @@ public final class StorageListResult: Sendable {
         self.pageToken = pageToken
     }
 
-    public func copy() -> StorageListResult { StorageListResult(prefixes: prefixes, items: items, pageToken: pageToken) }
+    public func copy() -> StorageListResult {
+        StorageListResult(prefixes: prefixes, items: items, pageToken: pageToken)
+    }
 }
 
 /// Observer handles, as Firebase's Swift API spells them.

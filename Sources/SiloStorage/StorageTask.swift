@@ -160,8 +160,12 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
     /// it is also called once at once (so late registration after a quick finish is safe). After success or failure
     /// all observers are removed. `.unknown` traps, as in Firebase.
     @discardableResult
-    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> StorageHandle {
-        guard status != .unknown else { fatalError("Invalid observer status requested, use one of: Pause, Resume, Progress, Complete, or Failure") }
+    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void)
+        -> StorageHandle
+    {
+        guard status != .unknown else {
+            fatalError("Invalid observer status requested, use one of: Pause, Resume, Progress, Complete, or Failure")
+        }
         let handle = UUID().uuidString
         let queue = reference.storage.callbackQueue
         core.withLock { core in
@@ -169,7 +173,9 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
                 let snapshot = makeSnapshot(core, status: status)
                 queue.async { handler(snapshot) }
             }
-            if !core.machine.isTerminal { core.observers.append(Observer(handle: handle, status: status, handler: handler)) }
+            if !core.machine.isTerminal {
+                core.observers.append(Observer(handle: handle, status: status, handler: handler))
+            }
         }
         return handle
     }

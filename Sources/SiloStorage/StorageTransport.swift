@@ -75,7 +75,8 @@ struct StorageHTTPResponse: Sendable {
 extension StorageTransport {
     /// Collects the body, up to `limit` bytes (metadata, list and error bodies are small).
     func execute(
-        _ request: StorageHTTPRequest, timeout: TimeInterval, limit: Int = 16 << 20, sent: (@Sendable (Int64) -> Void)? = nil
+        _ request: StorageHTTPRequest, timeout: TimeInterval, limit: Int = 16 << 20,
+        sent: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> StorageHTTPResponse {
         let collector = CollectingReceiver(limit: limit)
         try await stream(request, timeout: timeout, receiver: collector, sent: sent)
@@ -107,7 +108,9 @@ final class CollectingReceiver: StorageResponseReceiver {
 
     func response() throws -> StorageHTTPResponse {
         try state.withLock {
-            guard let head = $0.head else { throw StorageError.internalError(message: "No response from the transport") }
+            guard let head = $0.head else {
+                throw StorageError.internalError(message: "No response from the transport")
+            }
             return StorageHTTPResponse(head: head, body: $0.body)
         }
     }

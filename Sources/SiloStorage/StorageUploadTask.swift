@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 internal import SiloWire
+import Synchronization
 
 /// An upload with the resumable X-Goog-Upload protocol, as Firebase's Apple SDK speaks it: `start` (POST to the
 /// object URL), then chunks (`upload` / `upload, finalize`, PUT to the session URL, no Authorization), and `query`
@@ -51,7 +51,8 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         case .data(let d): return Int64(d.count)
         case .file(let url):
             let unreachable = StorageError.unknown(
-                message: "File at URL: \(url.absoluteString) is not reachable. Ensure file URL is not a directory, symbolic link, or invalid url.",
+                message:
+                    "File at URL: \(url.absoluteString) is not reachable. Ensure file URL is not a directory, symbolic link, or invalid url.",
                 serverError: [:])
             guard url.isFileURL, let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
                 attributes[.type] as? FileAttributeType == .typeRegular,
@@ -111,14 +112,18 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
                     continue
                 }
                 // An offset disagreement (4xx on an active session) or a retryable status: ask where the server is.
-                let retryable = RetryBackoff.isRetryable(status: response.status)
+                let retryable =
+                    RetryBackoff.isRetryable(status: response.status)
                     || (uploadStatus == "active" && (400..<500).contains(response.status) && response.status != 404)
                 guard retryable, let delay = backoff.delay(elapsed: seconds(since: started)) else {
-                    throw StorageError.http(status: response.status, body: response.body, bucket: reference.bucket, object: reference.fullPath)
+                    throw StorageError.http(
+                        status: response.status, body: response.body, bucket: reference.bucket,
+                        object: reference.fullPath)
                 }
                 try await Task.sleep(for: .seconds(delay))
             } catch {
-                guard RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: seconds(since: started)) else { throw error }
+                guard RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: seconds(since: started))
+                else { throw error }
                 try await Task.sleep(for: .seconds(delay))
             }
             let status = try await query(sessionURL, budget: budget)
@@ -157,7 +162,8 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         guard response.header("X-Goog-Upload-Status")?.lowercased() == "active",
             let location = response.header("X-Goog-Upload-URL"), let url = URL(string: location)
         else {
-            throw StorageError.unknown(message: "Invalid data returned from the server: no resumable upload session", serverError: [:])
+            throw StorageError.unknown(
+                message: "Invalid data returned from the server: no resumable upload session", serverError: [:])
         }
         let granularity = response.header("X-Goog-Upload-Chunk-Granularity").flatMap(Int64.init)
         session.withLock {
@@ -174,8 +180,10 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         let response = try await storage.withRetry(budget: budget) {
             try await self.storage.transport.execute(request, timeout: budget)
         }
-        guard response.status == 200, let received = response.header("X-Goog-Upload-Size-Received").flatMap(Int64.init) else {
-            throw StorageError.http(status: response.status, body: response.body, bucket: reference.bucket, object: reference.fullPath)
+        guard response.status == 200, let received = response.header("X-Goog-Upload-Size-Received").flatMap(Int64.init)
+        else {
+            throw StorageError.http(
+                status: response.status, body: response.body, bucket: reference.bucket, object: reference.fullPath)
         }
         if response.header("X-Goog-Upload-Status")?.lowercased() == "final" {
             let metadata = try await reference.fetchMetadata()
@@ -189,7 +197,8 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         guard let url = session.withLock({ $0.url }) else { return }
         let transport = storage.transport
         let request = StorageHTTPRequest(
-            method: "PUT", url: url, headers: ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "cancel"])
+            method: "PUT", url: url,
+            headers: ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "cancel"])
         Task { _ = try? await transport.execute(request, timeout: 30) }
     }
 }

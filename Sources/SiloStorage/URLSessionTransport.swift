@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+import FoundationNetworking
 #endif
 
 /// The default transport: one `URLSession` with a delegate that streams each response to its receiver.
@@ -68,7 +68,8 @@ public final class URLSessionStorageTransport: StorageTransport {
         try handle.seek(toOffset: UInt64(offset))
         let data = try handle.read(upToCount: Int(length)) ?? Data()
         guard data.count == Int(length) else {
-            throw StorageError.unknown(message: "File at URL: \(url.absoluteString) changed during the upload", serverError: [:])
+            throw StorageError.unknown(
+                message: "File at URL: \(url.absoluteString) changed during the upload", serverError: [:])
         }
         return data
     }

@@ -10,7 +10,8 @@ public enum GCSJSON {
         o["kind"] = .string("storage#object")
         o["id"] = .string("\(record.bucket.rawValue)/\(record.name.rawValue)/\(record.generation)")
         o["selfLink"] = .string("\(base)/storage/v1/b/\(bucket)/o/\(name)")
-        o["mediaLink"] = .string("\(base)/download/storage/v1/b/\(bucket)/o/\(name)?generation=\(record.generation)&alt=media")
+        o["mediaLink"] = .string(
+            "\(base)/download/storage/v1/b/\(bucket)/o/\(name)?generation=\(record.generation)&alt=media")
         o["name"] = .string(record.name.rawValue)
         o["bucket"] = .string(record.bucket.rawValue)
         o["generation"] = .string(String(record.generation))
@@ -58,8 +59,14 @@ public enum GCSJSON {
 
     /// `{"error":{"code":N,"message":M,"errors":[{"message":M,"domain":"global","reason":R}]}}`.
     public static func error(status: Int, message: String) -> JSONValue {
-        let detail: JSONObject = ["message": .string(message), "domain": .string("global"), "reason": .string(reason(status))]
-        return .object(["error": .object(["code": .number(status), "message": .string(message), "errors": .array([.object(detail)])])])
+        let detail: JSONObject = [
+            "message": .string(message), "domain": .string("global"), "reason": .string(reason(status)),
+        ]
+        return .object([
+            "error": .object([
+                "code": .number(status), "message": .string(message), "errors": .array([.object(detail)]),
+            ])
+        ])
     }
 
     static func reason(_ status: Int) -> String {

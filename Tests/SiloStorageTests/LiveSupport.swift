@@ -79,7 +79,13 @@ func finish(_ task: StorageObservableTask) async -> StorageTaskSnapshot {
     await withCheckedContinuation { (c: CheckedContinuation<StorageTaskSnapshot, Never>) in
         let once = Mutex(false)
         let resume: @Sendable (StorageTaskSnapshot) -> Void = { snapshot in
-            if once.withLock({ let was = $0; $0 = true; return !was }) { c.resume(returning: snapshot) }
+            if once.withLock({
+                let was = $0
+                $0 = true
+                return !was
+            }) {
+                c.resume(returning: snapshot)
+            }
         }
         task.observe(.success, handler: resume)
         task.observe(.failure, handler: resume)

@@ -12,7 +12,8 @@ import Testing
 
     @Test func putFileAndWriteToFileByteForByte() async throws {
         let source = temporaryFile("src-\(UUID().uuidString).bin")
-        try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
         let bytes = pattern(3 << 20 + 123)
         try bytes.write(to: source)
         defer { try? FileManager.default.removeItem(at: source) }
@@ -35,13 +36,16 @@ import Testing
         let target = temporaryFile("dir-\(UUID().uuidString)/nested/out.bin")
         try Data("old".utf8).write(to: temporaryFile("placeholder"))
         let order = Recorder<String>()
-        let download = ref.write(toFile: target) { url, error in order.add("completion \(url == target) \(error == nil)") }
+        let download = ref.write(toFile: target) { url, error in
+            order.add("completion \(url == target) \(error == nil)")
+        }
         download.observe(.success) { _ in order.add("success") }
         _ = await finish(download)
         #expect(await eventually { order.all.count == 2 })
         #expect(order.all == ["success", "completion true true"])
         #expect(try Data(contentsOf: target) == bytes)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == ["out.bin"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == ["out.bin"])
         #expect(try await ref.writeAsync(toFile: target) == target)
         try? FileManager.default.removeItem(at: target.deletingLastPathComponent().deletingLastPathComponent())
     }
@@ -77,8 +81,16 @@ import Testing
         let paused = Mutex(false)
         task.observe(.progress) { snapshot in
             statuses.add((.progress, snapshot.completedUnitCount))
-            if snapshot.completedUnitCount > 1 << 20, !paused.withLock({ let was = $0; $0 = true; return was }) {
-                (snapshot.task as? StorageObservableTask)?.observe(.pause) { statuses.add(($0.status, $0.completedUnitCount)) }
+            if snapshot.completedUnitCount > 1 << 20,
+                !paused.withLock({
+                    let was = $0
+                    $0 = true
+                    return was
+                })
+            {
+                (snapshot.task as? StorageObservableTask)?.observe(.pause) {
+                    statuses.add(($0.status, $0.completedUnitCount))
+                }
                 (snapshot.task as? StorageDownloadTask)?.pause()
             }
         }
@@ -109,7 +121,13 @@ import Testing
         let progressCount = Recorder<Int64>()
         task.observe(.progress) { snapshot in
             progressCount.add(snapshot.completedUnitCount)
-            if snapshot.completedUnitCount > 0, !paused.withLock({ let was = $0; $0 = true; return was }) {
+            if snapshot.completedUnitCount > 0,
+                !paused.withLock({
+                    let was = $0
+                    $0 = true
+                    return was
+                })
+            {
                 (snapshot.task as? StorageUploadTask)?.pause()
             }
         }
@@ -130,7 +148,9 @@ import Testing
         _ = try await ref.putDataAsync(pattern(4 << 20))
         let target = temporaryFile("cancel-\(UUID().uuidString).bin")
         let completion = Recorder<String>()
-        let download = ref.write(toFile: target) { _, error in completion.add((error as? StorageError)?.message ?? "none") }
+        let download = ref.write(toFile: target) { _, error in
+            completion.add((error as? StorageError)?.message ?? "none")
+        }
         download.cancel()
         let snapshot = await finish(download)
         #expect(snapshot.status == .failure && StorageErrorCode(snapshot.error!) == .cancelled)
@@ -180,13 +200,19 @@ import Testing
     }
 
     @Test func putFileRejectsWhatIsNotARegularFile() async throws {
-        for url in [URL(fileURLWithPath: NSTemporaryDirectory()), URL(fileURLWithPath: "/nonexistent/file.txt"), URL(string: "bad-url")!] {
+        for url in [
+            URL(fileURLWithPath: NSTemporaryDirectory()), URL(fileURLWithPath: "/nonexistent/file.txt"),
+            URL(string: "bad-url")!,
+        ] {
             do {
                 _ = try await root.child("public/nofile").putFileAsync(from: url)
                 Issue.record("uploaded \(url)")
             } catch let error as StorageError {
                 #expect(error.code == .unknown)
-                #expect(error.message == "File at URL: \(url.absoluteString) is not reachable. Ensure file URL is not a directory, symbolic link, or invalid url.")
+                #expect(
+                    error.message
+                        == "File at URL: \(url.absoluteString) is not reachable. Ensure file URL is not a directory, symbolic link, or invalid url."
+                )
             }
         }
     }

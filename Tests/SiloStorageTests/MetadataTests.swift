@@ -7,11 +7,11 @@ import Testing
 @Suite struct MetadataTests {
     static var full: [String: AnyHashable] {
         [
-        "bucket": "bucket", "cacheControl": "max-age=3600", "contentDisposition": "inline",
-        "contentEncoding": "gzip", "contentLanguage": "en-us", "contentType": "application/octet-stream",
-        "metadata": ["foo": "bar"] as [String: String], "generation": "12345", "metageneration": "67890",
-        "name": "path/to/object", "timeCreated": "1992-08-07T17:22:53.108Z", "updated": "2016-03-01T20:16:01.673Z",
-        "md5Hash": "d41d8cd98f00b204e9800998ecf8427e", "size": Int64(1337),
+            "bucket": "bucket", "cacheControl": "max-age=3600", "contentDisposition": "inline",
+            "contentEncoding": "gzip", "contentLanguage": "en-us", "contentType": "application/octet-stream",
+            "metadata": ["foo": "bar"] as [String: String], "generation": "12345", "metageneration": "67890",
+            "name": "path/to/object", "timeCreated": "1992-08-07T17:22:53.108Z", "updated": "2016-03-01T20:16:01.673Z",
+            "md5Hash": "d41d8cd98f00b204e9800998ecf8427e", "size": Int64(1337),
         ]
     }
 
@@ -53,8 +53,10 @@ import Testing
     }
 
     @Test func lenientNumbersAndDates() {
-        let m = StorageMetadata(dictionary: ["size": 7, "generation": "x", "timeCreated": "2020-01-01T00:00:00Z",
-            "metadata": ["a": 1] as [String: AnyHashable]])
+        let m = StorageMetadata(dictionary: [
+            "size": 7, "generation": "x", "timeCreated": "2020-01-01T00:00:00Z",
+            "metadata": ["a": 1] as [String: AnyHashable],
+        ])
         #expect(m.size == 7)
         #expect(m.generation == 0)
         #expect(m.timeCreated != nil)  // Firebase yields nil without milliseconds; we accept any RFC 3339
@@ -79,8 +81,9 @@ import Testing
         custom["new"] = "v"
         custom["foo"] = nil
         m.customMetadata = custom
-        #expect(m.updateJSON().serializedString
-            == #"{"cacheControl":null,"contentType":"text/plain","metadata":{"new":"v","foo":null}}"#)
+        #expect(
+            m.updateJSON().serializedString
+                == #"{"cacheControl":null,"contentType":"text/plain","metadata":{"new":"v","foo":null}}"#)
         m.customMetadata = nil
         #expect(m.updateJSON().objectValue?["metadata"] == .null)
     }
@@ -89,7 +92,8 @@ import Testing
         let fresh = StorageMetadata()
         fresh.cacheControl = "public,max-age=300"
         fresh.contentType = "image/jpeg"
-        #expect(fresh.updateJSON().serializedString == #"{"cacheControl":"public,max-age=300","contentType":"image/jpeg"}"#)
+        #expect(
+            fresh.updateJSON().serializedString == #"{"cacheControl":"public,max-age=300","contentType":"image/jpeg"}"#)
         let delete = StorageMetadata()
         delete.contentType = nil
         #expect(delete.updateJSON().serializedString == #"{"contentType":null}"#)
@@ -100,11 +104,13 @@ import Testing
         m.contentType = "text/plain"
         m.customMetadata = ["k": "v"]
         m.path = "a/b.txt"
-        #expect(m.uploadJSON().serializedString == #"{"name":"a/b.txt","contentType":"text/plain","metadata":{"k":"v"}}"#)
+        #expect(
+            m.uploadJSON().serializedString == #"{"name":"a/b.txt","contentType":"text/plain","metadata":{"k":"v"}}"#)
     }
 
     @Test func serverJSON() throws {
-        let body = #"{"name":"a/b","bucket":"bk","generation":"1","metageneration":"2","size":"11","contentEncoding":"identity","timeCreated":"2020-12-13T16:57:04.162Z","metadata":{"x":"y"},"downloadTokens":"t1,t2"}"#
+        let body =
+            #"{"name":"a/b","bucket":"bk","generation":"1","metageneration":"2","size":"11","contentEncoding":"identity","timeCreated":"2020-12-13T16:57:04.162Z","metadata":{"x":"y"},"downloadTokens":"t1,t2"}"#
         let m = try StorageMetadata.fromServer(Data(body.utf8))
         #expect(m.isFile && m.size == 11 && m.metageneration == 2 && m.name == "b" && m.customMetadata == ["x": "y"])
         #expect(throws: StorageError.self) { try StorageMetadata.fromServer(Data("nope".utf8)) }
@@ -139,13 +145,21 @@ import Testing
     }
 
     @Test func messages() {
-        #expect(StorageError.http(status: 404, body: Data(), bucket: "b", object: "x").localizedDescription == "Object x does not exist.")
-        #expect(StorageError.http(status: 403, body: Data(), bucket: "b", object: "x").message
-            == "User does not have permission to access gs://b/x.")
-        #expect(StorageError.http(status: 403, body: Data(), bucket: "b", object: nil).message
-            == "User does not have permission to access gs://b/<object-entity-internal-error>.")
-        #expect(StorageError.http(status: 418, body: Data(), bucket: "b", object: "x").message == "Unexpected 418 code from backend")
-        #expect(StorageError.http(status: 400, body: Data(), bucket: "b", object: "x").message == "Unknown 400 error from backend")
+        #expect(
+            StorageError.http(status: 404, body: Data(), bucket: "b", object: "x").localizedDescription
+                == "Object x does not exist.")
+        #expect(
+            StorageError.http(status: 403, body: Data(), bucket: "b", object: "x").message
+                == "User does not have permission to access gs://b/x.")
+        #expect(
+            StorageError.http(status: 403, body: Data(), bucket: "b", object: nil).message
+                == "User does not have permission to access gs://b/<object-entity-internal-error>.")
+        #expect(
+            StorageError.http(status: 418, body: Data(), bucket: "b", object: "x").message
+                == "Unexpected 418 code from backend")
+        #expect(
+            StorageError.http(status: 400, body: Data(), bucket: "b", object: "x").message
+                == "Unknown 400 error from backend")
         #expect(StorageError.cancelled.localizedDescription == "User cancelled the upload/download.")
         let big = StorageError.downloadSizeExceeded(total: 1_048_576, maxSize: 1024)
         #expect((big as NSError).userInfo["totalSize"] as? Int64 == 1_048_576)

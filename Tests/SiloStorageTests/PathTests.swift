@@ -61,8 +61,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["gs://", "gs:///", "http://host/", "http://host/v1/b/bucket/o/x", "http://host/v0/x/bucket/o/x",
-        "http://host/v0/b/bucket/x/obj", "ftp://bucket/x", "htttp://host/v0/b/bucket"])
+    @Test(arguments: [
+        "gs://", "gs:///", "http://host/", "http://host/v1/b/bucket/o/x", "http://host/v0/x/bucket/o/x",
+        "http://host/v0/b/bucket/x/obj", "ftp://bucket/x", "htttp://host/v0/b/bucket",
+    ])
     func rejectsURLs(url: String) {
         do {
             _ = try StoragePath.parse(url)
@@ -87,7 +89,9 @@ import Testing
             _ = try storage.reference(for: URL(string: "gs://other/a")!)
             Issue.record("no error")
         } catch StorageError.bucketMismatch(let message) {
-            #expect(message == "Provided bucket: `other` does not match the Storage bucket of the current instance: `bucket`")
+            #expect(
+                message
+                    == "Provided bucket: `other` does not match the Storage bucket of the current instance: `bucket`")
         } catch {
             Issue.record("wrong error \(error)")
         }
@@ -101,15 +105,20 @@ import Testing
 
     @Test func requestURLs() {
         let s = Storage(url: "gs://bucket")
-        #expect(s.url(for: StoragePath(bucket: "bucket", object: "path/to/object")).absoluteString
-            == "https://firebasestorage.googleapis.com:443/v0/b/bucket/o/path%2Fto%2Fobject")
-        #expect(s.url(for: StoragePath(bucket: "bucket")).absoluteString == "https://firebasestorage.googleapis.com:443/v0/b/bucket/o")
-        #expect(s.url(for: StoragePath(bucket: "b", object: "-._~!$'()*,=:@&+; ?#%")).absoluteString.hasSuffix(
-            "/o/-._~!$'()*,=:@%26%2B%3B%20%3F%23%25"))
+        #expect(
+            s.url(for: StoragePath(bucket: "bucket", object: "path/to/object")).absoluteString
+                == "https://firebasestorage.googleapis.com:443/v0/b/bucket/o/path%2Fto%2Fobject")
+        #expect(
+            s.url(for: StoragePath(bucket: "bucket")).absoluteString
+                == "https://firebasestorage.googleapis.com:443/v0/b/bucket/o")
+        #expect(
+            s.url(for: StoragePath(bucket: "b", object: "-._~!$'()*,=:@&+; ?#%")).absoluteString.hasSuffix(
+                "/o/-._~!$'()*,=:@%26%2B%3B%20%3F%23%25"))
         let e = Storage(url: "gs://bucket")
         e.useEmulator(withHost: "localhost", port: 8080)
-        #expect(e.url(for: StoragePath(bucket: "bucket"), query: [("prefix", "a+b/"), ("delimiter", "/")]).absoluteString
-            == "http://localhost:8080/v0/b/bucket/o?prefix=a%2Bb%2F&delimiter=%2F")
+        #expect(
+            e.url(for: StoragePath(bucket: "bucket"), query: [("prefix", "a+b/"), ("delimiter", "/")]).absoluteString
+                == "http://localhost:8080/v0/b/bucket/o?prefix=a%2Bb%2F&delimiter=%2F")
     }
 
     @Test func tokensOnlyOverHTTPSOrLoopback() {

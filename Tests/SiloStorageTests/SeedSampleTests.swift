@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// The seed documents' samples are kept as written (block comments, long lines), so the formatter leaves this file alone.
 import Foundation
 import SiloStorage
 import SiloTesting
@@ -53,7 +55,8 @@ final class UIImageView: Sendable {
 
         // Create a reference from an HTTPS URL
         // Note that in the URL, characters are URL escaped!
-        let httpsReference = storage.reference(forURL: "https://firebasestorage.googleapis.com/b/bucket/o/images%20stars.jpg")
+        let httpsReference = storage.reference(
+            forURL: "https://firebasestorage.googleapis.com/b/bucket/o/images%20stars.jpg")
 
         #expect(pathReference.fullPath == "images/stars.jpg")  // test:
         #expect(gsReference.bucket == "<your-firebase-storage-bucket>" && gsReference.fullPath == "images/stars.jpg")  // test:
@@ -67,14 +70,14 @@ final class UIImageView: Sendable {
 
         // Download in memory with a maximum allowed size of 1MB (1 * 1024 * 1024 bytes)
         islandRef.getData(maxSize: 1 * 1024 * 1024) { data, error in
-          if let error = error {
-            // Uh-oh, an error occurred!
-            _ = error  // test:
-          } else {
-            // Data for "images/island.jpg" is returned
-            let image = UIImage(data: data!)
-            done.withLock { $0 = image != nil }  // test:
-          }
+            if let error = error {
+                // Uh-oh, an error occurred!
+                _ = error  // test:
+            } else {
+                // Data for "images/island.jpg" is returned
+                let image = UIImage(data: data!)
+                done.withLock { $0 = image != nil }  // test:
+            }
         }
         #expect(await eventually { done.withLock { $0 } })  // test:
     }
@@ -88,12 +91,12 @@ final class UIImageView: Sendable {
 
         // Download to the local filesystem
         let downloadTask = islandRef.write(toFile: localURL) { url, error in
-          if let error = error {
-            // Uh-oh, an error occurred!
-            _ = error  // test:
-          } else {
-            // Local file URL for "images/island.jpg" is returned
-          }
+            if let error = error {
+                // Uh-oh, an error occurred!
+                _ = error  // test:
+            } else {
+                // Local file URL for "images/island.jpg" is returned
+            }
         }
         #expect(await finish(downloadTask).status == .success)  // test:
         #expect(try Data(contentsOf: localURL) == pattern(64 * 1024))  // test:
@@ -106,13 +109,13 @@ final class UIImageView: Sendable {
 
         // Fetch the download URL
         starsRef.downloadURL { url, error in
-          if let error = error {
-            // Handle any errors
-            _ = error  // test:
-          } else {
-            // Get the download URL for 'images/stars.jpg'
-            got.withLock { $0 = url }  // test:
-          }
+            if let error = error {
+                // Handle any errors
+                _ = error  // test:
+            } else {
+                // Get the download URL for 'images/stars.jpg'
+                got.withLock { $0 = url }  // test:
+            }
         }
         #expect(await eventually { got.withLock { $0 } != nil })  // test:
     }
@@ -167,8 +170,8 @@ final class UIImageView: Sendable {
 
         // Add a progress observer to a download task
         let observer = downloadTask.observe(.progress) { snapshot in
-          // A progress event occurred
-          progressEvents.withLock { $0 += 1 }  // test:
+            // A progress event occurred
+            progressEvents.withLock { $0 += 1 }  // test:
         }
         _ = observer  // test:
 
@@ -180,7 +183,7 @@ final class UIImageView: Sendable {
             let downloadTask = second  // test:
             // Create a task listener handle
             let observer = downloadTask.observe(.progress) { snapshot in
-            // A progress event occurred
+                // A progress event occurred
             }
 
             // Remove an individual observer
@@ -208,53 +211,54 @@ final class UIImageView: Sendable {
 
         // Observe changes in status
         downloadTask.observe(.resume) { snapshot in
-          // Download resumed, also fires when the download starts
+            // Download resumed, also fires when the download starts
         }
 
         downloadTask.observe(.pause) { snapshot in
-          // Download paused
+            // Download paused
         }
 
         downloadTask.observe(.progress) { snapshot in
-          // Download reported progress
-          let percentComplete = 100.0 * Double(snapshot.progress!.completedUnitCount)
-            / Double(snapshot.progress!.totalUnitCount)
-          _ = percentComplete  // test:
+            // Download reported progress
+            let percentComplete =
+                100.0 * Double(snapshot.progress!.completedUnitCount)
+                / Double(snapshot.progress!.totalUnitCount)
+            _ = percentComplete  // test:
         }
 
         downloadTask.observe(.success) { snapshot in
-          // Download completed successfully
+            // Download completed successfully
         }
 
         // Errors only occur in the "Failure" case
         downloadTask.observe(.failure) { snapshot in
-          events.add(snapshot.status)  // test:
-          guard let errorCode = (snapshot.error as? NSError)?.code else {
-            return
-          }
-          guard let error = StorageErrorCode(rawValue: errorCode) else {
-            return
-          }
-          switch (error) {
-          case .objectNotFound:
-            // File doesn't exist
-            break
-          case .unauthorized:
-            // User doesn't have permission to access file
-            break
-          case .cancelled:
-            // User cancelled the download
-            break
+            events.add(snapshot.status)  // test:
+            guard let errorCode = (snapshot.error as? NSError)?.code else {
+                return
+            }
+            guard let error = StorageErrorCode(rawValue: errorCode) else {
+                return
+            }
+            switch error {
+            case .objectNotFound:
+                // File doesn't exist
+                break
+            case .unauthorized:
+                // User doesn't have permission to access file
+                break
+            case .cancelled:
+                // User cancelled the download
+                break
 
-          /* ... */
+            /* ... */
 
-          case .unknown:
-            // Unknown error occurred, inspect the server response
-            break
-          default:
-            // Another error occurred. This is a good place to retry the download.
-            break
-          }
+            case .unknown:
+                // Unknown error occurred, inspect the server response
+                break
+            default:
+                // Another error occurred. This is a good place to retry the download.
+                break
+            }
         }
         // test: the sample downloads the bucket root (`storageRef`, not `starsRef`), which is refused.
         let snapshot = await finish(downloadTask)  // test:
@@ -270,11 +274,11 @@ final class UIImageView: Sendable {
 
         // Get metadata properties
         do {
-          let metadata = try await forestRef.getMetadata()
-          #expect(metadata.size == 64 * 1024)  // test:
+            let metadata = try await forestRef.getMetadata()
+            #expect(metadata.size == 64 * 1024)  // test:
         } catch {
-          // ...
-          Issue.record(error)  // test:
+            // ...
+            Issue.record(error)  // test:
         }
     }
 
@@ -289,11 +293,11 @@ final class UIImageView: Sendable {
 
         // Update metadata properties
         do {
-          let updatedMetadata = try await forestRef.updateMetadata(newMetadata)
-          #expect(updatedMetadata.contentType == "image/jpeg" && updatedMetadata.cacheControl == "public,max-age=300")  // test:
+            let updatedMetadata = try await forestRef.updateMetadata(newMetadata)
+            #expect(updatedMetadata.contentType == "image/jpeg" && updatedMetadata.cacheControl == "public,max-age=300")  // test:
         } catch {
-          // ...
-          Issue.record(error)  // test:
+            // ...
+            Issue.record(error)  // test:
         }
 
         do {  // test: the second sample, in its own scope
@@ -301,23 +305,23 @@ final class UIImageView: Sendable {
             newMetadata.contentType = nil
 
             do {
-              // Delete the metadata property
-              let updatedMetadata = try await forestRef.updateMetadata(newMetadata)
-              #expect(updatedMetadata.contentType == nil)  // test:
-              #expect(updatedMetadata.cacheControl == "public,max-age=300")  // test: the rest is left as it was
+                // Delete the metadata property
+                let updatedMetadata = try await forestRef.updateMetadata(newMetadata)
+                #expect(updatedMetadata.contentType == nil)  // test:
+                #expect(updatedMetadata.cacheControl == "public,max-age=300")  // test: the rest is left as it was
             } catch {
-              // ...
-              Issue.record(error)  // test:
+                // ...
+                Issue.record(error)  // test:
             }
         }
     }
 
     @Test func customMetadataDictionary() async throws {
         let metadata = [
-          "customMetadata": [
-            "location": "Yosemite, CA, USA",
-            "activity": "Hiking"
-          ]
+            "customMetadata": [
+                "location": "Yosemite, CA, USA",
+                "activity": "Hiking",
+            ]
         ]
         let update = StorageMetadata()  // test: the dictionary's values as custom metadata
         update.customMetadata = metadata["customMetadata"]  // test:

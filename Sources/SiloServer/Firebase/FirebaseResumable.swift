@@ -91,7 +91,8 @@ struct FirebaseResumable {
         case .cancelled:
             return .respond(
                 Reply.firebaseError(
-                    StorageError(.conflict, "upload session \(id) was cancelled"), headers: statusHeaders(session)))
+                    StorageError(.invalidArgument, "upload session \(id) was cancelled"),
+                    headers: statusHeaders(session)))
         case .failed:
             let error = StorageError(.invalidArgument, session.failureMessage ?? "upload failed")
             return .respond(
@@ -103,7 +104,7 @@ struct FirebaseResumable {
             guard finalize else {
                 return .respond(
                     Reply.firebaseError(
-                        StorageError(.conflict, "upload session \(id) is already final"),
+                        StorageError(.invalidArgument, "upload session \(id) is already final"),
                         headers: statusHeaders(session)))
             }
             return .respond(finalAnswer(session))
@@ -155,7 +156,7 @@ struct FirebaseResumable {
         case .cancelled: return Reply.empty(200, headers: statusHeaders(session))
         case .finalized, .failed:
             return Reply.firebaseError(
-                StorageError(.conflict, "upload session \(session.id) is already final"),
+                StorageError(.invalidArgument, "upload session \(session.id) is already final"),
                 headers: statusHeaders(session))
         case .active:
             do {

@@ -161,7 +161,7 @@ struct FirebaseRoutes {
                 resource: existing, time: context.time))
         guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
         let deleted = try service.metadata.deleteObject(bucket, name, generation: nil, conditions: .none)
-        service.discardBlob(deleted.blobID)
+        service.release(deleted)
         return Reply.empty(204)
     }
 

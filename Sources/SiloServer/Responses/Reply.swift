@@ -34,11 +34,11 @@ enum Reply {
 enum HTTPStatus {
     static func of(_ code: StorageError.Code) -> Int {
         switch code {
-        case .invalidArgument, .conflict: 400
+        case .invalidArgument: 400
         case .unauthenticated: 401
         case .permissionDenied: 403
         case .notFound: 404
-        case .alreadyExists: 409
+        case .alreadyExists, .conflict: 409
         case .preconditionFailed: 412
         case .payloadTooLarge: 413
         case .rangeNotSatisfiable: 416
@@ -62,4 +62,14 @@ extension StorageError {
 struct SendableDescription: Error, Sendable, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension Reply {
+    /// The GCS JSON API error shape, with `errors[0].reason`.
+    static func gcsError(_ error: any Error, headers: HTTPHeaders = [:]) -> HTTPResponse {
+        let storage = StorageError.wrap(error)
+        let status = HTTPStatus.of(storage.code)
+        if status == 304 { return empty(304, headers: headers) }
+        return json(status, GCSJSON.error(status: status, message: storage.message), headers: headers)
+    }
 }

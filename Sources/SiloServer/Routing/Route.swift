@@ -11,6 +11,20 @@ enum Route: Equatable {
     case firebaseObject(BucketName, ObjectName)
     /// `POST /internal/reset` (firebase-tools' conformance hook).
     case internalReset
+    /// GCS JSON API `/storage/v1/b` (and unprefixed `/b`): bucket list and insert.
+    case gcsBuckets
+    /// `/storage/v1/b/{bucket}`.
+    case gcsBucket(BucketName)
+    /// `/storage/v1/b/{bucket}/o`: object list.
+    case gcsObjects(BucketName)
+    /// `/storage/v1/b/{bucket}/o/{object}` (and `/download/storage/v1/…`).
+    case gcsObject(BucketName, ObjectName)
+    /// `/storage/v1/b/{b}/o/{o}/copyTo|rewriteTo/b/{b2}/o/{o2}`.
+    case gcsCopy(source: BucketName, ObjectName, destination: BucketName, ObjectName, rewrite: Bool)
+    /// `/storage/v1/b/{bucket}/o/{object}/compose`.
+    case gcsCompose(BucketName, ObjectName)
+    /// `/upload/storage/v1/b/{bucket}/o`: uploads and resumable sessions.
+    case gcsUpload(BucketName)
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
@@ -22,7 +36,8 @@ enum Route: Equatable {
         guard segments.count >= 2, segments[0].isEmpty else { return .unknown }
         if segments.count == 2 && segments[1].isEmpty { return .probe }
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
-        guard segments.count >= 5, segments[1] == "v0", segments[2] == "b", segments[4] == "o" else { return .unknown }
+        if segments[1] != "v0" { return try parseGCS(segments) }
+        guard segments.count >= 5, segments[2] == "b", segments[4] == "o" else { return .unknown }
         let bucket = try BucketName(try decode(segments[3]))
         let objectSegments = segments.dropFirst(5)
         if objectSegments.isEmpty || (objectSegments.count == 1 && objectSegments.first!.isEmpty) {
@@ -30,6 +45,33 @@ enum Route: Equatable {
         }
         let name = try objectSegments.map { try decode($0) }.joined(separator: "/")
         return .firebaseObject(bucket, try ObjectName(name))
+    }
+
+    /// GCS JSON API paths, with or without the `/storage/v1` (or `/download/storage/v1`, `/upload/storage/v1`)
+    /// prefix: some Node clients omit it.
+    private static func parseGCS(_ all: [Substring]) throws -> Route {
+        var segments = Array(all.dropFirst())
+        var upload = false
+        if segments.first == "upload" || segments.first == "download" {
+            upload = segments.first == "upload"
+            segments.removeFirst()
+        }
+        if segments.count >= 2 && segments[0] == "storage" && segments[1] == "v1" { segments.removeFirst(2) }
+        guard segments.first == "b" else { return .unknown }
+        if segments.count == 1 || (segments.count == 2 && segments[1].isEmpty) { return .gcsBuckets }
+        let bucket = try BucketName(try decode(segments[1]))
+        if segments.count == 2 { return .gcsBucket(bucket) }
+        guard segments[2] == "o" else { return .unknown }
+        if upload { return .gcsUpload(bucket) }
+        let rest = Array(segments.dropFirst(3))
+        if rest.isEmpty || (rest.count == 1 && rest[0].isEmpty) { return .gcsObjects(bucket) }
+        if rest.count == 2 && rest[1] == "compose" { return .gcsCompose(bucket, try ObjectName(try decode(rest[0]))) }
+        if rest.count == 6 && (rest[1] == "copyTo" || rest[1] == "rewriteTo") && rest[2] == "b" && rest[4] == "o" {
+            return .gcsCopy(
+                source: bucket, try ObjectName(try decode(rest[0])), destination: try BucketName(try decode(rest[3])),
+                try ObjectName(try decode(rest[5])), rewrite: rest[1] == "rewriteTo")
+        }
+        return .gcsObject(bucket, try ObjectName(try rest.map { try decode($0) }.joined(separator: "/")))
     }
 
     private static func decode(_ segment: Substring) throws -> String {

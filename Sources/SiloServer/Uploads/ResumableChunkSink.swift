@@ -116,8 +116,12 @@ final class ResumableChunkSink: RequestBodySink {
         try UploadChecks.verify(
             summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C,
             object: "\(current.bucket)/\(current.name)")
-        let principal = CredentialParser.principal(
-            from: current.principal, emulatorAdmin: service.configuration.emulatorAdminCredentials)
+        // GCS sessions were authorized as admin tooling when they started; v0 sessions act as their starter.
+        let principal =
+            current.api == .gcs
+            ? GCSUploads.admin
+            : CredentialParser.principal(
+                from: current.principal, emulatorAdmin: service.configuration.emulatorAdminCredentials)
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
             fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now())

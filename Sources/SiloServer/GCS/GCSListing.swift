@@ -1,0 +1,107 @@
+import SiloCore
+
+/// Object listing with GCS semantics (wire spec §6.4): items and prefixes merged in byte order and cut at
+/// `maxResults`; `startOffset`/`endOffset` bound names; `matchGlob` filters; `versions` lists every generation;
+/// `includeTrailingDelimiter` also returns objects named exactly like a prefix. No v0 name filtering here.
+struct GCSListing {
+    struct Query {
+        var prefix = ""
+        var delimiter = ""
+        var maxResults = 1000
+        var versions = false
+        var startOffset: String?
+        var endOffset: String?
+        var glob: Glob?
+        var includeTrailingDelimiter = false
+        /// Decoded page token: the last key emitted.
+        var after: [UInt8]?
+    }
+
+    struct Page {
+        var prefixes: [String] = []
+        var items: [ObjectRecord] = []
+        var nextToken: [UInt8]?
+    }
+
+    let store: any MetadataStore
+
+    func page(_ bucket: BucketName, _ query: Query) throws -> Page {
+        var page = Page()
+        var emitted = 0
+        let delimiter = Array(query.delimiter.utf8)
+        let prefixBytes = Array(query.prefix.utf8)
+        let end = query.endOffset.map { Array($0.utf8) }
+        // The cursor is the last key emitted: a name (live listing) or a name+generation key (versions).
+        var cursor = query.after
+        if let start = query.startOffset, let before = Self.keyJustBefore(Array(start.utf8), versions: query.versions),
+            cursor.map({ $0.lexicographicallyPrecedes(before) }) ?? true
+        {
+            cursor = before
+        }
+        while true {
+            let limit = min(query.maxResults - emitted + 1, 1001)
+            let batch = try fetch(bucket, query, after: cursor, limit: limit)
+            if batch.isEmpty { return page }
+            var restart = false
+            for record in batch {
+                let name = Array(record.name.rawValue.utf8)
+                if let end, !name.lexicographicallyPrecedes(end) { return page }
+                if emitted >= query.maxResults {
+                    page.nextToken = cursor
+                    return page
+                }
+                if !delimiter.isEmpty, let at = Self.firstIndex(of: delimiter, in: name, from: prefixBytes.count) {
+                    let common = Array(name[..<(at + delimiter.count)])
+                    let commonString = String(decoding: common, as: UTF8.self)
+                    if query.glob.map({ $0.matches(commonString) }) ?? true {
+                        page.prefixes.append(commonString)
+                        emitted += 1
+                    }
+                    // `dir/` itself is the first name under the prefix `dir/`, so this is the only chance to see it.
+                    if query.includeTrailingDelimiter && name.count == common.count {
+                        page.items.append(record)
+                    }
+                    // Skip everything under this prefix: 0xFF sorts after any UTF-8 byte.
+                    let skip = common + [0xFF]
+                    cursor = query.versions ? ObjectVersionKey(name: skip, generation: 0).bytes : skip
+                    restart = true
+                    break
+                }
+                if query.glob.map({ $0.matches(record.name.rawValue) }) ?? true {
+                    page.items.append(record)
+                    emitted += 1
+                }
+                cursor = query.versions ? ObjectVersionKey(name: name, generation: record.generation).bytes : name
+            }
+            if !restart && batch.count < limit { return page }
+        }
+    }
+
+    private func fetch(_ bucket: BucketName, _ query: Query, after: [UInt8]?, limit: Int) throws -> [ObjectRecord] {
+        if query.versions {
+            return try store.listObjectVersions(
+                bucket, prefix: query.prefix, startAfter: after.flatMap(ObjectVersionKey.init(bytes:)), limit: limit)
+        }
+        return try store.listObjects(bucket, prefix: query.prefix, startAfter: after, limit: limit)
+    }
+
+    /// A key that sorts immediately before every key for `name` (so listing "after" it includes `name`).
+    static func keyJustBefore(_ name: [UInt8], versions: Bool) -> [UInt8]? {
+        // Generations are positive, so (name, 0) precedes every version of `name`.
+        if versions { return ObjectVersionKey(name: name, generation: 0).bytes }
+        guard let last = name.last else { return nil }
+        // The greatest byte string below `name`: drop the last byte if it is 0, else decrement it and pad with 0xFF.
+        if last == 0 { return Array(name.dropLast()) }
+        return Array(name.dropLast()) + [last - 1, 0xFF, 0xFF, 0xFF, 0xFF]
+    }
+
+    static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
+        guard haystack.count - from >= needle.count else { return nil }
+        var i = from
+        while i <= haystack.count - needle.count {
+            if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,302 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// `/upload/storage/v1/b/{bucket}/o`: media, multipart and resumable uploads of the GCS JSON API (wire spec §6.3),
+/// with preconditions and client checksums checked at commit.
+struct GCSUploads {
+    let service: ObjectService
+    let registry: SessionRegistry
+    let firebaseResumable: FirebaseResumable
+
+    /// GCS uploads are made by admin tooling; access was decided before the upload began.
+    static let admin = Principal(
+        scheme: "Bearer", credential: "", uid: nil, claimsJSON: "{}", isAdmin: true, verified: true)
+
+    func handle(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+        do { try service.checkServed(bucket) } catch { return .respond(Reply.gcsError(error)) }
+        if context.query.contains("upload_id") {
+            // Both flavours on the session URL: X-Goog-Upload-Command means the v0 protocol (the emulator's own
+            // tests send it), otherwise Content-Range semantics.
+            if context.headers["X-Goog-Upload-Command"] != nil {
+                return firebaseResumable.command(
+                    context, commands: FirebaseResumable.commands(context.headers["X-Goog-Upload-Command"]))
+            }
+            return session(context)
+        }
+        guard context.method == "POST" else {
+            return .respond(Reply.gcsError(StorageError(.invalidArgument, "uploads are POST requests")))
+        }
+        let uploadType =
+            context.query["uploadType"] ?? context.headers["X-Goog-Upload-Protocol"]?.lowercased() ?? "media"
+        switch uploadType {
+        case "media": return media(context, bucket)
+        case "multipart": return multipart(context, bucket)
+        case "resumable": return start(context, bucket)
+        default:
+            return .respond(
+                Reply.gcsError(StorageError(.invalidArgument, "unknown uploadType \(uploadType.prefix(40))")))
+        }
+    }
+
+    /// Fields of a GCS upload: the JSON's, content type from JSON, else the protocol's header, else octet-stream.
+    /// Unlike v0 uploads, no download token and no content disposition are invented.
+    static func fields(_ changes: MetadataChanges?, fallbackContentType: String?) -> ObjectFields {
+        var fields = ObjectFields()
+        changes?.apply(to: &fields)
+        if fields.contentType == nil {
+            fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        }
+        return fields
+    }
+
+    private func commit(
+        _ context: RequestContext, bucket: BucketName, name: ObjectName, ingest: BlobIngest, summary: BlobSummary,
+        changes: MetadataChanges?, fallbackContentType: String?
+    ) throws -> HTTPResponse {
+        try UploadChecks.verify(summary, md5: changes?.md5Hash, crc32c: changes?.crc32c, object: "\(bucket)/\(name)")
+        let record = try service.commitUpload(
+            bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
+            fields: Self.fields(changes, fallbackContentType: fallbackContentType),
+            conditions: try GCSConditions.destination(context.query), principal: Self.admin, time: Timestamp.now())
+        return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
+    }
+
+    private func media(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+        do {
+            let name = try UploadFields.objectName(pathName: nil, query: context.query)
+            _ = try GCSConditions.destination(context.query)
+            let ingest = try BlobIngest(service: service, time: context.time)
+            return .readBody(
+                MediaUploadSink(ingest: ingest, fail: { Reply.gcsError($0) }) { ingest, summary in
+                    try commit(
+                        context, bucket: bucket, name: name, ingest: ingest, summary: summary, changes: nil,
+                        fallbackContentType: context.headers["Content-Type"])
+                })
+        } catch {
+            return .respond(Reply.gcsError(error))
+        }
+    }
+
+    private func multipart(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+        guard let boundary = MultipartParser.boundary(fromContentType: context.headers["Content-Type"]) else {
+            return .respond(
+                Reply.gcsError(
+                    StorageError(.invalidArgument, "Bad content type. Expected multipart/related with a boundary.")))
+        }
+        return .readBody(
+            MultipartUploadSink(
+                boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
+                makeIngest: { try BlobIngest(service: service, time: context.time) }, fail: { Reply.gcsError($0) }
+            ) { parts in
+                let name = try UploadFields.objectName(pathName: nil, query: context.query, json: parts.changes)
+                return try commit(
+                    context, bucket: bucket, name: name, ingest: parts.ingest, summary: parts.summary,
+                    changes: parts.changes, fallbackContentType: parts.mediaContentType)
+            })
+    }
+
+    private func start(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+        .readBody(
+            CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
+                do {
+                    let changes = try UploadFields.parseChanges(body)
+                    let name = try UploadFields.objectName(pathName: nil, query: context.query, json: changes)
+                    let conditions = try GCSConditions.destination(context.query)
+                    var declared: Int64?
+                    if let text = context.headers["X-Upload-Content-Length"] {
+                        guard let value = Int64(text), value >= 0 else {
+                            throw StorageError(.invalidArgument, "invalid X-Upload-Content-Length \(text.prefix(40))")
+                        }
+                        declared = value
+                    }
+                    let blobID = BlobID.random()
+                    try service.metadata.registerPendingBlob(blobID, at: context.time)
+                    try service.blobs.makeWriter(blobID, at: 0).close()
+                    var session = UploadSession(
+                        id: RandomID.sessionID(), bucket: bucket, name: name,
+                        fields: Self.fields(changes, fallbackContentType: context.headers["X-Upload-Content-Type"]),
+                        declaredSize: declared, blobID: blobID, conditions: conditions, principal: nil,
+                        created: context.time,
+                        api: .gcs)
+                    session.expectedMD5 = changes?.md5Hash
+                    session.expectedCRC32C = changes?.crc32c
+                    try service.metadata.insertSession(session)
+                    let location =
+                        "\(context.externalBase)/upload/storage/v1/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o"
+                        + "?uploadType=resumable&name=\(PercentCoding.encodeComponent(name.rawValue))&upload_id=\(session.id)"
+                    return Reply.empty(200, headers: ["Location": location, "X-GUploader-UploadID": session.id])
+                } catch {
+                    return Reply.gcsError(error)
+                }
+            })
+    }
+
+    /// The `Content-Range` / 308 protocol on the session URL.
+    private func session(_ context: RequestContext) -> RequestDisposition {
+        guard let id = context.query["upload_id"], !id.isEmpty else {
+            return .respond(Reply.gcsError(StorageError(.invalidArgument, "missing upload_id")))
+        }
+        do {
+            guard let session = try service.metadata.session(id: id) else {
+                throw StorageError(.notFound, "No such upload session \(id.prefix(64))")
+            }
+            if context.method == "DELETE" { return .respond(cancel(session)) }
+            switch session.state {
+            case .finalized: return .respond(finalAnswer(context, session))
+            case .cancelled: throw StorageError(.notFound, "upload session \(id) was cancelled")
+            case .failed:
+                let status = session.failureStatus ?? 400
+                return .respond(
+                    Reply.json(
+                        status, GCSJSON.error(status: status, message: session.failureMessage ?? "upload failed")))
+            case .active: break
+            }
+            let range = try ContentRange(context.headers["Content-Range"])
+            let length = Int64(context.headers["Content-Length"] ?? "0") ?? 0
+            let total = range.total ?? session.declaredSize
+            if let known = range.total, let declared = session.declaredSize, known != declared {
+                throw StorageError(
+                    .invalidArgument, "Content-Range total \(known) differs from the declared \(declared)")
+            }
+            guard let first = range.first else {
+                // A status query (`bytes */*` or `bytes */N`); with every byte of a known total present it is the
+                // final empty request of an upload whose length was a multiple of the chunk size.
+                guard length == 0 else { throw StorageError(.invalidArgument, "a status query has no body") }
+                if let total, total == session.received { return chunk(context, session, total: total, finalize: true) }
+                return .respond(incomplete(session.received))
+            }
+            // `bytes N-*/…` (Node streams): the body's length says where the chunk ends.
+            let last = range.last ?? first + length - 1
+            guard first == session.received else {
+                // Not where we are: tell the client what is persisted so it resynchronises (idempotent by offset).
+                return .respond(incomplete(session.received))
+            }
+            guard last - first + 1 == length, length > 0 || total == first else {
+                throw StorageError(
+                    .invalidArgument, "Content-Range covers \(last - first + 1) bytes but the body has \(length)")
+            }
+            if let known = total, last + 1 > known {
+                throw StorageError(.invalidArgument, "Content-Range ends past the total size \(known)")
+            }
+            return chunk(context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false)
+        } catch {
+            return .respond(Reply.gcsError(error))
+        }
+    }
+
+    private func chunk(_ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool)
+        -> RequestDisposition
+    {
+        var session = session
+        do {
+            if let total, session.declaredSize != total {
+                session = try service.metadata.updateSession(id: session.id) { $0.declaredSize = total }
+            }
+        } catch {
+            return .respond(Reply.gcsError(error))
+        }
+        guard registry.tryClaim(session.id) else {
+            return .respond(
+                Reply.gcsError(StorageError(.unavailable, "another request is writing to this upload session")))
+        }
+        do {
+            let sink = try ResumableChunkSink(
+                service: service, registry: registry, session: session, finalize: finalize
+            ) {
+                result in
+                switch result {
+                case .success(let outcome):
+                    if let object = outcome.object {
+                        return Reply.json(200, GCSJSON.object(object, base: context.externalBase))
+                    }
+                    return incomplete(outcome.session.received)
+                case .failure(let error): return Reply.gcsError(error)
+                }
+            }
+            return .readBody(sink)
+        } catch {
+            registry.release(session.id)
+            return .respond(Reply.gcsError(error))
+        }
+    }
+
+    /// 308 with `Range: bytes=0-N` for what is persisted (no Range when nothing is).
+    private func incomplete(_ received: Int64) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        if received > 0 { headers.set("Range", "bytes=0-\(received - 1)") }
+        headers.set("Content-Length", "0")
+        return Reply.empty(308, headers: headers)
+    }
+
+    private func finalAnswer(_ context: RequestContext, _ session: UploadSession) -> HTTPResponse {
+        do {
+            guard let generation = session.resultGeneration,
+                let object = try service.metadata.object(session.bucket, session.name, generation: generation)
+            else { throw StorageError(.notFound, "No such object: \(session.bucket)/\(session.name)") }
+            return Reply.json(200, GCSJSON.object(object, base: context.externalBase))
+        } catch {
+            return Reply.gcsError(error)
+        }
+    }
+
+    /// `DELETE {session}`: GCS answers 499 (client closed request) for a cancelled upload.
+    private func cancel(_ session: UploadSession) -> HTTPResponse {
+        guard session.state == .active else { return Reply.empty(499) }
+        do {
+            _ = try service.metadata.updateSession(id: session.id) {
+                $0.state = .cancelled
+                $0.updated = Timestamp.now()
+            }
+            registry.forget(session.id)
+            service.discardBlob(session.blobID)
+            return Reply.empty(499)
+        } catch {
+            return Reply.gcsError(error)
+        }
+    }
+}
+
+/// `Content-Range: bytes first-last/total`, `bytes first-last/*`, `bytes */total`, `bytes */*`.
+struct ContentRange: Equatable {
+    var first: Int64?
+    var last: Int64?
+    var total: Int64?
+
+    init(first: Int64?, last: Int64?, total: Int64?) {
+        self.first = first
+        self.last = last
+        self.total = total
+    }
+
+    init(_ header: String?) throws {
+        guard let header else {
+            // No header: a single request carrying the whole object is not how clients use sessions; treat as a query.
+            self.init(first: nil, last: nil, total: nil)
+            return
+        }
+        let invalid = StorageError(.invalidArgument, "invalid Content-Range \(header.prefix(80))")
+        let text = header.trimmingCharacters(in: " ")
+        guard text.lowercased().hasPrefix("bytes "), let slash = text.lastIndex(of: "/") else { throw invalid }
+        let span = text[text.index(text.startIndex, offsetBy: 6)..<slash].trimmingCharacters(in: " ")
+        let totalText = text[text.index(after: slash)...].trimmingCharacters(in: " ")
+        var total: Int64?
+        if totalText != "*" {
+            guard let value = Int64(totalText), value >= 0 else { throw invalid }
+            total = value
+        }
+        if span == "*" {
+            self.init(first: nil, last: nil, total: total)
+            return
+        }
+        let bounds = span.split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int64(bounds[0]), first >= 0 else { throw invalid }
+        // Node sends `bytes 0-*/N` for a stream of unknown chunk end: the body says how much.
+        if bounds[1] == "*" {
+            self.init(first: first, last: nil, total: total)
+            return
+        }
+        guard let last = Int64(bounds[1]), last >= first else { throw invalid }
+        self.init(first: first, last: last, total: total)
+    }
+}
