@@ -29,4 +29,6 @@ public enum Limits {
     public static let maxRegexPatternBytes = 4_096
     public static let maxRegexProgram = 10_000
     public static let maxRegexRepeat = 1_000
+    /// Diagnostics reported per compile.
+    public static let maxDiagnostics = 100
 }

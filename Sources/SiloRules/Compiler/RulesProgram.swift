@@ -19,9 +19,17 @@ public struct RulesProgram: Sendable {
         let bytes = Array(source.utf8)
         let map = SourceMap(bytes: bytes)
         func failure(_ items: [(offset: Int, message: String)]) -> RulesCompileError {
-            let diagnostics = items.sorted { $0.offset < $1.offset }.map { item in
+            // Past a screenful, more diagnostics only cost time (each column is counted from its line start).
+            let sorted = items.sorted { $0.offset < $1.offset }
+            var diagnostics = sorted.prefix(Limits.maxDiagnostics).map { item in
                 let (line, column) = map.location(of: item.offset)
                 return RulesDiagnostic(line: line, column: column, message: item.message)
+            }
+            if sorted.count > Limits.maxDiagnostics, let last = diagnostics.last {
+                diagnostics.append(
+                    RulesDiagnostic(
+                        line: last.line, column: last.column,
+                        message: "too many errors; \(sorted.count - Limits.maxDiagnostics) more not shown"))
             }
             return RulesCompileError(fileName: fileName, diagnostics: diagnostics)
         }
