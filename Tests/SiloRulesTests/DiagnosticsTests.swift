@@ -105,11 +105,13 @@ import Testing
 
     @Test func formattedOutput() {
         do {
-            _ = try RulesProgram.compile(source: "service firebase.storage {\n  allow read;\n}", fileName: "storage.rules")
+            _ = try RulesProgram.compile(
+                source: "service firebase.storage {\n  allow read;\n}", fileName: "storage.rules")
             Issue.record("compiled")
         } catch {
             #expect(error.formatted == "storage.rules:2:3: 'allow' is only allowed inside a match block")
-            #expect(error.diagnostics[0].formatted(fileName: "f") == "f:2:3: 'allow' is only allowed inside a match block")
+            #expect(
+                error.diagnostics[0].formatted(fileName: "f") == "f:2:3: 'allow' is only allowed inside a match block")
         }
     }
 

@@ -29,14 +29,17 @@ import Testing
         #expect(Self.compileError(Self.rules(maps))?.contains("nested too deeply") == true)
         #expect(Self.compileError(Self.rules(String(repeating: "!", count: 10_000) + "true")) != nil)
         #expect(Self.compileError(Self.rules(String(repeating: "-", count: 10_000) + "1 == 1")) != nil)
-        let ternary = String(repeating: "true ? ", count: 10_000) + "true" + String(repeating: " : false", count: 10_000)
+        let ternary =
+            String(repeating: "true ? ", count: 10_000) + "true" + String(repeating: " : false", count: 10_000)
         #expect(Self.compileError(Self.rules(ternary)) != nil)
         let members = "request" + String(repeating: ".a", count: 10_000) + " == 1"
         #expect(Self.compileError(Self.rules(members))?.contains("nested too deeply") == true)
-        let matches = "service firebase.storage {" + String(repeating: " match /a {", count: 10_000)
+        let matches =
+            "service firebase.storage {" + String(repeating: " match /a {", count: 10_000)
             + String(repeating: "}", count: 10_001)
         #expect(Self.compileError(matches)?.contains("nested too deeply") == true)
-        let regexDepth = "'a'.matches('" + String(repeating: "(", count: 10_000) + "a" + String(repeating: ")", count: 10_000) + "')"
+        let regexDepth =
+            "'a'.matches('" + String(repeating: "(", count: 10_000) + "a" + String(repeating: ")", count: 10_000) + "')"
         #expect(try !Fixture.holds(regexDepth))
     }
 
@@ -76,7 +79,8 @@ import Testing
     }
 
     @Test func exponentialFanOutHitsTheExpressionBudget() throws {
-        let functions = (1..<20).map { "function g\($0)(v) { return g\($0 + 1)(v) && g\($0 + 1)(v); }" }
+        let functions =
+            (1..<20).map { "function g\($0)(v) { return g\($0 + 1)(v) && g\($0 + 1)(v); }" }
             .joined(separator: "\n") + "\nfunction g20(v) { return v; }"
         let program = try Fixture.compile(Self.rules("g1(true)", functions: functions))
         let clock = ContinuousClock()
@@ -87,7 +91,8 @@ import Testing
     }
 
     @Test func stringGrowthIsBounded() throws {
-        let functions = (1..<20).map { "function d\($0)(s) { let t = s + s; let u = t + t; return d\($0 + 1)(u + u); }" }
+        let functions =
+            (1..<20).map { "function d\($0)(s) { let t = s + s; let u = t + t; return d\($0 + 1)(u + u); }" }
             .joined(separator: "\n") + "\nfunction d20(s) { return s.size() > 0; }"
         let program = try Fixture.compile(Self.rules("d1('abcdefgh')", functions: functions))
         #expect(!program.evaluate(Fixture.request(.get, "x")).allowed)
@@ -106,7 +111,8 @@ import Testing
 
     @Test func manyRecursiveWildcardsAreBounded() throws {
         let nested = (0..<8).map { "match /{w\($0)=**} {" }.joined(separator: " ")
-        let source = "rules_version = '2'; service firebase.storage { match /b/{bucket}/o { \(nested) allow read: if false; "
+        let source =
+            "rules_version = '2'; service firebase.storage { match /b/{bucket}/o { \(nested) allow read: if false; "
             + String(repeating: "}", count: 8) + " } }"
         let program = try Fixture.compile(source)
         let path = Array(repeating: "s", count: 200).joined(separator: "/")

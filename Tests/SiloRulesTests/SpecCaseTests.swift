@@ -12,7 +12,8 @@ private let MiB: Int64 = 1_048_576
     static func check(_ source: String, _ c: Case, listChildMode: Bool = false, documents: (any DocumentSource)? = nil)
         throws
     {
-        let policy = RulesAccessPolicy(program: try F.compile(source), documents: documents, listChildMode: listChildMode)
+        let policy = RulesAccessPolicy(
+            program: try F.compile(source), documents: documents, listChildMode: listChildMode)
         let decision = policy.decide(c.request, trace: true)
         #expect(
             policy.allows(c.request) == c.allowed,
@@ -59,19 +60,27 @@ private let MiB: Int64 = 1_048_576
     static let r5: [Case] = [
         Case("T21", F.request(.create, "images/cat.png", size: 1000, contentType: "image/png"), D),
         Case(
-            "T22", F.request(.create, "images/cat.png", existing: F.object("images/cat.png"), size: 1000, contentType: "image/png"),
+            "T22",
+            F.request(
+                .create, "images/cat.png", existing: F.object("images/cat.png"), size: 1000, contentType: "image/png"),
             A),
         Case(
-            "T23", F.request(.create, "images/cat.png", existing: F.object("images/cat.png"), size: 1000, contentType: "image/jpeg"),
+            "T23",
+            F.request(
+                .create, "images/cat.png", existing: F.object("images/cat.png"), size: 1000, contentType: "image/jpeg"),
             D),
         Case(
-            "T24", F.request(.create, "images/cat.png", existing: F.object("images/cat.png"), size: 6 * MiB, contentType: "image/png"),
+            "T24",
+            F.request(
+                .create, "images/cat.png", existing: F.object("images/cat.png"), size: 6 * MiB, contentType: "image/png"
+            ),
             D),
         Case(
             "T25",
             F.request(
                 .create, "images/" + String(repeating: "a", count: 40),
-                existing: F.object("images/" + String(repeating: "a", count: 40)), size: 10, contentType: "image/png"), D),
+                existing: F.object("images/" + String(repeating: "a", count: 40)), size: 10, contentType: "image/png"),
+            D),
         Case("T26", F.request(.delete, "images/cat.png", existing: F.object("images/cat.png")), D),
     ]
     @Test func t20LoadsWithoutFinalSemicolon() throws { _ = try F.compile(SpecRules.r5) }
@@ -109,7 +118,11 @@ private let MiB: Int64 = 1_048_576
 
     static let g1 = #"{"sub":"u1","groupId":"g1"}"#
     static let r8: [Case] = [
-        Case("T43", F.request(.get, "files/g1/doc.pdf", claims: g1, existing: F.object("files/g1/doc.pdf", metadata: ["owner": "g1"])), A),
+        Case(
+            "T43",
+            F.request(
+                .get, "files/g1/doc.pdf", claims: g1, existing: F.object("files/g1/doc.pdf", metadata: ["owner": "g1"])),
+            A),
         Case("T44", F.request(.get, "files/g1/doc.pdf", claims: g1, existing: F.object("files/g1/doc.pdf")), D),
         Case("T45", F.request(.create, "files/g1/doc.pdf", claims: g1, size: 1, metadata: ["owner": "g1"]), A),
         Case("T46", F.request(.create, "files/g1/doc.pdf", claims: g1, size: 1, metadata: [:]), D),
@@ -118,7 +131,8 @@ private let MiB: Int64 = 1_048_576
     @Test(arguments: r8) func r8ClaimsAndMetadata(_ c: Case) throws { try Self.check(SpecRules.r8, c) }
 
     static func photo(_ uid: String, old: [String: String], new: [String: String]) -> AccessRequest {
-        F.request(.update, "photos/u1/a.jpg", uid: uid, existing: F.object("photos/u1/a.jpg", metadata: old), metadata: new)
+        F.request(
+            .update, "photos/u1/a.jpg", uid: uid, existing: F.object("photos/u1/a.jpg", metadata: old), metadata: new)
     }
     static let r9: [Case] = [
         Case("T48", photo("u1", old: ["caption": "a", "owner": "u1"], new: ["caption": "b", "owner": "u1"]), A),
@@ -141,8 +155,14 @@ private let MiB: Int64 = 1_048_576
     @Test(arguments: r10) func r10FunctionsAndLet(_ c: Case) throws { try Self.check(SpecRules.r10, c) }
 
     static let r11: [Case] = [
-        Case("T59", F.request(.get, "images/i", uid: nil, existing: F.object("images/i", metadata: ["visibility": "public"])), A),
-        Case("T60", F.request(.get, "images/i", uid: nil, existing: F.object("images/i", metadata: ["visibility": "private"])), D),
+        Case(
+            "T59",
+            F.request(.get, "images/i", uid: nil, existing: F.object("images/i", metadata: ["visibility": "public"])), A
+        ),
+        Case(
+            "T60",
+            F.request(.get, "images/i", uid: nil, existing: F.object("images/i", metadata: ["visibility": "private"])),
+            D),
         Case("T61", F.request(.get, "images/i", existing: F.object("images/i")), A),
     ]
     @Test(arguments: r11) func r11ErrorAbsorption(_ c: Case) throws { try Self.check(SpecRules.r11, c) }
@@ -174,8 +194,12 @@ private let MiB: Int64 = 1_048_576
 
     static let r13: [Case] = [
         Case("T78", get("docs/a.pub.pdf", uid: nil), A),
-        Case("T79", F.request(.get, "docs/a.pdf", claims: #"{"sub":"u1","admin":true}"#, existing: F.object("docs/a.pdf")), A),
-        Case("T80", F.request(.get, "docs/a.pdf", claims: #"{"sub":"u1","admin":false}"#, existing: F.object("docs/a.pdf")), D),
+        Case(
+            "T79",
+            F.request(.get, "docs/a.pdf", claims: #"{"sub":"u1","admin":true}"#, existing: F.object("docs/a.pdf")), A),
+        Case(
+            "T80",
+            F.request(.get, "docs/a.pdf", claims: #"{"sub":"u1","admin":false}"#, existing: F.object("docs/a.pdf")), D),
         Case("T81", get("docs/a.pdf"), D),
     ]
     @Test(arguments: r13) func r13OverlappingMatches(_ c: Case) throws { try Self.check(SpecRules.r13, c) }

@@ -10,7 +10,8 @@ enum Fixture {
     static func principal(_ uid: String?, claims: String? = nil) -> Principal? {
         guard let uid else { return nil }
         let json = claims ?? #"{"sub":"\#(uid)","user_id":"\#(uid)"}"#
-        return Principal(scheme: "Firebase", credential: "t", uid: uid, claimsJSON: json, isAdmin: false, verified: true)
+        return Principal(
+            scheme: "Firebase", credential: "t", uid: uid, claimsJSON: json, isAdmin: false, verified: true)
     }
 
     static func object(

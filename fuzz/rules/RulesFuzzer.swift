@@ -31,13 +31,15 @@ private let requests: [AccessRequest] = {
         isAdmin: false, verified: true)
     let existing = object("images/cat.png", metadata: ["owner": "u1", "visibility": "public"])
     return [
-        AccessRequest(operation: .get, bucket: bucket, path: "images/cat.png", principal: user, resource: existing, time: now),
+        AccessRequest(
+            operation: .get, bucket: bucket, path: "images/cat.png", principal: user, resource: existing, time: now),
         AccessRequest(operation: .get, bucket: bucket, path: "users/alice/files/1", principal: nil, time: now),
         AccessRequest(operation: .list, bucket: bucket, path: "", principal: user, time: now),
         AccessRequest(operation: .list, bucket: bucket, path: "a/b", principal: user, time: now),
         AccessRequest(
             operation: .create, bucket: bucket, path: "images/cat.png", principal: user, resource: existing,
-            proposedFields: ObjectFields(contentType: "image/jpeg", customMetadata: ["owner": "u2"]), proposedSize: 1000,
+            proposedFields: ObjectFields(contentType: "image/jpeg", customMetadata: ["owner": "u2"]),
+            proposedSize: 1000,
             time: now),
         AccessRequest(
             operation: .update, bucket: bucket, path: "images/cat.png", principal: user, resource: existing,

@@ -115,7 +115,8 @@ struct Resolver {
             let index = functions.count
             functions.append(
                 CompiledFunction(
-                    name: f.name, offset: f.offset, parameterCount: f.parameters.count, lets: [], body: .literal(.null, at: 0)))
+                    name: f.name, offset: f.offset, parameterCount: f.parameters.count, lets: [],
+                    body: .literal(.null, at: 0)))
             calls.append([])
             if scope.functions[f.name] == nil { scope.functions[f.name] = index }
             indices.append(index)
@@ -263,7 +264,8 @@ struct Resolver {
                 finalArgs[0] = .regex(pattern, try? CompiledRegex(pattern: pattern), at: patternAt)
             }
             if method == .unknown {
-                return .methodCall(resolve(receiver, &c), .unknown, [.literal(.string(name), at: at)] + finalArgs, at: at)
+                return .methodCall(
+                    resolve(receiver, &c), .unknown, [.literal(.string(name), at: at)] + finalArgs, at: at)
             }
             return .methodCall(resolve(receiver, &c), method, finalArgs, at: at)
         case .userCall, .builtin, .methodCall: return e

@@ -41,7 +41,8 @@ extension RulesProgram {
             rules: rules, variables: StorageVariables(access: request, segments: segments),
             documents: DocumentCache(source: documents))
         if options.trace { interp.debugLog = [] }
-        var search = Search(program: self, interp: interp, method: method, trace: options.trace, explain: options.explain)
+        var search = Search(
+            program: self, interp: interp, method: method, trace: options.trace, explain: options.explain)
         search.run(segments, placeholder: nil)
         if !search.granted && options.listChildMode && request.operation == .list && interp.abortReason == nil {
             search.run(segments + [""], placeholder: segments.count)

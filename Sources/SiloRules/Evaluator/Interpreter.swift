@@ -120,7 +120,9 @@ final class Interpreter {
             case .bool(false): return .bool(false)
             case .error(let f): if firstError == nil { firstError = .error(f) }
             case let other:
-                if firstError == nil { firstError = fault("operand of '&&' is \(other.typeName), not bool", item.offset) }
+                if firstError == nil {
+                    firstError = fault("operand of '&&' is \(other.typeName), not bool", item.offset)
+                }
             }
         }
         return firstError ?? .bool(true)
@@ -134,7 +136,9 @@ final class Interpreter {
             case .bool(false): continue
             case .error(let f): if firstError == nil { firstError = .error(f) }
             case let other:
-                if firstError == nil { firstError = fault("operand of '||' is \(other.typeName), not bool", item.offset) }
+                if firstError == nil {
+                    firstError = fault("operand of '||' is \(other.typeName), not bool", item.offset)
+                }
             }
         }
         return firstError ?? .bool(false)
@@ -156,10 +160,14 @@ final class Interpreter {
         for entry in entries {
             let k = eval(entry.key, locals)
             if case .error = k { return k }
-            guard case .string(let key) = k else { return fault("map keys must be strings, not \(k.typeName)", entry.key.offset) }
+            guard case .string(let key) = k else {
+                return fault("map keys must be strings, not \(k.typeName)", entry.key.offset)
+            }
             let v = eval(entry.value, locals)
             if case .error = v { return v }
-            guard out.updateValue(v, forKey: key) == nil else { return fault("duplicate map key '\(key)'", entry.key.offset) }
+            guard out.updateValue(v, forKey: key) == nil else {
+                return fault("duplicate map key '\(key)'", entry.key.offset)
+            }
         }
         return .map(out)
     }

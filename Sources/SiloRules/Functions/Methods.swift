@@ -32,7 +32,8 @@ enum Methods {
         case .path(let p): result = method == .size && args.isEmpty ? .int(Int64(p.count)) : nil
         default: result = nil
         }
-        return result ?? fault("\(receiver.typeName) has no method '\(method.rawValue)' taking \(args.count) arguments", at)
+        return result
+            ?? fault("\(receiver.typeName) has no method '\(method.rawValue)' taking \(args.count) arguments", at)
     }
 
     // MARK: string
@@ -76,7 +77,9 @@ enum Methods {
             defer { _ = interp.charge(interp.workLeft - budget) }
             switch method {
             case .matches:
-                guard let matched = regex.fullMatch(input, budget: &budget) else { return fault("regex work limit", at) }
+                guard let matched = regex.fullMatch(input, budget: &budget) else {
+                    return fault("regex work limit", at)
+                }
                 return .bool(matched)
             case .replace:
                 guard case .string(let replacement) = args[1] else { return nil }
@@ -138,7 +141,10 @@ enum Methods {
             case .noMatch: pos = input.count + 1
             case .match(let r):
                 if r.isEmpty {
-                    if r.lowerBound >= input.count { pos = input.count + 1; continue }
+                    if r.lowerBound >= input.count {
+                        pos = input.count + 1
+                        continue
+                    }
                     if r.lowerBound > 0 {
                         pieces.append(makeString(input[last..<r.lowerBound]))
                         last = r.lowerBound

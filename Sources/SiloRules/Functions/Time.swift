@@ -60,8 +60,9 @@ enum Time {
         return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
     }
 
-    static func components(_ t: TimeValue) -> (year: Int64, month: Int64, day: Int64, secondOfDay: Int64, dayNumber: Int64)
-    {
+    static func components(_ t: TimeValue) -> (
+        year: Int64, month: Int64, day: Int64, secondOfDay: Int64, dayNumber: Int64
+    ) {
         let dayNumber = floorDiv(t.seconds, 86_400)
         let (y, m, d) = civil(days: dayNumber)
         return (y, m, d, t.seconds - dayNumber * 86_400, dayNumber)

@@ -69,7 +69,8 @@ struct Lexer {
             return Token(kind: kind, start: start, end: position)
         }
         let two: Punct? =
-            position + 1 < bytes.count ? Punct(rawValue: String(decoding: bytes[position...position + 1], as: UTF8.self)) : nil
+            position + 1 < bytes.count
+            ? Punct(rawValue: String(decoding: bytes[position...position + 1], as: UTF8.self)) : nil
         if let two {
             position += 2
             return Token(kind: .punct(two), start: start, end: position)
@@ -172,7 +173,9 @@ struct Lexer {
             }
             let escapeAt = position
             position += 1
-            guard position < bytes.count else { throw SyntaxError(offset: start, message: "unterminated string literal") }
+            guard position < bytes.count else {
+                throw SyntaxError(offset: start, message: "unterminated string literal")
+            }
             let e = bytes[position]
             position += 1
             switch e {
@@ -199,7 +202,8 @@ struct Lexer {
                 guard v <= 0xFF else { throw SyntaxError(offset: escapeAt, message: "octal escape out of range") }
                 appendCode(v, raw: prefix.bytes, to: &out)
             default:
-                throw SyntaxError(offset: escapeAt, message: "unknown escape sequence \\\(describeByte(at: escapeAt + 1))")
+                throw SyntaxError(
+                    offset: escapeAt, message: "unknown escape sequence \\\(describeByte(at: escapeAt + 1))")
             }
         }
         if prefix.bytes { return .bytes(out) }

@@ -54,7 +54,9 @@ struct Parser {
             ruleset.versionOffset = token.start
             try advance()
             try expect(.assign, "after rules_version")
-            guard case .string(let v) = token.kind else { throw unexpected("expected a string after 'rules_version ='") }
+            guard case .string(let v) = token.kind else {
+                throw unexpected("expected a string after 'rules_version ='")
+            }
             let at = token.start
             try advance()
             switch v {

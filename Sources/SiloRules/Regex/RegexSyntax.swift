@@ -134,7 +134,8 @@ struct RegexParser {
                     i += 1
                     greedy.toggle()
                 }
-                if min > Limits.maxRegexRepeat || (max ?? 0) > Limits.maxRegexRepeat || (max.map { $0 < min } ?? false) {
+                if min > Limits.maxRegexRepeat || (max ?? 0) > Limits.maxRegexRepeat || (max.map { $0 < min } ?? false)
+                {
                     throw fail("bad repetition bound")
                 }
                 atom = .repeated(atom, min: min, max: max, greedy: greedy)

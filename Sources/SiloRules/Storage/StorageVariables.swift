@@ -97,7 +97,8 @@ final class StorageVariables {
         map["updated"] = .timestamp(time(o.updated))
         map["md5Hash"] = .string(Base64.encode(o.blob.md5))
         let c = o.blob.crc32c
-        map["crc32c"] = .string(Base64.encode([UInt8(c >> 24), UInt8(c >> 16 & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c & 0xFF)]))
+        map["crc32c"] = .string(
+            Base64.encode([UInt8(c >> 24), UInt8(c >> 16 & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c & 0xFF)]))
         map["etag"] = .string(o.etag)
         return map
     }
