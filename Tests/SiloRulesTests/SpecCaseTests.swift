@@ -114,6 +114,10 @@ private let MiB: Int64 = 1_048_576
         try Self.check(SpecRules.r7, Case("T38-child", F.request(.list, "files"), A), listChildMode: true)
         // The placeholder never satisfies a literal segment.
         try Self.check(SpecRules.r7, Case("T38-child-upload", F.request(.list, "nothing"), D), listChildMode: true)
+        let rest =
+            "rules_version = '2'; service firebase.storage { match /b/{b}/o/u/{uid}/{f}/{rest=**} { allow list; } }"
+        try Self.check(rest, Case("child-then-rest", F.request(.list, "u/u1"), A), listChildMode: true)
+        try Self.check(rest, Case("child-then-rest-off", F.request(.list, "u/u1"), D))
     }
 
     static let g1 = #"{"sub":"u1","groupId":"g1"}"#

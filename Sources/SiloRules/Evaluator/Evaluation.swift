@@ -123,7 +123,8 @@ struct Search {
                 interp.bindings[slot] = .string(segments[seg])
             case .recursive(let slot):
                 let minimum = program.rules.version >= 2 ? 0 : 1
-                let limit = placeholder ?? segments.count
+                // A recursive wildcard may not swallow the placeholder, but may follow it (matching zero segments).
+                let limit = placeholder.map { seg <= $0 ? $0 : segments.count } ?? segments.count
                 guard seg + minimum <= limit else { return false }
                 for n in minimum...(limit - seg) {
                     interp.bindings[slot] = .path(Array(segments[seg..<(seg + n)]))
