@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SiloServer", targets: ["SiloServer"]),
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
         .library(name: "SiloStorage", targets: ["SiloStorage"]),
+        .library(name: "SiloRules", targets: ["SiloRules"]),
     ],
     targets: [
         // C libraries from Debian packages, one system-library target each.
@@ -30,6 +31,9 @@ let package = Package(
         .target(name: "SiloCore"),
         .target(name: "SiloWire", dependencies: ["SiloCore"]),
         .target(name: "SiloHTTP", dependencies: ["SiloCore"]),
+
+        // Security Rules language: pure (no I/O, no C); SiloWire only for decoding token claims.
+        .target(name: "SiloRules", dependencies: ["SiloCore", "SiloWire"]),
 
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
@@ -59,6 +63,7 @@ let package = Package(
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
+        .testTarget(name: "SiloRulesTests", dependencies: ["SiloRules", "SiloCore", "SiloWire"]),
         .testTarget(
             name: "SiloStoreTests",
             dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloHashing", "SiloTesting"]
