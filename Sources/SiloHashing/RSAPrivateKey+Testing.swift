@@ -4,7 +4,9 @@ internal import CCrypto
 ///
 /// Test-only (SPI): the server never signs with RSA, and these keys never leave memory except as public material.
 @_spi(Testing)
-public final class RSAPrivateKey {
+public final class RSAPrivateKey: @unchecked Sendable {
+    // @unchecked Sendable: as for RSAPublicKey, the EVP_PKEY is never modified after init, and OpenSSL 3 allows
+    // concurrent read-only use of one key (signing, exporting) from many threads, each with its own context.
     private let pkey: OpaquePointer
 
     /// Generates a fresh key pair (65537 exponent) of `bits` bits.
