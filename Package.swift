@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(name: "SiloDisk", dependencies: ["SiloCore"]),
 
+        // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
+        .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
+
         // Protocols: routes and semantics, no backend.
         .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
 
@@ -64,6 +67,7 @@ let package = Package(
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
         .testTarget(name: "SiloRulesTests", dependencies: ["SiloRules", "SiloCore", "SiloWire"]),
+        .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
             dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloHashing", "SiloTesting"]
