@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -34,6 +35,8 @@ let package = Package(
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
+        // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
+        .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
         // Backends.
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "CSQLite3"]),
