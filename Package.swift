@@ -51,8 +51,12 @@ let package = Package(
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
         ),
 
-        // The SDK: FirebaseStorage's Swift API. No C modules, so it also builds on Apple platforms.
-        .target(name: "SiloStorage", dependencies: ["SiloWire", "SiloCore"]),
+        // The SDK: FirebaseStorage's Swift API. On Linux its data path is libcurl (through SiloCurl); on Apple
+        // platforms it needs no C module and uses URLSession.
+        .target(
+            name: "SiloStorage",
+            dependencies: ["SiloWire", "SiloCore", .target(name: "SiloCurl", condition: .when(platforms: [.linux]))]
+        ),
 
         .target(
             name: "SiloTesting",

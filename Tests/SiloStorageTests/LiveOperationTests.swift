@@ -1,5 +1,6 @@
 import Foundation
 import SiloTesting
+import Synchronization
 import Testing
 
 @testable import SiloStorage
@@ -21,8 +22,11 @@ import Testing
         // The start request went to the object URL with the name repeated, chunks with PUT and no Authorization.
         let start = try #require(live.recorder.requests.first { $0.headers["X-Goog-Upload-Command"] == "start" })
         #expect(start.method == "POST")
-        #expect(start.url.absoluteString.contains("/v0/b/demo.appspot.com/o/public%2Fhello.txt?uploadType=resumable&name=public%2Fhello.txt"))
-        let chunk = try #require(live.recorder.requests.first { $0.headers["X-Goog-Upload-Command"] == "upload, finalize" })
+        #expect(
+            start.url.absoluteString.contains(
+                "/v0/b/demo.appspot.com/o/public%2Fhello.txt?uploadType=resumable&name=public%2Fhello.txt"))
+        let chunk = try #require(
+            live.recorder.requests.first { $0.headers["X-Goog-Upload-Command"] == "upload, finalize" })
         #expect(chunk.method == "PUT" && chunk.headers["Authorization"] == nil)
     }
 
@@ -92,8 +96,9 @@ import Testing
         } catch StorageError.objectNotFound(let object, let serverError) {
             #expect(object == "public/meta.txt")
             #expect(serverError["ResponseErrorCode"] as? Int == 404)
-            #expect((StorageError.objectNotFound(object: object, serverError: serverError) as NSError).localizedDescription
-                == "Object public/meta.txt does not exist.")
+            #expect(
+                (StorageError.objectNotFound(object: object, serverError: serverError) as NSError).localizedDescription
+                    == "Object public/meta.txt does not exist.")
         }
         await #expect(throws: StorageError.self) { try await ref.getMetadata() }
     }
@@ -104,8 +109,11 @@ import Testing
         _ = try await ref.putDataAsync(bytes)
         let url = try await ref.downloadURL()
         let text = url.absoluteString
-        #expect(text.hasPrefix("http://127.0.0.1:\(live.server.port)/v0/b/demo.appspot.com/o/public%2Fpath%2Fto%2F1kb?alt=media&token="))
-        let response = try await URLSessionStorageTransport().execute(StorageHTTPRequest(method: "GET", url: url), timeout: 10)
+        #expect(
+            text.hasPrefix(
+                "http://127.0.0.1:\(live.server.port)/v0/b/demo.appspot.com/o/public%2Fpath%2Fto%2F1kb?alt=media&token="
+            ))
+        let response = try await testTransport().execute(StorageHTTPRequest(method: "GET", url: url), timeout: 10)
         #expect(response.status == 200 && response.body == bytes)
     }
 
@@ -182,5 +190,3 @@ import Testing
         do { _ = try await call.value } catch { #expect(StorageErrorCode(error) == .cancelled) }
     }
 }
-
-import Synchronization
