@@ -35,7 +35,12 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
     var storage: Storage { reference.storage }
 
     /// Takes the downloaded bytes (getData), leaving the task empty.
-    func takeData() -> Data { core.withLock { core in defer { core.data = Data() }; return core.data } }
+    func takeData() -> Data {
+        core.withLock { core in
+            defer { core.data = Data() }
+            return core.data
+        }
+    }
 
     override func runWorker(_ w: Int) async {
         var backoff = RetryBackoff(budget: storage.maxDownloadRetryTime)
@@ -53,7 +58,8 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
                     try? await Task.sleep(for: .seconds(delay))
                     continue
                 }
-                workerFinished(w, .failure(StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)))
+                workerFinished(
+                    w, .failure(StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)))
                 return
             }
         }
@@ -62,7 +68,8 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
     private func attempt(_ w: Int) async throws {
         try reference.requireObject()
         if case .file(let url) = destination, !StorageDownloadTask.fileURL(url).isFileURL {
-            throw StorageError.unknown(message: "File at URL: \(url.absoluteString) is not a file URL.", serverError: [:])
+            throw StorageError.unknown(
+                message: "File at URL: \(url.absoluteString) is not a file URL.", serverError: [:])
         }
         let offset = try openOutput(w)
         let url = storage.url(for: reference.path, query: [("alt", "media")])
@@ -73,7 +80,8 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
             StorageHTTPRequest(method: "GET", url: url, headers: headers), timeout: storage.maxDownloadRetryTime,
             receiver: receiver, sent: nil)
         if let failure = receiver.failure {
-            throw StorageError.http(status: failure.status, body: failure.body, bucket: reference.bucket, object: reference.fullPath)
+            throw StorageError.http(
+                status: failure.status, body: failure.body, bucket: reference.bucket, object: reference.fullPath)
         }
     }
 
@@ -113,7 +121,8 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
             if case .memory(let maxSize) = destination {
                 let received = core.completed + Int64(chunk.count)
                 if received > maxSize {
-                    throw StorageError.downloadSizeExceeded(total: core.total >= 0 ? core.total : received, maxSize: maxSize)
+                    throw StorageError.downloadSizeExceeded(
+                        total: core.total >= 0 ? core.total : received, maxSize: maxSize)
                 }
                 core.data.append(chunk)
             } else {
@@ -148,7 +157,8 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
                     try fm.moveItem(at: partialFile, to: target)
                     core.partialFile = nil
                 } catch {
-                    let storageError = StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)
+                    let storageError = StorageError.transport(
+                        error, bucket: reference.bucket, object: reference.fullPath)
                     core.error = storageError
                     return core.machine.failed(worker: w, code: storageError.code)
                 }
@@ -189,7 +199,8 @@ final class DownloadReceiver: StorageResponseReceiver {
             let range = head.header("Content-Range") ?? ""
             let numbers = range.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
             guard numbers.count == 3, numbers[0] == offset else {
-                throw StorageError.unknown(message: "Unexpected Content-Range \(range) when resuming at \(offset)", serverError: [:])
+                throw StorageError.unknown(
+                    message: "Unexpected Content-Range \(range) when resuming at \(offset)", serverError: [:])
             }
             try task.expect(total: numbers[2], from: worker)
         } else {
