@@ -63,6 +63,9 @@ let package = Package(
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
         ),
 
+        // Benchmark client for bench/sdk-download.sh; not part of any test run.
+        .executableTarget(name: "SiloBenchSDK", dependencies: ["SiloStorage"]),
+
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
         .testTarget(
