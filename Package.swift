@@ -80,6 +80,7 @@ let package = Package(
             name: "SiloServerTests",
             dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
         ),
+        .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
         .testTarget(
             name: "SiloStorageTests",
             dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]
