@@ -26,7 +26,8 @@ public final class CurlStorageTransport: StorageTransport {
             case .data(let data): .bytes(data)
             case .file(let url, let offset, let length): .file(path: url.path, offset: offset, length: length)
             }
-        let limit = Duration.milliseconds(Int64(max(1, timeout) * 1000))
+        // Retry budgets may be set to anything (even infinity); keep the limit finite and within libcurl's range.
+        let limit = Duration.milliseconds(Int64(min(max(1, timeout), 86_400 * 365) * 1000))
         let curlRequest = CurlRequest(
             method: request.method, url: request.url.absoluteString,
             headers: request.headers.sorted { $0.key < $1.key }.map { CurlHeader($0.key, $0.value) }, body: body,
