@@ -38,6 +38,7 @@ format:
 
 bench: release
 	bench/rss-1gib.sh
+	bench/sdk-download.sh
 
 clean:
 	rm -rf .build

@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -38,6 +39,8 @@ let package = Package(
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
+        // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
+        .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
         // Backends.
         // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
@@ -56,13 +59,20 @@ let package = Package(
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
         ),
 
-        // The SDK: FirebaseStorage's Swift API. No C modules, so it also builds on Apple platforms.
-        .target(name: "SiloStorage", dependencies: ["SiloWire", "SiloCore"]),
+        // The SDK: FirebaseStorage's Swift API. On Linux its data path is libcurl (through SiloCurl); on Apple
+        // platforms it needs no C module and uses URLSession.
+        .target(
+            name: "SiloStorage",
+            dependencies: ["SiloWire", "SiloCore", .target(name: "SiloCurl", condition: .when(platforms: [.linux]))]
+        ),
 
         .target(
             name: "SiloTesting",
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
         ),
+
+        // Benchmark client for bench/sdk-download.sh; not part of any test run.
+        .executableTarget(name: "SiloBenchSDK", dependencies: ["SiloStorage"]),
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
@@ -80,6 +90,7 @@ let package = Package(
             name: "SiloServerTests",
             dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
         ),
+        .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
         .testTarget(
             name: "SiloStorageTests",
             dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]

@@ -34,7 +34,7 @@ public final class Storage: Sendable {
     let settings: Mutex<Settings>
 
     /// Makes an instance. `url` is `gs://bucket`, `gs://bucket/` or `""`; anything with an object path traps, as in
-    /// Firebase. `transport` defaults to `URLSessionStorageTransport`.
+    /// Firebase. `transport` defaults to `Storage.defaultTransport()`.
     public init(
         url: String = "", idTokenProvider: IDTokenProvider? = nil, appCheckTokenProvider: AppCheckTokenProvider? = nil,
         transport: (any StorageTransport)? = nil
@@ -42,7 +42,7 @@ public final class Storage: Sendable {
         self.bucket = Storage.bucket(fromURL: url)
         self.idTokenProvider = idTokenProvider
         self.appCheckTokenProvider = appCheckTokenProvider
-        self.transport = transport ?? URLSessionStorageTransport()
+        self.transport = transport ?? Storage.defaultTransport()
         #if canImport(Darwin)
         let queue = DispatchQueue.main
         #else
@@ -50,6 +50,16 @@ public final class Storage: Sendable {
         let queue = DispatchQueue(label: "silo.storage.callbacks")
         #endif
         self.settings = Mutex(Settings(callbackQueue: queue))
+    }
+
+    /// The platform's transport: libcurl (`CurlStorageTransport`) on Linux, where FoundationNetworking's URLSession is
+    /// about 5× slower and ignores some cancels; `URLSessionStorageTransport` on Apple platforms.
+    public static func defaultTransport() -> any StorageTransport {
+        #if canImport(SiloCurl)
+        CurlStorageTransport()
+        #else
+        URLSessionStorageTransport()
+        #endif
     }
 
     static func bucket(fromURL url: String) -> String {

@@ -95,7 +95,11 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
             try fm.createDirectory(at: partialFile.deletingLastPathComponent(), withIntermediateDirectories: true)
             if !fm.fileExists(atPath: partialFile.path) { _ = fm.createFile(atPath: partialFile.path, contents: nil) }
             let handle = try FileHandle(forWritingTo: partialFile)
-            try handle.truncate(atOffset: UInt64(core.completed))
+            // Truncate only when there is something to cut: on ext4, truncating a file (even an empty one) to 0
+            // makes its close() write back all its data synchronously (auto_da_alloc), ~20% of a download's time.
+            if try handle.seekToEnd() != UInt64(core.completed) {
+                try handle.truncate(atOffset: UInt64(core.completed))
+            }
             try handle.seek(toOffset: UInt64(core.completed))
             core.file = handle
             return core.completed

@@ -113,8 +113,7 @@ import Testing
             text.hasPrefix(
                 "http://127.0.0.1:\(live.server.port)/v0/b/demo.appspot.com/o/public%2Fpath%2Fto%2F1kb?alt=media&token="
             ))
-        let response = try await URLSessionStorageTransport().execute(
-            StorageHTTPRequest(method: "GET", url: url), timeout: 10)
+        let response = try await testTransport().execute(StorageHTTPRequest(method: "GET", url: url), timeout: 10)
         #expect(response.status == 200 && response.body == bytes)
     }
 

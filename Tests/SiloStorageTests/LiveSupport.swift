@@ -13,13 +13,23 @@ final class Live {
 
     init(chunkSize: Int64? = nil, idToken: Storage.IDTokenProvider? = nil) throws {
         server = try TestServer(policy: DenyPrivate())
-        recorder = RecordingTransport(URLSessionStorageTransport())
+        recorder = RecordingTransport(testTransport())
         storage = Storage(url: "gs://demo.appspot.com", idTokenProvider: idToken, transport: recorder)
         storage.useEmulator(withHost: "127.0.0.1", port: server.port)
         if let chunkSize { storage.uploadChunkSizeBytes = chunkSize }
     }
 
     deinit { server.shutdown() }
+}
+
+/// The transport under test: the platform default (libcurl on Linux), or URLSession with
+/// `SILO_STORAGE_TEST_TRANSPORT=urlsession swift test --filter SiloStorageTests`.
+func testTransport() -> any StorageTransport {
+    switch ProcessInfo.processInfo.environment["SILO_STORAGE_TEST_TRANSPORT"] {
+    case "urlsession": URLSessionStorageTransport()
+    case nil, "", "default": Storage.defaultTransport()
+    case let other?: fatalError("SILO_STORAGE_TEST_TRANSPORT=\(other): expected urlsession or default")
+    }
 }
 
 struct DenyPrivate: AccessPolicy {
