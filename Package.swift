@@ -73,6 +73,8 @@ let package = Package(
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
         .executableTarget(name: "SiloBenchSDK", dependencies: ["SiloStorage"]),
+        // Seeding tool for bench/run's 1M-object listing benchmark (clones one row in SQL); not part of any test run.
+        .executableTarget(name: "SiloBenchSeed", dependencies: ["SiloSQLite"]),
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
