@@ -5,6 +5,9 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Lets release builds specialize and inline generic library code (String/collection helpers, header lookup)
+    // across module boundaries; without it every cross-module generic call goes through runtime metadata.
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(

@@ -23,7 +23,7 @@ public struct HTTPRequestHead: Sendable {
 
     /// Splits a request target (`/path?query`) into path and query.
     public init(method: String, target: String, headers: HTTPHeaders = [:], version: String = "HTTP/1.1") {
-        if let q = target.firstIndex(of: "?") {
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             self.init(
                 method: method, rawPath: String(target[..<q]), rawQuery: String(target[target.index(after: q)...]),
                 headers: headers, version: version)
@@ -35,8 +35,10 @@ public struct HTTPRequestHead: Sendable {
     /// Query parameters decoded form-style (`+` is a space), in order; duplicates kept.
     public var queryItems: [(name: String, value: String)] {
         guard !rawQuery.isEmpty else { return [] }
-        return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            if let eq = pair.firstIndex(of: "=") {
+        return rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { bytes in
+            // '&' and '=' are ASCII, so these UTF-8 indices are valid String indices.
+            let pair = rawQuery[bytes.startIndex..<bytes.endIndex]
+            if let eq = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 return (
                     PercentCoding.decodeQueryComponent(pair[..<eq]) ?? String(pair[..<eq]),
                     PercentCoding.decodeQueryComponent(pair[pair.index(after: eq)...])

@@ -22,6 +22,7 @@ enum FieldJSON {
     }
 
     static func stringMap(_ bytes: [UInt8], column: String) throws -> [String: String] {
+        if bytes.count == 2 && bytes[0] == UInt8(ascii: "{") && bytes[1] == UInt8(ascii: "}") { return [:] }
         guard case .object(let object) = try parse(bytes, column: column) else { throw corrupt(column) }
         var map: [String: String] = [:]
         map.reserveCapacity(object.members.count)
@@ -35,11 +36,43 @@ enum FieldJSON {
     }
 
     static func stringList(_ bytes: [UInt8], column: String) throws -> [String] {
+        if let list = plainStringList(bytes) { return list }
         guard case .array(let items) = try parse(bytes, column: column) else { throw corrupt(column) }
         return try items.map { item in
             guard case .string(let value) = item else { throw corrupt(column) }
             return value
         }
+    }
+
+    /// The common shape `["a","b"]` (what `encode` writes for strings without escapes), decoded without the general
+    /// parser; nil for anything else (escapes, control bytes, spaces, invalid UTF-8), which the parser then decides.
+    /// Without a backslash every `"` is a delimiter, so splitting on `","` finds exactly the parser's strings.
+    static func plainStringList(_ bytes: [UInt8]) -> [String]? {
+        let n = bytes.count
+        if n == 2 && bytes[0] == UInt8(ascii: "[") && bytes[1] == UInt8(ascii: "]") { return [] }
+        guard n >= 4, bytes[0] == UInt8(ascii: "["), bytes[1] == 0x22, bytes[n - 2] == 0x22,
+            bytes[n - 1] == UInt8(ascii: "]")
+        else { return nil }
+        var list: [String] = []
+        var start = 2
+        var i = 2
+        while i < n - 2 {
+            let b = bytes[i]
+            if b < 0x20 || b == 0x5C { return nil }
+            if b == 0x22 {
+                // Only `","` may separate two strings here.
+                guard i + 2 < n - 2, bytes[i + 1] == UInt8(ascii: ","), bytes[i + 2] == 0x22 else { return nil }
+                guard let item = String(validating: bytes[start..<i], as: UTF8.self) else { return nil }
+                list.append(item)
+                i += 3
+                start = i
+                continue
+            }
+            i += 1
+        }
+        guard let last = String(validating: bytes[start..<(n - 2)], as: UTF8.self) else { return nil }
+        list.append(last)
+        return list
     }
 
     private static func parse(_ bytes: [UInt8], column: String) throws -> JSONValue {

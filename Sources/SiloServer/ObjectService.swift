@@ -9,6 +9,7 @@ final class ObjectService: Sendable {
     let blobs: any BlobStore
     let policy: any AccessPolicy
     let logger: Logger
+    let smallBlobs: SmallBlobCache
 
     init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -19,6 +20,8 @@ final class ObjectService: Sendable {
         self.blobs = blobs
         self.policy = policy
         self.logger = logger
+        self.smallBlobs = SmallBlobCache(
+            capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit))
     }
 
     /// Throws `.notFound` for a bucket this server does not serve.

@@ -10,6 +10,8 @@ public struct ServerConfiguration: Sendable {
     public var maxJSONBodyBytes = 1 << 20
     /// Objects up to this size are read into memory and sent from there; larger ones go through sendfile.
     public var inlineDownloadLimit: Int64 = 64 << 10
+    /// Memory kept for the bytes of recently read objects up to `inlineDownloadLimit` (0 turns the cache off).
+    public var smallBlobCacheBytes = 4 << 20
     /// Upload sessions untouched for this long expire (GCS keeps them a week).
     public var sessionLifetimeSeconds: Int64 = 7 * 24 * 3600
     /// A pending blob younger than this is never collected (longer than any single request can take).

@@ -4,28 +4,30 @@ public import SiloCore
 /// timestamps, `contentEncoding` always present, absent fields omitted rather than null.
 public enum FirebaseMetadata {
     public static func json(_ record: ObjectRecord) -> JSONValue {
+        // Appended in order: the keys are distinct, so the subscript setter's search for the key is not needed.
         var o = JSONObject()
-        o["name"] = .string(record.name.rawValue)
-        o["bucket"] = .string(record.bucket.rawValue)
-        o["generation"] = .string(String(record.generation))
-        o["metageneration"] = .string(String(record.metageneration))
-        if let v = record.fields.contentType { o["contentType"] = .string(v) }
-        o["timeCreated"] = .string(record.timeCreated.rfc3339)
-        o["updated"] = .string(record.updated.rfc3339)
-        o["storageClass"] = .string("STANDARD")
-        o["size"] = .string(String(record.size))
-        o["md5Hash"] = .string(Base64.encode(record.blob.md5))
-        o["contentEncoding"] = .string(record.fields.contentEncoding ?? "identity")
-        if let v = record.fields.contentDisposition { o["contentDisposition"] = .string(v) }
-        if let v = record.fields.contentLanguage { o["contentLanguage"] = .string(v) }
-        if let v = record.fields.cacheControl { o["cacheControl"] = .string(v) }
-        o["crc32c"] = .string(Checksums.crc32cBase64(record.blob.crc32c))
-        o["etag"] = .string(record.etag)
+        o.members.reserveCapacity(18)
+        o.members.append(("name", .string(record.name.rawValue)))
+        o.members.append(("bucket", .string(record.bucket.rawValue)))
+        o.members.append(("generation", .string(String(record.generation))))
+        o.members.append(("metageneration", .string(String(record.metageneration))))
+        if let v = record.fields.contentType { o.members.append(("contentType", .string(v))) }
+        o.members.append(("timeCreated", .string(record.timeCreated.rfc3339)))
+        o.members.append(("updated", .string(record.updated.rfc3339)))
+        o.members.append(("storageClass", .string("STANDARD")))
+        o.members.append(("size", .string(String(record.size))))
+        o.members.append(("md5Hash", .string(Base64.encode(record.blob.md5))))
+        o.members.append(("contentEncoding", .string(record.fields.contentEncoding ?? "identity")))
+        if let v = record.fields.contentDisposition { o.members.append(("contentDisposition", .string(v))) }
+        if let v = record.fields.contentLanguage { o.members.append(("contentLanguage", .string(v))) }
+        if let v = record.fields.cacheControl { o.members.append(("cacheControl", .string(v))) }
+        o.members.append(("crc32c", .string(Checksums.crc32cBase64(record.blob.crc32c))))
+        o.members.append(("etag", .string(record.etag)))
         if !record.fields.downloadTokens.isEmpty {
-            o["downloadTokens"] = .string(record.fields.downloadTokens.joined(separator: ","))
+            o.members.append(("downloadTokens", .string(record.fields.downloadTokens.joined(separator: ","))))
         }
         if !record.fields.customMetadata.isEmpty {
-            o["metadata"] = .object(stringMap(record.fields.customMetadata))
+            o.members.append(("metadata", .object(stringMap(record.fields.customMetadata))))
         }
         return .object(o)
     }
@@ -48,7 +50,9 @@ public enum FirebaseMetadata {
 
     static func stringMap(_ map: [String: String]) -> JSONObject {
         var o = JSONObject()
-        for key in map.keys.sorted() { o[key] = .string(map[key]!) }
+        o.members.reserveCapacity(map.count)
+        // Dictionary keys are distinct: append in sorted order.
+        for key in map.keys.sorted() { o.members.append((key, .string(map[key]!))) }
         return o
     }
 }

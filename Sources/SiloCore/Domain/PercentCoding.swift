@@ -11,6 +11,8 @@ public enum PercentCoding {
     }
 
     static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
+        // Most components have no escape: they decode to themselves (a String is valid UTF-8 already).
+        if !text.utf8.contains(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) { return String(text) }
         let bytes = Array(text.utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)

@@ -16,8 +16,24 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, exactly three fraction digits (iOS and Android parse only this shape).
     public var rfc3339: String {
         let (y, mo, d, h, mi, s, ms) = components
-        return pad(y, 4) + "-" + pad(mo, 2) + "-" + pad(d, 2) + "T" + pad(h, 2) + ":" + pad(mi, 2) + ":" + pad(s, 2)
-            + "." + pad(ms, 3) + "Z"
+        // Built as bytes: every metadata response carries two or three of these.
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        appendPadded(y, 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendPadded(mo, 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendPadded(d, 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        appendPadded(h, 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendPadded(mi, 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendPadded(s, 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        appendPadded(ms, 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// RFC 1123 (`Sun, 06 Nov 1994 08:49:37 GMT`) for `Last-Modified`.
@@ -25,10 +41,24 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
         let (y, mo, d, h, mi, s, _) = components
         let days = floorDiv(floorDiv(microseconds, 1_000_000), 86_400)
         let weekday = Int((days % 7 + 7 + 4) % 7)  // 1970-01-01 was a Thursday
-        let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        return
-            "\(names[weekday]), \(pad(d, 2)) \(months[mo - 1]) \(pad(y, 4)) \(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)) GMT"
+        // Built as bytes: every download response carries one.
+        var out = [UInt8]()
+        out.reserveCapacity(29)
+        out.append(contentsOf: "SunMonTueWedThuFriSat".utf8.dropFirst(weekday * 3).prefix(3))
+        out.append(contentsOf: ", ".utf8)
+        appendPadded(d, 2, to: &out)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: "JanFebMarAprMayJunJulAugSepOctNovDec".utf8.dropFirst((mo - 1) * 3).prefix(3))
+        out.append(UInt8(ascii: " "))
+        appendPadded(y, 4, to: &out)
+        out.append(UInt8(ascii: " "))
+        appendPadded(h, 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendPadded(mi, 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendPadded(s, 2, to: &out)
+        out.append(contentsOf: " GMT".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses RFC 3339 with any number of fraction digits and `Z` or a numeric offset.
@@ -112,6 +142,21 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
 }
 
 private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+/// Appends `pad(value, width)`'s bytes; the usual case (a non-negative value that fits) without making Strings.
+private func appendPadded(_ value: Int, _ width: Int, to out: inout [UInt8]) {
+    var limit = 1
+    for _ in 0..<width { limit *= 10 }
+    guard value >= 0 && value < limit else {
+        out.append(contentsOf: pad(value, width).utf8)
+        return
+    }
+    var divisor = limit / 10
+    while divisor > 0 {
+        out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+        divisor /= 10
+    }
+}
 
 private func pad(_ value: Int, _ width: Int) -> String {
     let s = String(value)

@@ -32,11 +32,15 @@ struct DownloadResponder {
 
         let isGzip = record.fields.contentEncoding.map { equalsIgnoringCase($0, "gzip") } ?? false
         let acceptsGzip = request.headers["Accept-Encoding"].map { $0.lowercased().contains("gzip") } ?? false
-        let reader = try openReader(record)
+        // A small object read before needs no file at all.
+        let cached =
+            record.size <= service.configuration.inlineDownloadLimit ? service.smallBlobs.bytes(record.blobID) : nil
+        let reader = cached == nil ? try openReader(record) : nil
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
             return HTTPResponse(
-                status: 200, headers: headers, body: .stream(length: nil, try GunzipProducer(reader: reader)))
+                status: 200, headers: headers,
+                body: .stream(length: nil, try GunzipProducer(reader: reader ?? openReader(record))))
         }
         if let encoding = record.fields.contentEncoding { headers.set("Content-Encoding", encoding) }
 
@@ -49,11 +53,14 @@ struct DownloadResponder {
             headers.set(
                 "X-Goog-Hash",
                 "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
-            return HTTPResponse(status: 200, headers: headers, body: try body(reader, offset: 0, length: record.size))
+            return HTTPResponse(
+                status: 200, headers: headers,
+                body: try body(record, cached: cached, reader: reader, offset: 0, length: record.size))
         case .partial(let start, let end):
             headers.set("Content-Range", "bytes \(start)-\(end)/\(record.size)")
             return HTTPResponse(
-                status: 206, headers: headers, body: try body(reader, offset: start, length: end - start + 1))
+                status: 206, headers: headers,
+                body: try body(record, cached: cached, reader: reader, offset: start, length: end - start + 1))
         }
     }
 
@@ -62,8 +69,16 @@ struct DownloadResponder {
         try service.blobs.openReader(record.blobID)
     }
 
-    private func body(_ reader: any BlobReader, offset: Int64, length: Int64) throws -> ResponseBody {
+    /// `cached` is the whole blob from the cache; otherwise `reader` is open on it.
+    private func body(
+        _ record: ObjectRecord, cached: [UInt8]?, reader: (any BlobReader)?, offset: Int64, length: Int64
+    ) throws -> ResponseBody {
         if length == 0 { return .empty }
+        if let cached {
+            if offset == 0 && Int64(cached.count) == length { return .bytes(cached) }
+            return .bytes(Array(cached[Int(offset)..<Int(offset + length)]))
+        }
+        let reader = try reader ?? openReader(record)
         if length <= service.configuration.inlineDownloadLimit {
             var bytes = [UInt8](repeating: 0, count: Int(length))
             var filled = 0
@@ -75,6 +90,7 @@ struct DownloadResponder {
                     filled += n
                 }
             }
+            if offset == 0 && length == record.size { service.smallBlobs.insert(record.blobID, bytes) }
             return .bytes(bytes)
         }
         if let fd = reader.takeFileDescriptor() {
@@ -86,10 +102,34 @@ struct DownloadResponder {
     /// `{stored disposition or "attachment"}; filename*={name}` unless the stored value names a file already.
     static func contentDisposition(_ record: ObjectRecord) -> String {
         let stored = record.fields.contentDisposition ?? "attachment"
-        if stored.lowercased().contains("filename") { return stored }
+        if Self.mentionsFilename(stored) { return stored }
         let last = String(record.name.lastComponent)
         let encoded = PercentCoding.encodeComponent(last)
         return encoded == last ? "\(stored); filename*=\(last)" : "\(stored); filename*=utf-8''\(encoded)"
+    }
+
+    /// Whether `text` contains "filename" in any case. ASCII text (the usual case) is searched byte-wise, which is
+    /// what `lowercased().contains` computes for it at a fraction of the cost; other text takes that general path.
+    static func mentionsFilename(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return text.lowercased().contains("filename") }
+        let needle: [UInt8] = Array("filename".utf8)
+        var window = 0
+        var start = utf8.startIndex
+        while start != utf8.endIndex {
+            var i = start
+            window = 0
+            while i != utf8.endIndex && window < needle.count {
+                let byte = utf8[i]
+                let lower = byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte
+                guard lower == needle[window] else { break }
+                window += 1
+                i = utf8.index(after: i)
+            }
+            if window == needle.count { return true }
+            start = utf8.index(after: start)
+        }
+        return false
     }
 
     /// `If-None-Match` against our strong etag: `*`, a list, weak or strong forms.

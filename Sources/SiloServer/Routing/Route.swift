@@ -31,7 +31,11 @@ enum Route: Equatable {
     /// segments with `/` (so both `a%2Fb` and a hand-built `a/b` name the object `a/b`). Throws `.invalidArgument`
     /// for malformed escapes, invalid UTF-8, or an invalid bucket or object name.
     static func parse(_ rawPath: String) throws -> Route {
-        let segments = rawPath.split(separator: "/", omittingEmptySubsequences: false)
+        // Split on the UTF-8 bytes ('/' is ASCII, so every cut is a valid String index); far cheaper than
+        // splitting on Characters.
+        let segments = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
+            rawPath[$0.startIndex..<$0.endIndex]
+        }
         // segments[0] is the empty string before the leading slash.
         guard segments.count >= 2, segments[0].isEmpty else { return .unknown }
         if segments.count == 2 && segments[1].isEmpty { return .probe }
