@@ -8,7 +8,8 @@ final class ReaderPool: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    /// Taken twice per read, on every request thread: a lock that sleeps rather than spins (see BlockingMutex).
+    private let state = BlockingMutex(State())
     private let maxIdle: Int
     private let open: @Sendable () throws -> Connection
 
@@ -48,7 +49,7 @@ final class ReaderPool: Sendable {
 /// A connection that crosses threads only through a lock hand-off.
 ///
 /// `@unchecked Sendable` is safe because every use of `connection` happens either inside the writer's
-/// `Mutex.withLock` or between a pool checkout and checkin, and both hand-offs go through a Mutex, which orders
+/// `Mutex.withLock` or between a pool checkout and checkin, and both hand-offs go through a mutex, which orders
 /// them: no two threads ever touch the connection at once.
 final class ConfinedConnection: @unchecked Sendable {
     let connection: Connection
