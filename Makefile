@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash lint format bench clean
+.PHONY: deps build release run test unit integration gcs crash lint format bench perf-guard clean
 
 deps:
 	@scripts/install-deps.sh
@@ -36,9 +36,13 @@ lint:
 format:
 	scripts/format.sh
 
+# Silo vs nginx / dd / curl / gcp-storage-emulator (bench/results/run.md; includes bench/sdk-download.sh).
 bench: release
-	bench/rss-1gib.sh
-	bench/sdk-download.sh
+	bench/run
+
+# Deterministic CI guard: system calls per request against bench/thresholds.json (no timing).
+perf-guard: release
+	bench/guard.sh
 
 clean:
 	rm -rf .build
