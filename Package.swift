@@ -51,12 +51,15 @@ let package = Package(
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
         // Protocols: routes and semantics, no backend.
-        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
+        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
 
         // The only composition root.
         .executableTarget(
             name: "SiloMain",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: [
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloRules",
+            ]
         ),
 
         // The SDK: FirebaseStorage's Swift API. On Linux its data path is libcurl (through SiloCurl); on Apple
