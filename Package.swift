@@ -71,7 +71,9 @@ let package = Package(
 
         .target(
             name: "SiloTesting",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: [
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloAuth",
+            ]
         ),
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
@@ -79,7 +81,12 @@ let package = Package(
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
-        .testTarget(name: "SiloRulesTests", dependencies: ["SiloRules", "SiloCore", "SiloWire"]),
+        .testTarget(
+            name: "SiloRulesTests",
+            dependencies: [
+                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloAuth", "SiloHashing", "SiloHTTP", "SiloServer",
+            ]
+        ),
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
