@@ -59,6 +59,12 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
+    /// Whether `url` names a PostgreSQL database (`postgres://…` or `postgresql://…`): how `silo serve --metadata`
+    /// tells this store's URLs from the others' before calling `init(url:poolSize:configuration:)`.
+    public static func handles(_ url: String) -> Bool {
+        url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+    }
+
     /// Closes every idle connection and refuses new calls with `.unavailable`; connections in use close when their
     /// call ends. Also done when the store is released.
     public func close() { pool.close() }

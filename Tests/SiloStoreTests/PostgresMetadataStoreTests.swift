@@ -228,6 +228,8 @@ struct PostgresMetadataStoreTests {
     // MARK: URLs and errors
 
     @Test func urlsAreValidatedWithoutEchoingThem() throws {
+        #expect(PostgresMetadataStore.handles("postgres://h/db") && PostgresMetadataStore.handles("postgresql://h/db"))
+        #expect(!PostgresMetadataStore.handles("sqlite:/tmp/x") && !PostgresMetadataStore.handles("/data"))
         let bad = #expect(throws: StorageError.self) {
             _ = try PostgresMetadataStore(url: "postgres://user:s3cret@127.0.0.1:5432/db?nonsense=1")
         }
