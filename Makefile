@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash lint format bench clean
+.PHONY: deps build release run test unit integration gcs crash lint format bench clean postgres-test
 
 deps:
 	@scripts/install-deps.sh
@@ -18,7 +18,7 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration gcs crash
+test: deps lint unit integration gcs crash postgres-test
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -26,6 +26,12 @@ unit: deps
 
 integration: release
 	python3 tests/integration/serve_test.py --binary .build/release/silo
+
+# The metadata conformance suite and the PostgreSQL store's own tests against a throwaway PostgreSQL 15 cluster on
+# 127.0.0.1 (scripts/with-postgres.sh starts it and stops it, also on failure).
+postgres-test: deps
+	$(SWIFT) build --build-tests
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --filter 'MetadataStoreConformanceTests|PostgresMetadataStoreTests'
 
 crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10

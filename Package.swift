@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -46,6 +47,8 @@ let package = Package(
         // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(name: "SiloDisk", dependencies: ["SiloCore"]),
+        // The metadata store on PostgreSQL through libpq; SiloWire for the JSON of object rows, as SiloSQLite.
+        .target(name: "SiloPostgres", dependencies: ["SiloCore", "SiloWire", "CLibPQ"]),
 
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
@@ -90,7 +93,7 @@ let package = Package(
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
-            dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloHashing", "SiloTesting"]
+            dependencies: ["SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloHashing", "SiloTesting"]
         ),
         .testTarget(
             name: "SiloMicroHTTPDTests",
