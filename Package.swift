@@ -60,7 +60,8 @@ let package = Package(
         .executableTarget(
             name: "SiloMain",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloCore", "SiloHTTP",
+                "SiloAuth",
                 "SiloRules",
             ]
         ),

@@ -1,10 +1,8 @@
 import Dispatch
 import SiloAuth
 import SiloCore
-import SiloDisk
 import SiloHTTP
 import SiloMicroHTTPD
-import SiloSQLite
 import SiloServer
 
 #if canImport(Glibc)
@@ -36,8 +34,8 @@ enum ServeCommand {
         }
         do {
             try makeDirectory(options.dataDirectory)
-            let metadata = try SQLiteMetadataStore(path: options.dataDirectory + "/metadata.sqlite")
-            let blobs = try DiskBlobStore(root: options.dataDirectory + "/blobs")
+            let metadata = try Backends.metadata(options.metadataURL, dataDirectory: options.dataDirectory)
+            let blobs = try Backends.blobs(options.blobsURL, dataDirectory: options.dataDirectory)
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
             configuration.openAdminAPI = security.posture.emulatorTokens

@@ -7,6 +7,10 @@ struct ServeOptions {
     var dataDirectory = "./silo-data"
     var buckets: [BucketName] = []
     var insecureAllowAll = false
+    /// `sqlite:PATH` (default `sqlite:<data>/metadata.sqlite`) or `postgres://…`.
+    var metadataURL: String?
+    /// `file:PATH` (default `file:<data>/blobs`) or `s3://bucket?endpoint=…&region=…`.
+    var blobsURL: String?
     var rulesFile: String?
     var emulator = false
     var authKeysFile: String?
@@ -26,6 +30,9 @@ struct ServeOptions {
           --host ADDRESS          address to bind (default 127.0.0.1)
           --port N                port to bind (default 9199, the Firebase emulator's; 0 picks a free one)
           --data DIR              where metadata and blobs live (default ./silo-data)
+          --metadata URL          metadata store: sqlite:PATH (default sqlite:DIR/metadata.sqlite) or
+                                  postgres://user:pass@host:port/db (many nodes can share one)
+          --blobs URL             blob store: file:PATH (default file:DIR/blobs)
           --bucket NAME           serve only this bucket (repeatable); without it any bucket name is served
                                   and created on first upload, as the Firebase emulator does
           --rules FILE            enforce these Firebase Security Rules (reloaded on SIGHUP and when the file
@@ -82,6 +89,8 @@ struct ServeOptions {
                 }
             case "--insecure-allow-all": options.insecureAllowAll = true
             case "--rules": options.rulesFile = try next()
+            case "--metadata": options.metadataURL = try next()
+            case "--blobs": options.blobsURL = try next()
             case "--emulator": options.emulator = true
             case "--auth-keys": options.authKeysFile = try next()
             case "--auth-secret": options.authSecretFile = try next()
