@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
         .library(name: "SiloStorage", targets: ["SiloStorage"]),
         .library(name: "SiloRules", targets: ["SiloRules"]),
+        .library(name: "SiloCLI", targets: ["SiloCLI"]),
     ],
     targets: [
         // C libraries from Debian packages, one system-library target each.
@@ -66,6 +67,9 @@ let package = Package(
             dependencies: ["SiloWire", "SiloCore", .target(name: "SiloCurl", condition: .when(platforms: [.linux]))]
         ),
 
+        // The command line's parser and client commands, on the SDK; `serve` itself stays in SiloMain.
+        .target(name: "SiloCLI", dependencies: ["SiloStorage", "SiloWire", "SiloRules", "SiloAuth"]),
+
         .target(
             name: "SiloTesting",
             dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
@@ -91,6 +95,11 @@ let package = Package(
             dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
+        .testTarget(
+            name: "SiloCLITests",
+            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(
             name: "SiloStorageTests",
             dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]
