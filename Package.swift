@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
         .testTarget(
             name: "SiloCLITests",
-            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire"],
+            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
