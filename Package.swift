@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
         .testTarget(
             name: "SiloCLITests",
-            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore"],
+            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP"],
             exclude: ["Snapshots"]
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import SiloCLI
+import SiloHTTP
 import SiloTesting
 import SiloWire
 import Testing
