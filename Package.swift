@@ -57,7 +57,7 @@ let package = Package(
         // The only composition root.
         .executableTarget(
             name: "SiloMain",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloCLI"]
         ),
 
         // The SDK: FirebaseStorage's Swift API. On Linux its data path is libcurl (through SiloCurl); on Apple

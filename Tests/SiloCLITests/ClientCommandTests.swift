@@ -186,17 +186,21 @@ struct ClientCommandTests {
         let h = try CLIHarness()
         let secret = h.path("secret")
         try String(repeating: "k", count: 40).write(toFile: secret, atomically: true, encoding: .utf8)
-        let token = await h.run(["token", "--uid", "alice", "--claims", "{\"admin\":true}", "--project", "demo"],
+        let token = await h.run(
+            ["token", "--uid", "alice", "--claims", "{\"admin\":true}", "--project", "demo"],
             environment: ["SILO_AUTH_SECRET": secret])
         #expect(token.code == .success, "\(token.stderr)")
         #expect(token.stdout.split(separator: ".").count == 3)
-        let reserved = await h.run(["token", "--uid", "a", "--claims", "{\"sub\":1}", "--project", "p", "--auth-secret", secret])
+        let reserved = await h.run([
+            "token", "--uid", "a", "--claims", "{\"sub\":1}", "--project", "p", "--auth-secret", secret,
+        ])
         #expect(reserved.code == .failure)
         #expect(reserved.stderr == "silo: the custom claim 'sub' is reserved\n")
         let noUID = await h.run(["token", "--project", "p"])
         #expect(noUID.code == .usage)
 
-        try "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n    match /{allPaths=**} {\n      allow read: if true;\n    }\n  }\n}\n"
+        try
+            "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n    match /{allPaths=**} {\n      allow read: if true;\n    }\n  }\n}\n"
             .write(toFile: h.path("good.rules"), atomically: true, encoding: .utf8)
         let good = await h.run(["rules", "check", h.path("good.rules")])
         #expect(good.code == .success, "\(good.stderr)")

@@ -28,7 +28,9 @@ struct ParserTests {
     @Test func unknownOptionSuggests() async throws {
         let result = try await runCLI(["cp", "--recursiv", "a", "gs://b/a"])
         #expect(result.code == .usage)
-        #expect(result.stderr == "silo cp: unknown option '--recursiv'; did you mean '--recursive'? (see 'silo cp --help')\n")
+        #expect(
+            result.stderr
+                == "silo cp: unknown option '--recursiv'; did you mean '--recursive'? (see 'silo cp --help')\n")
         let short = try await runCLI(["ls", "-z", "gs://b"])
         #expect(short.code == .usage)
         #expect(short.stderr.hasPrefix("silo ls: unknown option '-z'"))
@@ -91,7 +93,8 @@ struct ParserTests {
         // The default config file location.
         let home = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: home.path + "/.config/silo", withIntermediateDirectories: true)
-        try "endpoint=http://127.0.0.1:4".write(toFile: home.path + "/.config/silo/config", atomically: true, encoding: .utf8)
+        try "endpoint=http://127.0.0.1:4".write(
+            toFile: home.path + "/.config/silo/config", atomically: true, encoding: .utf8)
         let fromHome = try await runCLI(["ls", "gs://b"], environment: ["HOME": home.path])
         #expect(fromHome.stderr == "silo: cannot reach http://127.0.0.1:4: connection refused\n")
     }

@@ -47,7 +47,9 @@ struct RoundTripTests {
         #expect(fm.fileExists(atPath: h.path("export/firebase-export-metadata.json")))
         let bucketsFile = try #require(h.read("export/storage_export/buckets.json"))
         let buckets = try JSONValue.parse(bucketsFile)
-        #expect(buckets == .object(["buckets": .array([.object(["id": .string("alpha")]), .object(["id": .string("beta")])])]))
+        #expect(
+            buckets
+                == .object(["buckets": .array([.object(["id": .string("alpha")]), .object(["id": .string("beta")])])]))
         let metadataFiles = try fm.contentsOfDirectory(atPath: h.path("export/storage_export/metadata"))
         #expect(metadataFiles.count == 2)
         let sampleFile = try #require(h.read("export/storage_export/metadata/" + metadataFiles[0]))
@@ -86,8 +88,11 @@ struct RoundTripTests {
             "timeCreated":"2023-11-14T22:13:20.000Z","updated":"2023-11-14T22:13:20.000Z",\
             "downloadTokens":["tok-1","tok-2"],"customMetadata":{"owner":"bob"},"cacheControl":"public"}
             """
-        try metadata.write(toFile: storage + "/metadata/nested/demo-project.appspot.com%2Fimg%2Fcat.png.json", atomically: true, encoding: .utf8)
-        try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: storage + "/blobs/nested/demo-project.appspot.com%2Fimg%2Fcat.png"))
+        try metadata.write(
+            toFile: storage + "/metadata/nested/demo-project.appspot.com%2Fimg%2Fcat.png.json", atomically: true,
+            encoding: .utf8)
+        try Data([0x89, 0x50, 0x4E, 0x47]).write(
+            to: URL(fileURLWithPath: storage + "/blobs/nested/demo-project.appspot.com%2Fimg%2Fcat.png"))
         try #"{"name":"lost.txt","bucket":"demo-project.appspot.com","downloadTokens":[]}"#
             .write(toFile: storage + "/metadata/lost.json", atomically: true, encoding: .utf8)
 
@@ -118,7 +123,10 @@ struct RoundTripTests {
             let raw = try h.server.client().send(method: "GET", target: "/v0/b/\(bucket)/o/\(name)")
             let object = try #require(try JSONValue.parse(raw.body).objectValue)
             var fields: [String: String] = [:]
-            for key in ["name", "bucket", "size", "contentType", "md5Hash", "downloadTokens", "cacheControl", "contentDisposition"] {
+            for key in [
+                "name", "bucket", "size", "contentType", "md5Hash", "downloadTokens", "cacheControl",
+                "contentDisposition",
+            ] {
                 fields[key] = object[key]?.stringValue
             }
             fields["metadata"] = object["metadata"].map { JSONValue.array([$0]).serializedString }

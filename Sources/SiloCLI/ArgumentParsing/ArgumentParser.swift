@@ -102,7 +102,8 @@ enum ArgumentParser {
                     var target = command
                     var targetPath = path
                     for name in arguments[index...] {
-                        guard let next = target.configuration.subcommands.first(where: { $0.configuration.name == name })
+                        guard
+                            let next = target.configuration.subcommands.first(where: { $0.configuration.name == name })
                         else { throw unknownCommand(name, in: target, path: targetPath) }
                         target = next
                         targetPath.append(name)

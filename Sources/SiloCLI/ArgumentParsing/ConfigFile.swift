@@ -32,7 +32,9 @@ public struct ConfigFile: Sendable, Equatable {
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             guard !key.isEmpty else { throw ValidationError("\(path):\(index + 1): missing key before '='") }
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             entries.append((key, value))
         }
     }

@@ -52,7 +52,9 @@ public struct ParsedValues: Sendable {
         }
         if definition.configurable {
             let values = config.values(for: name)
-            if !values.isEmpty { return (definition.kind == .repeating ? values : [values.last!], .configFile(config.path)) }
+            if !values.isEmpty {
+                return (definition.kind == .repeating ? values : [values.last!], .configFile(config.path))
+            }
         }
         return (definition.defaultValue.map { [$0] } ?? [], .defaultValue)
     }

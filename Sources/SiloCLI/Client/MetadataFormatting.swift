@@ -57,7 +57,9 @@ enum MetadataFormatting {
             rows.append(("Metadata \(key)", value))
         }
         var text = "\(address)\n"
-        for (key, value) in rows { text += "    " + (key + ":").padding(toLength: 22, withPad: " ", startingAt: 0) + value + "\n" }
+        for (key, value) in rows {
+            text += "    " + (key + ":").padding(toLength: 22, withPad: " ", startingAt: 0) + value + "\n"
+        }
         return text
     }
 }

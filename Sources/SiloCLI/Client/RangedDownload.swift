@@ -1,6 +1,6 @@
 import Foundation
-import SiloWire
 import SiloStorage
+import SiloWire
 import Synchronization
 
 /// Streams `alt=media` responses into a file or an output sink, for `cp` to local (resumable through a `.part`
@@ -86,7 +86,9 @@ extension ServerConnection {
         for name in (try? fm.contentsOfDirectory(atPath: directory.path)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(".part") && name != partial.lastPathComponent {
             let middle = name.dropFirst(prefix.count).dropLast(5)
-            if !middle.isEmpty, middle.allSatisfy(\.isNumber) { try? fm.removeItem(atPath: directory.path + "/" + name) }
+            if !middle.isEmpty, middle.allSatisfy(\.isNumber) {
+                try? fm.removeItem(atPath: directory.path + "/" + name)
+            }
         }
         if !fm.fileExists(atPath: partial.path) { _ = fm.createFile(atPath: partial.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: partial)
@@ -129,7 +131,8 @@ extension ServerConnection {
         try handle.synchronize()
         let written = Int64(try handle.seekToEnd())
         guard size < 0 || written == size else {
-            throw CommandFailure("download of \(address) ended at \(written) of \(size) bytes; run the command again to resume")
+            throw CommandFailure(
+                "download of \(address) ended at \(written) of \(size) bytes; run the command again to resume")
         }
         if fm.fileExists(atPath: destination.path) { try fm.removeItem(at: destination) }
         try fm.moveItem(at: partial, to: destination)

@@ -59,7 +59,9 @@ final class ServerConnection: Sendable {
         body: StorageHTTPRequest.Body = .none, operation: Operation, address: ObjectAddress?
     ) async throws -> (head: StorageHTTPResponseHead, body: Data) {
         let receiver = Collector()
-        try await stream(method, pathAndQuery, headers: headers, body: body, receiver: receiver, operation: operation, address: address)
+        try await stream(
+            method, pathAndQuery, headers: headers, body: body, receiver: receiver, operation: operation,
+            address: address)
         let (head, data) = receiver.result
         guard let head else { throw CommandFailure("no response from \(endpoint.base)") }
         guard (200..<300).contains(head.status) else {

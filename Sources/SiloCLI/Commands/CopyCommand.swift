@@ -92,7 +92,12 @@ struct CopyCommand: ParsableCommand {
                 if !items.isEmpty {
                     isFolderCopy = true
                     let prefix = from.folderPrefix
-                    objects = items.map { (ObjectAddress(bucket: from.bucket, path: $0.fullPath), String($0.fullPath.dropFirst(prefix.count))) }
+                    objects = items.map {
+                        (
+                            ObjectAddress(bucket: from.bucket, path: $0.fullPath),
+                            String($0.fullPath.dropFirst(prefix.count))
+                        )
+                    }
                 }
             }
             if !isFolderCopy {
@@ -133,7 +138,9 @@ struct CopyCommand: ParsableCommand {
         var files: [String] = []
         while let relative = walker.nextObject() as? String {
             var flag: ObjCBool = false
-            if fm.fileExists(atPath: base + "/" + relative, isDirectory: &flag), !flag.boolValue { files.append(relative) }
+            if fm.fileExists(atPath: base + "/" + relative, isDirectory: &flag), !flag.boolValue {
+                files.append(relative)
+            }
         }
         for relative in files.sorted() {
             let name = into && baseName != "/" && baseName != "." ? baseName + "/" + relative : relative
@@ -162,7 +169,9 @@ struct CopyCommand: ParsableCommand {
         return result
     }
 
-    private func upload(_ file: URL, to address: ObjectAddress, _ connection: ServerConnection, _ context: CommandContext)
+    private func upload(
+        _ file: URL, to address: ObjectAddress, _ connection: ServerConnection, _ context: CommandContext
+    )
         async throws
     {
         let size = LocalFiles.size(of: file.path) ?? -1
@@ -172,7 +181,9 @@ struct CopyCommand: ParsableCommand {
         do {
             _ = try await connection.run(.write, address) {
                 try await reference.putFileAsync(from: file, metadata: metadata) { progress in
-                    if let progress { bar.update(completed: progress.completedUnitCount, total: progress.totalUnitCount) }
+                    if let progress {
+                        bar.update(completed: progress.completedUnitCount, total: progress.totalUnitCount)
+                    }
                 }
             }
             bar.finish(completed: max(0, size))
@@ -183,7 +194,9 @@ struct CopyCommand: ParsableCommand {
     }
 
     /// Remote → remote: through a temporary file, keeping the source's metadata (flags override it).
-    private func copy(_ from: ObjectAddress, to: ObjectAddress, _ connection: ServerConnection, _ context: CommandContext)
+    private func copy(
+        _ from: ObjectAddress, to: ObjectAddress, _ connection: ServerConnection, _ context: CommandContext
+    )
         async throws
     {
         let source = try connection.reference(from)

@@ -58,7 +58,9 @@ struct ListCommand: ParsableCommand {
             var array: [JSONValue] = folders.map { .object(["url": .string("\($0)"), "type": .string("folder")]) }
             for entry in entries {
                 if let metadata = entry.metadata {
-                    guard case .object(var object) = MetadataFormatting.json(metadata, address: entry.address) else { continue }
+                    guard case .object(var object) = MetadataFormatting.json(metadata, address: entry.address) else {
+                        continue
+                    }
                     object["type"] = .string("object")
                     array.append(.object(object))
                 } else {
@@ -68,7 +70,9 @@ struct ListCommand: ParsableCommand {
             context.stdout.line(JSONValue.array(array).serializedString)
             return
         }
-        for folder in folders { context.stdout.line(long ? String(repeating: " ", count: 12) + "  \(folder)" : "\(folder)") }
+        for folder in folders {
+            context.stdout.line(long ? String(repeating: " ", count: 12) + "  \(folder)" : "\(folder)")
+        }
         var totalBytes: Int64 = 0
         for entry in entries {
             guard let metadata = entry.metadata else {
@@ -79,10 +83,12 @@ struct ListCommand: ParsableCommand {
             let size = String(metadata.size)
             let padded = String(repeating: " ", count: max(0, 12 - size.count)) + size
             context.stdout.line(
-                "\(padded)  \(MetadataFormatting.timestamp(metadata.updated))  \(metadata.contentType ?? "-")  \(entry.address)")
+                "\(padded)  \(MetadataFormatting.timestamp(metadata.updated))  \(metadata.contentType ?? "-")  \(entry.address)"
+            )
         }
         if long {
-            context.stdout.line("TOTAL: \(entries.count) objects, \(totalBytes) bytes (\(ProgressBar.bytes(totalBytes)))")
+            context.stdout.line(
+                "TOTAL: \(entries.count) objects, \(totalBytes) bytes (\(ProgressBar.bytes(totalBytes)))")
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import SiloStorage
-
 import SiloWire
 
 /// `silo meta`: change an object's metadata.

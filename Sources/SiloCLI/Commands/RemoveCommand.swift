@@ -40,7 +40,8 @@ struct RemoveCommand: ParsableCommand {
                 let exists = (try? await connection.run(.read, address) { try await object.getMetadata() }) != nil
                 if exists || targets.isEmpty { targets.insert(address, at: 0) }
                 if !exists && !recursive {
-                    let folder = try connection.reference(ObjectAddress(bucket: address.bucket, path: address.folderPrefix))
+                    let folder = try connection.reference(
+                        ObjectAddress(bucket: address.bucket, path: address.folderPrefix))
                     let children = try? await connection.run(.list, address) { try await folder.list(maxResults: 1) }
                     if let children, !(children.items.isEmpty && children.prefixes.isEmpty) {
                         throw CommandFailure("\(address) is a folder; use rm -r")

@@ -29,7 +29,9 @@ struct TokenCommand: ParsableCommand {
         guard let secretFile = values.value("auth-secret") else {
             throw ValidationError("missing --auth-secret FILE (or SILO_AUTH_SECRET)")
         }
-        guard let project = values.value("project") else { throw ValidationError("missing --project (or SILO_PROJECT)") }
+        guard let project = values.value("project") else {
+            throw ValidationError("missing --project (or SILO_PROJECT)")
+        }
         self.uid = uid
         self.claims = values.value("claims") ?? "{}"
         self.secretFile = secretFile

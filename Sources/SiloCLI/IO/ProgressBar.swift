@@ -65,7 +65,8 @@ final class ProgressBar: Sendable {
     private func render(_ state: State, now: ContinuousClock.Instant) -> String {
         let elapsed = max(0.001, seconds(now - started))
         let rate = Double(state.completed) / elapsed
-        let fraction = state.total > 0 ? min(1, Double(state.completed) / Double(state.total)) : (state.finished ? 1 : 0)
+        let fraction =
+            state.total > 0 ? min(1, Double(state.completed) / Double(state.total)) : (state.finished ? 1 : 0)
         let width = 24
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)

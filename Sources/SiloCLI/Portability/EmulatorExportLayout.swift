@@ -27,7 +27,8 @@ enum EmulatorExportLayout {
         }
         if LocalFiles.isDirectory(root + "/" + defaultStoragePath) { return root + "/" + defaultStoragePath }
         if LocalFiles.isDirectory(root + "/metadata") { return root }
-        throw CommandFailure("\(root) holds no storage export (no \(rootMetadataFile), \(defaultStoragePath)/ or metadata/)")
+        throw CommandFailure(
+            "\(root) holds no storage export (no \(rootMetadataFile), \(defaultStoragePath)/ or metadata/)")
     }
 
     /// v0 metadata JSON (strings for numbers, base64 crc32c, comma-separated tokens) → the emulator's file JSON.
