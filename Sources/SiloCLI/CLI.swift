@@ -28,7 +28,7 @@ public enum CLI {
                 try command.validate()
                 let context = CommandContext(
                     stdout: stdout, stderr: stderr, environment: environment, values: values, commandName: name)
-                if handlesSignals {
+                if handlesSignals && !type.configuration.managesSignals {
                     try await Interrupts.cancellingOnSignal { try await command.run(context) }
                 } else {
                     try await command.run(context)

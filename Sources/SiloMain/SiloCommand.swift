@@ -6,15 +6,12 @@ import Synchronization
 import Glibc
 #endif
 
-/// Dispatches `silo <command>`: `serve` runs the server; everything else goes through the command line in
-/// `SiloCLI` (`CLI.main`), which prints its own help and errors and returns the exit status.
+/// Runs `silo <command>` through the command line in `SiloCLI`, with `serve` (which owns the backends) registered
+/// into its command tree. `CLI.main` prints help and errors itself and returns the exit status.
 enum SiloCommand {
     static func main(_ arguments: [String]) -> Never {
-        let rest = Array(arguments.dropFirst())
-        if rest.first == "serve" {
-            exit(ServeCommand.run(Array(rest.dropFirst())))
-        }
-        exit(runCLI(rest))
+        CLI.register(serve: ServeCommand.self)
+        exit(runCLI(Array(arguments.dropFirst())))
     }
 
     /// Runs `CLI.main` on the cooperative pool and blocks the main thread (never a pool thread) until it is done.

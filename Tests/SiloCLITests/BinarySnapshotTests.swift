@@ -12,6 +12,8 @@ struct BinarySnapshotTests {
         ("meta-set-help", ["meta", "set", "--help"]),
         ("export-help", ["export", "--help"]),
         ("serve-help", ["serve", "--help"]),
+        ("serve-print-config", ["serve", "--print-config", "--port", "9300", "--bucket", "a.appspot.com"]),
+        ("serve-bad-option", ["serve", "--prot", "9300"]),
         ("typo-command", ["cpp", "a", "gs://b/a"]),
         ("typo-option", ["ls", "--jsn", "gs://b"]),
         ("unreachable", ["stat", "gs://b/x", "--endpoint", "http://127.0.0.1:1"]),

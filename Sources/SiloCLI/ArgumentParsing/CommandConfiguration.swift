@@ -76,11 +76,16 @@ public struct CommandConfiguration: Sendable {
     public var options: [OptionDefinition]
     public var arguments: [ArgumentDefinition]
     public var subcommands: [any ParsableCommand.Type]
+    /// The command installs its own SIGINT/SIGTERM handling (`serve` drains and exports); otherwise the binary's
+    /// Ctrl-C cancels the running command.
+    public var managesSignals: Bool
 
     public init(
         name: String, abstract: String, discussion: String = "", options: [OptionDefinition] = [],
-        arguments: [ArgumentDefinition] = [], subcommands: [any ParsableCommand.Type] = []
+        arguments: [ArgumentDefinition] = [], subcommands: [any ParsableCommand.Type] = [],
+        managesSignals: Bool = false
     ) {
+        self.managesSignals = managesSignals
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
