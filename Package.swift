@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
         .library(name: "SiloStorage", targets: ["SiloStorage"]),
         .library(name: "SiloRules", targets: ["SiloRules"]),
+        .library(name: "SiloCLI", targets: ["SiloCLI"]),
     ],
     targets: [
         // C libraries from Debian packages, one system-library target each.
@@ -61,8 +62,7 @@ let package = Package(
             name: "SiloMain",
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloCore", "SiloHTTP",
-                "SiloAuth",
-                "SiloRules",
+                "SiloAuth", "SiloRules", "SiloCLI",
             ]
         ),
 
@@ -72,6 +72,9 @@ let package = Package(
             name: "SiloStorage",
             dependencies: ["SiloWire", "SiloCore", .target(name: "SiloCurl", condition: .when(platforms: [.linux]))]
         ),
+
+        // The command line's parser and client commands, on the SDK; `serve` itself stays in SiloMain.
+        .target(name: "SiloCLI", dependencies: ["SiloStorage", "SiloWire", "SiloRules", "SiloAuth"]),
 
         .target(
             name: "SiloTesting",
@@ -105,6 +108,11 @@ let package = Package(
             dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
+        .testTarget(
+            name: "SiloCLITests",
+            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(
             name: "SiloStorageTests",
             dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]
