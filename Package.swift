@@ -46,6 +46,10 @@ let package = Package(
         // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(name: "SiloDisk", dependencies: ["SiloCore"]),
+        // AWS Signature V4, pure Swift: the caller supplies SHA-256 and HMAC, so it needs no C and no other target.
+        .target(name: "SiloS3Signer"),
+        // BlobStore on any S3-compatible endpoint: libcurl through SiloCurl, hashes from SiloHashing.
+        .target(name: "SiloS3", dependencies: ["SiloCore", "SiloS3Signer", "SiloCurl", "SiloHashing"]),
 
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
@@ -80,8 +84,10 @@ let package = Package(
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
-            dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloHashing", "SiloTesting"]
+            dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloS3", "SiloHashing", "SiloTesting"]
         ),
+        .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
+        .testTarget(name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing"]),
         .testTarget(
             name: "SiloMicroHTTPDTests",
             dependencies: ["SiloMicroHTTPD", "SiloHTTP", "SiloCore", "SiloTesting"]
