@@ -210,3 +210,42 @@ struct S3LiveTests {
         try S3BlobStore(url: liveS3URL ?? "").checkBucket()
     }
 }
+
+/// Ad hoc throughput against the live store, printed, not asserted: `SILO_S3_BENCH=1 make s3-test`.
+@Suite(
+    .enabled(if: liveS3URL != nil && ProcessInfo.processInfo.environment["SILO_S3_BENCH"] != nil, "SILO_S3_BENCH unset")
+)
+struct S3Throughput {
+    @Test func put64MiBThenGetIt() throws {
+        let live = try LiveS3()
+        let chunk = pattern(64 << 10)
+        let total = 64 << 20
+        for round in 1...3 {
+            let id = BlobID.random()
+            let clock = ContinuousClock()
+            let putTime = try clock.measure {
+                let writer = try live.store.makeWriter(id, at: 0)
+                for _ in 0..<(total / chunk.count) { try writer.write(chunk) }
+                try writer.sync()
+                writer.close()
+            }
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            let getTime = try clock.measure {
+                let reader = try live.store.openReader(id)
+                var offset: Int64 = 0
+                while true {
+                    let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: offset) }
+                    if count == 0 { break }
+                    offset += Int64(count)
+                }
+                #expect(offset == Int64(total))
+            }
+            func rate(_ duration: Duration) -> String {
+                let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                return String(Int(Double(total >> 20) / seconds)) + " MiB/s"
+            }
+            print("S3 throughput round \(round): 64 MiB PUT \(rate(putTime)), GET (64 KiB reads) \(rate(getTime))")
+            try live.store.deleteBlob(id)
+        }
+    }
+}
