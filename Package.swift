@@ -55,12 +55,15 @@ let package = Package(
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
         // Protocols: routes and semantics, no backend.
-        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
+        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
 
         // The only composition root.
         .executableTarget(
             name: "SiloMain",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: [
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloRules",
+            ]
         ),
 
         // The SDK: FirebaseStorage's Swift API. On Linux its data path is libcurl (through SiloCurl); on Apple
@@ -72,7 +75,9 @@ let package = Package(
 
         .target(
             name: "SiloTesting",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: [
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloAuth",
+            ]
         ),
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
@@ -80,7 +85,12 @@ let package = Package(
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
-        .testTarget(name: "SiloRulesTests", dependencies: ["SiloRules", "SiloCore", "SiloWire"]),
+        .testTarget(
+            name: "SiloRulesTests",
+            dependencies: [
+                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloAuth", "SiloHashing", "SiloHTTP", "SiloServer",
+            ]
+        ),
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",

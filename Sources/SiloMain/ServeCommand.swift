@@ -1,4 +1,5 @@
 import Dispatch
+import SiloAuth
 import SiloCore
 import SiloDisk
 import SiloHTTP
@@ -25,23 +26,24 @@ enum ServeCommand {
             writeError("silo serve: \(error.message)\n")
             return 64
         }
-        guard options.isLoopback || options.insecureAllowAll else {
-            writeError(
-                """
-                silo serve: refusing to bind \(options.host): there is no rules engine yet, so every request is allowed.
-                Bind a loopback address, or pass --insecure-allow-all if that is really what you want.
-
-                """)
+        let logger = Logger(label: "silo")
+        let security: ServeSecurity
+        do {
+            security = try ServeSecurity(options, logger: logger)
+        } catch {
+            writeError("silo serve: \(describe(error))\n")
             return 64
         }
-        let logger = Logger(label: "silo")
         do {
             try makeDirectory(options.dataDirectory)
             let metadata = try SQLiteMetadataStore(path: options.dataDirectory + "/metadata.sqlite")
             let blobs = try DiskBlobStore(root: options.dataDirectory + "/blobs")
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
-            let app = SiloServerApp(configuration: configuration, metadata: metadata, blobs: blobs, logger: logger)
+            configuration.openAdminAPI = security.posture.emulatorTokens
+            let app = SiloServerApp(
+                configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
+                credentials: security.verifier, logger: logger)
             // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
             _ = app.collectGarbage(graceSeconds: 0)
             var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
@@ -53,11 +55,12 @@ enum ServeCommand {
                 Silo is serving the Firebase Storage API at http://\(shownHost):\(server.port)
                   data:    \(options.dataDirectory)
                   buckets: \(options.buckets.isEmpty ? "any (created on first upload)" : options.buckets.map(\.rawValue).joined(separator: ", "))
-                  access:  ALLOW ALL — no rules engine yet; every request is allowed, as the Firebase emulator with open rules
+                  rules:   \(options.rulesFile ?? "none")
+                \(security.posture.notices.map { "  note:    \($0)" }.joined(separator: "\n"))
                   Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
 
                 """)
-            runUntilSignalled(server: server, app: app, options: options, logger: logger)
+            runUntilSignalled(server: server, app: app, security: security, options: options, logger: logger)
             return 0
         } catch {
             writeError("silo serve: \(describe(error))\n")
@@ -68,6 +71,7 @@ enum ServeCommand {
     private static func describe(_ error: any Error) -> String {
         if let e = error as? StorageError { return e.message }
         if let e = error as? HTTPServerError { return e.message }
+        if let e = error as? AuthError { return e.message }
         return "\(error)"
     }
 
@@ -79,11 +83,12 @@ enum ServeCommand {
 
     /// Blocks until SIGINT or SIGTERM, running maintenance periodically; then drains and returns.
     private static func runUntilSignalled(
-        server: MicroHTTPDServer, app: SiloServerApp, options: ServeOptions, logger: Logger
+        server: MicroHTTPDServer, app: SiloServerApp, security: ServeSecurity, options: ServeOptions, logger: Logger
     ) {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
         let queue = DispatchQueue(label: "silo.signals")
         let done = DispatchSemaphore(value: 0)
         let sources = [SIGINT, SIGTERM].map { number in
@@ -96,10 +101,20 @@ enum ServeCommand {
         maintenance.schedule(deadline: .now() + 300, repeating: 300)
         maintenance.setEventHandler { _ = app.collectGarbage(graceSeconds: 24 * 3600) }
         maintenance.resume()
+        let reloads = DispatchQueue(label: "silo.reload")
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloads)
+        hangup.setEventHandler { security.reload() }
+        hangup.resume()
+        let rulesWatch = DispatchSource.makeTimerSource(queue: reloads)
+        rulesWatch.schedule(deadline: .now() + 1, repeating: 1)
+        rulesWatch.setEventHandler { security.reloadRules() }
+        rulesWatch.resume()
         done.wait()
         logger.info(
             "shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
         maintenance.cancel()
+        rulesWatch.cancel()
+        hangup.cancel()
         server.shutdown(drainTimeout: options.drainSeconds)
         sources.forEach { $0.cancel() }
         logger.info("stopped")

@@ -7,13 +7,20 @@ struct ServeOptions {
     var dataDirectory = "./silo-data"
     var buckets: [BucketName] = []
     var insecureAllowAll = false
+    var rulesFile: String?
+    var emulator = false
+    var authKeysFile: String?
+    var authSecretFile: String?
+    var adminKeyFile: String?
+    var project: String?
     var threads = 8
     var drainSeconds = 30.0
 
     static let help = """
         Usage: silo serve [options]
 
-        Serves the Firebase Storage v0 API on one listener, storing metadata in SQLite and bytes on local disk.
+        Serves the Firebase Storage v0 API and the GCS JSON API on one listener, storing metadata in SQLite and
+        bytes on local disk.
 
         Options:
           --host ADDRESS          address to bind (default 127.0.0.1)
@@ -21,7 +28,16 @@ struct ServeOptions {
           --data DIR              where metadata and blobs live (default ./silo-data)
           --bucket NAME           serve only this bucket (repeatable); without it any bucket name is served
                                   and created on first upload, as the Firebase emulator does
-          --insecure-allow-all    allow everything on a non-loopback address (no rules engine yet)
+          --rules FILE            enforce these Firebase Security Rules (reloaded on SIGHUP and when the file
+                                  changes; a file that fails to compile keeps the old rules)
+          --emulator              Firebase emulator token handling: unsigned tokens accepted without verification,
+                                  'owner' is the admin (the default on loopback without --rules)
+          --auth-keys FILE        verify Firebase ID tokens (RS256) with this JWKS or X.509-certificate JSON file
+          --auth-secret FILE      verify self-issued tokens (HS256) with the secret in this file (see 'silo token')
+          --admin-key-file FILE   admin keys, one per line: 'Authorization: Bearer <key>' bypasses rules
+          --project ID            Firebase project id tokens must be issued for (default: from the first --bucket,
+                                  else demo-project)
+          --insecure-allow-all    allow every request on a non-loopback address without rules
           --threads N             request threads (default 8; handlers block on disk and SQLite)
           --drain-seconds S       how long SIGINT/SIGTERM waits for requests in flight (default 30)
           -h, --help              show this text
@@ -65,6 +81,12 @@ struct ServeOptions {
                     throw UsageError(message: "--bucket: \((error as? StorageError)?.message ?? "\(error)")")
                 }
             case "--insecure-allow-all": options.insecureAllowAll = true
+            case "--rules": options.rulesFile = try next()
+            case "--emulator": options.emulator = true
+            case "--auth-keys": options.authKeysFile = try next()
+            case "--auth-secret": options.authSecretFile = try next()
+            case "--admin-key-file": options.adminKeyFile = try next()
+            case "--project": options.project = try next()
             case "--threads":
                 let text = try next()
                 guard let n = Int(text), (1...256).contains(n) else {
@@ -85,8 +107,15 @@ struct ServeOptions {
         return options
     }
 
-    /// Loopback addresses, where allow-all is the emulator's normal mode.
-    var isLoopback: Bool {
-        host == "127.0.0.1" || host == "::1" || host == "localhost" || host.hasPrefix("127.")
+    /// The Firebase project id: `--project`, else the first bucket's `<project>.appspot.com` /
+    /// `<project>.firebasestorage.app` prefix, else `demo-project` (the emulator's default).
+    var projectID: String {
+        if let project { return project }
+        if let first = buckets.first?.rawValue {
+            for suffix in [".appspot.com", ".firebasestorage.app"] where first.hasSuffix(suffix) {
+                return String(first.dropLast(suffix.count))
+            }
+        }
+        return "demo-project"
     }
 }

@@ -8,12 +8,14 @@ final class ObjectService: Sendable {
     let metadata: any MetadataStore
     let blobs: any BlobStore
     let policy: any AccessPolicy
+    let credentials: any CredentialVerifier
     let logger: Logger
 
     init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
-        logger: Logger
+        credentials: any CredentialVerifier, logger: Logger
     ) {
+        self.credentials = credentials
         self.configuration = configuration
         self.metadata = metadata
         self.blobs = blobs

@@ -1,4 +1,5 @@
 import Foundation
+public import SiloAuth
 public import SiloCore
 import SiloDisk
 import SiloMicroHTTPD
@@ -27,7 +28,8 @@ public final class TestServer {
 
     public init(
         backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
-        policy: any AccessPolicy = AllowAllPolicy(), directory reuse: TemporaryDirectory? = nil
+        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
+        directory reuse: TemporaryDirectory? = nil
     ) throws {
         switch backend {
         case .embedded:
@@ -41,7 +43,8 @@ public final class TestServer {
             blobs = InMemoryBlobStore()
         }
         app = SiloServerApp(
-            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: .disabled)
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            logger: .disabled)
         var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
         http.threadPoolSize = 4
         self.http = try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)
