@@ -24,7 +24,9 @@ struct S3Client: Sendable {
     let configuration: S3BlobStore.Configuration
     private let signer: SigV4Signer
     private let host: String
-    private let curl = CurlClient()
+    /// Keeps connections to the endpoint open between requests: a blob is several requests (list, then PUTs or
+    /// ranged GETs), and one connection per request would leave thousands of sockets in TIME_WAIT under load.
+    private let curl = CurlClient(reuseConnections: true, maxIdleConnections: 32)
 
     init(configuration: S3BlobStore.Configuration) {
         self.configuration = configuration
