@@ -146,11 +146,23 @@ final class S3BlobWriter: BlobWriter {
             "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(S3XML.escape(etag))</ETag></Part>"
         }
         let body = Data(("<CompleteMultipartUpload>" + parts.joined() + "</CompleteMultipartUpload>").utf8)
-        let reply = try store.client.send(
-            S3Operation(
-                method: "POST", key: upload.key, query: [SigV4QueryItem("uploadId", upload.id)],
-                headers: [SigV4Header("Content-Type", "application/xml")], body: body,
-                summary: "complete multipart upload of \(upload.key)"))
+        let reply: CurlBufferedResponse
+        do {
+            reply = try store.client.send(
+                S3Operation(
+                    method: "POST", key: upload.key, query: [SigV4QueryItem("uploadId", upload.id)],
+                    headers: [SigV4Header("Content-Type", "application/xml")], body: body,
+                    summary: "complete multipart upload of \(upload.key)"))
+        } catch  where error.s3Code == "NoSuchUpload" {
+            // A retried completion whose first attempt succeeded (its reply lost): the upload is gone because the
+            // object exists. Accept that only if the object has exactly the segment's size.
+            let head = try store.client.send(
+                S3Operation(method: "HEAD", key: upload.key, summary: "check completed upload of \(upload.key)"))
+            guard head.head.header("Content-Length").flatMap({ Int64($0) }) == offset - segmentStart else {
+                throw error
+            }
+            return
+        }
         let xml = Substring(decoding: reply.body, as: UTF8.self)
         if !S3XML.elements("Error", in: xml).isEmpty {
             throw S3Client.failure(
