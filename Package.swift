@@ -50,6 +50,10 @@ let package = Package(
         .target(name: "SiloDisk", dependencies: ["SiloCore"]),
         // The metadata store on PostgreSQL through libpq; SiloWire for the JSON of object rows, as SiloSQLite.
         .target(name: "SiloPostgres", dependencies: ["SiloCore", "SiloWire", "CLibPQ"]),
+        // AWS Signature V4, pure Swift: the caller supplies SHA-256 and HMAC, so it needs no C and no other target.
+        .target(name: "SiloS3Signer"),
+        // BlobStore on any S3-compatible endpoint: libcurl through SiloCurl, hashes from SiloHashing.
+        .target(name: "SiloS3", dependencies: ["SiloCore", "SiloS3Signer", "SiloCurl", "SiloHashing"]),
 
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
@@ -97,8 +101,10 @@ let package = Package(
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
-            dependencies: ["SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloHashing", "SiloTesting"]
+            dependencies: ["SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloS3", "SiloHashing", "SiloTesting"]
         ),
+        .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
+        .testTarget(name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing"]),
         .testTarget(
             name: "SiloMicroHTTPDTests",
             dependencies: ["SiloMicroHTTPD", "SiloHTTP", "SiloCore", "SiloTesting"]
