@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash lint format bench clean postgres-test s3-test
+.PHONY: deps build release run test unit integration gcs crash lint format bench clean postgres-test s3-test multinode
 
 deps:
 	@scripts/install-deps.sh
@@ -18,7 +18,7 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration gcs crash postgres-test s3-test
+test: deps lint unit integration gcs crash postgres-test s3-test multinode
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -62,3 +62,7 @@ s3-test: deps
 	@set -e; vars=$$(scripts/seaweedfs-up.sh); eval "$$vars"; \
 	trap 'scripts/seaweedfs-down.sh "$$SEAWEEDFS_DIR"' EXIT; \
 	$(SWIFT) test --skip-build --filter '$(S3_TESTS)'
+
+# Two silo nodes on one PostgreSQL and one SeaweedFS: read-after-write, resumable across nodes, node death, races.
+multinode: release
+	scripts/with-services.sh python3 tests/multinode/multinode_test.py --binary .build/release/silo

@@ -65,7 +65,8 @@ let package = Package(
         .executableTarget(
             name: "SiloMain",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloCore", "SiloHTTP",
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI",
             ]
         ),
@@ -101,7 +102,9 @@ let package = Package(
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
-            dependencies: ["SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloS3", "SiloHashing", "SiloTesting"]
+            dependencies: [
+                "SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloS3", "SiloHashing", "SiloTesting",
+            ]
         ),
         .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
         .testTarget(name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing"]),

@@ -1,6 +1,7 @@
 import SiloCore
 import SiloDisk
 import SiloPostgres
+import SiloS3
 import SiloSQLite
 
 /// Chooses the stores from `--metadata` and `--blobs`: the only place that knows every backend.
@@ -15,7 +16,13 @@ enum Backends {
     static func blobs(_ url: String?, dataDirectory: String) throws -> any BlobStore {
         let url = url ?? "file:\(dataDirectory)/blobs"
         if url.hasPrefix("file:") { return try DiskBlobStore(root: String(url.dropFirst("file:".count))) }
-        throw StorageError(.invalidArgument, "--blobs must be file:PATH, not \(redacted(url))")
+        if url.hasPrefix("s3://") {
+            let store = try S3BlobStore(url: url)
+            try store.checkBucket()
+            return store
+        }
+        throw StorageError(
+            .invalidArgument, "--blobs must be file:PATH or s3://bucket?endpoint=…, not \(redacted(url))")
     }
 
     /// URLs can carry passwords: show the scheme only.

@@ -15,6 +15,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -191,10 +192,29 @@ def main():
                 th.join()
             return count[0] / seconds
 
-        one = hammer([port_a])
-        two = hammer([port_a, port_b])
-        print(f"throughput (1 KiB GET, 8 Python client threads, 3 s): one node {one:.0f} req/s, two nodes {two:.0f} req/s,"
-              f" ratio {two / one:.2f}", flush=True)
+        if shutil.which("wrk"):
+            def wrk(port, connections, seconds=5):
+                out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
+                                      f"http://127.0.0.1:{port}/v0/b/{BUCKET}/o/small.bin?alt=media"],
+                                     capture_output=True, text=True).stdout
+                m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+                return float(m.group(1)) if m else 0.0
+
+            one = wrk(port_a, 32)
+            both = []
+            ts = [threading.Thread(target=lambda p=p: both.append(wrk(p, 16))) for p in (port_a, port_b)]
+            for th in ts:
+                th.start()
+            for th in ts:
+                th.join()
+            two = sum(both)
+            tool = "wrk, 32 connections in all, 5 s"
+        else:
+            one = hammer([port_a])
+            two = hammer([port_a, port_b])
+            tool = "8 Python client threads, 3 s"
+        print(f"throughput (1 KiB GET, {tool}): one node {one:.0f} req/s, two nodes {two:.0f} req/s, ratio {two / one:.2f}",
+              flush=True)
     finally:
         for p in (a, b):
             if p.poll() is None:
