@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash lint format bench clean postgres-test s3-test multinode
+.PHONY: deps build release run test unit integration gcs crash lint format bench clean postgres-test s3-test multinode pairs
 
 deps:
 	@scripts/install-deps.sh
@@ -18,7 +18,7 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration gcs crash postgres-test s3-test multinode
+test: deps lint unit integration gcs crash postgres-test s3-test multinode pairs
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -66,3 +66,10 @@ s3-test: deps
 # Two silo nodes on one PostgreSQL and one SeaweedFS: read-after-write, resumable across nodes, node death, races.
 multinode: release
 	scripts/with-services.sh python3 tests/multinode/multinode_test.py --binary .build/release/silo
+
+# The server suites again on every other pair of stores: {SQLite, PostgreSQL} x {disk, S3}.
+pairs: deps
+	$(SWIFT) build --build-tests
+	scripts/with-services.sh sh -c 'for pair in "sqlite s3" "postgres disk" "postgres s3"; do set -- $$pair; \
+	  echo "== server suites on $$1 + $$2"; \
+	  SILO_TEST_SERVER_METADATA=$$1 SILO_TEST_SERVER_BLOBS=$$2 $(SWIFT) test --skip-build --filter SiloServerTests || exit 1; done'

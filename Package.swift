@@ -84,7 +84,8 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloHTTP", "SiloAuth",
             ]
         ),
 

@@ -1,9 +1,7 @@
 import Foundation
 public import SiloAuth
 public import SiloCore
-import SiloDisk
 import SiloMicroHTTPD
-import SiloSQLite
 public import SiloServer
 
 #if canImport(Glibc)
@@ -35,8 +33,8 @@ public final class TestServer {
         case .embedded:
             let directory = try reuse ?? TemporaryDirectory()
             self.directory = directory
-            metadata = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
-            blobs = try DiskBlobStore(root: directory.path + "/blobs")
+            metadata = try StorePair.metadata(directory)
+            blobs = try StorePair.blobs(directory)
         case .memory:
             directory = nil
             metadata = InMemoryMetadataStore()
