@@ -104,8 +104,10 @@ final class ObjectService: Sendable {
     }
 
     /// Deletes the blob of a version the store has just replaced or deleted — unless the bucket keeps it as a
-    /// noncurrent version.
+    /// noncurrent version, or the blob store cannot keep it readable for downloads already under way (then the
+    /// collector deletes it after its grace period; the store has it on the garbage list).
     func release(_ version: ObjectRecord) {
+        guard blobs.readersSurviveDeletion else { return }
         do {
             guard try metadata.object(version.bucket, version.name, generation: version.generation) == nil else {
                 return
