@@ -22,7 +22,8 @@ test: deps lint unit integration gcs crash postgres-test s3-test multinode pairs
 
 unit: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel
+	# A bound on the whole run: a hang fails fast instead of eating CI's 90 minutes.
+	timeout -k 30 1500 $(SWIFT) test --skip-build --parallel
 
 integration: release
 	python3 tests/integration/serve_test.py --binary .build/release/silo

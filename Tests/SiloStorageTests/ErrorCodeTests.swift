@@ -11,7 +11,8 @@ import struct SiloCore.AccessRequest
 /// Every error code the SDK can produce: HTTP statuses through a stub transport (swift-sdk-api §2.9, §3.12), and the
 /// client-side codes through a live server. `retryLimitExceeded` is in RetryTests. Never produced, as in Firebase:
 /// `bucketNotFound`, `projectNotFound`, `nonMatchingChecksum`, `internalError` (only on an impossible nil/nil).
-@Suite struct ErrorCodeTests {
+/// A hung transfer fails the test after the time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(3))) struct ErrorCodeTests {
     static let notJSON = Data("<html>not json</html>".utf8)
     static let errorBody = Data(#"{"error":{"code":0,"message":"stub"}}"#.utf8)
 

@@ -8,7 +8,8 @@ import Testing
 /// Observer removal during real transfers, and replay/removal after completion (swift-sdk-api §3.8).
 /// Removal from inside a handler runs on the callback queue while the transfer keeps queuing events; a removed
 /// handler must not see any of them.
-@Suite struct ObserverRemovalTests {
+/// A hung transfer fails the test after the time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(3))) struct ObserverRemovalTests {
     /// Counts calls per label.
     final class Calls: Sendable {
         private let counts = Mutex<[String: Int]>([:])

@@ -32,7 +32,8 @@ final class FaultyLive {
 
 /// Retries against a live server with synthetic failures injected in front of it (swift-sdk-api §3.11).
 /// Only lower bounds on elapsed time are asserted: backoff is 1 s, 2 s, 4 s, … and `Retry-After` overrides it.
-@Suite struct RetryTests {
+/// A hung transfer fails the test after the time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(3))) struct RetryTests {
     @Test(arguments: [503, 408, 502, 504])
     func getMetadataRetriesTransientStatuses(status: Int) async throws {
         let live = try FaultyLive(.metadata, failures: 2, status: status)
