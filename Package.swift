@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
         .library(name: "SiloStorage", targets: ["SiloStorage"]),
         .library(name: "SiloRules", targets: ["SiloRules"]),
+        .library(name: "SiloCLI", targets: ["SiloCLI"]),
     ],
     targets: [
         // C libraries from Debian packages, one system-library target each.
@@ -30,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -49,17 +51,27 @@ let package = Package(
         // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(name: "SiloDisk", dependencies: ["SiloCore"]),
+        // The metadata store on PostgreSQL through libpq; SiloWire for the JSON of object rows, as SiloSQLite.
+        .target(name: "SiloPostgres", dependencies: ["SiloCore", "SiloWire", "CLibPQ"]),
+        // AWS Signature V4, pure Swift: the caller supplies SHA-256 and HMAC, so it needs no C and no other target.
+        .target(name: "SiloS3Signer"),
+        // BlobStore on any S3-compatible endpoint: libcurl through SiloCurl, hashes from SiloHashing.
+        .target(name: "SiloS3", dependencies: ["SiloCore", "SiloS3Signer", "SiloCurl", "SiloHashing"]),
 
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
         // Protocols: routes and semantics, no backend.
-        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
+        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
 
         // The only composition root.
         .executableTarget(
             name: "SiloMain",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: [
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloHTTP",
+                "SiloAuth", "SiloRules", "SiloCLI",
+            ]
         ),
 
         // The SDK: FirebaseStorage's Swift API. On Linux its data path is libcurl (through SiloCurl); on Apple
@@ -69,9 +81,15 @@ let package = Package(
             dependencies: ["SiloWire", "SiloCore", .target(name: "SiloCurl", condition: .when(platforms: [.linux]))]
         ),
 
+        // The command line's parser and client commands, on the SDK; `serve` itself stays in SiloMain.
+        .target(name: "SiloCLI", dependencies: ["SiloStorage", "SiloWire", "SiloRules", "SiloAuth"]),
+
         .target(
             name: "SiloTesting",
-            dependencies: ["SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloDisk", "SiloCore", "SiloHTTP"]
+            dependencies: [
+                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloHTTP", "SiloAuth",
+            ]
         ),
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
@@ -81,12 +99,21 @@ let package = Package(
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
-        .testTarget(name: "SiloRulesTests", dependencies: ["SiloRules", "SiloCore", "SiloWire"]),
+        .testTarget(
+            name: "SiloRulesTests",
+            dependencies: [
+                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloAuth", "SiloHashing", "SiloHTTP", "SiloServer",
+            ]
+        ),
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
         .testTarget(
             name: "SiloStoreTests",
-            dependencies: ["SiloCore", "SiloSQLite", "SiloDisk", "SiloHashing", "SiloTesting"]
+            dependencies: [
+                "SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloS3", "SiloHashing", "SiloTesting",
+            ]
         ),
+        .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
+        .testTarget(name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing"]),
         .testTarget(
             name: "SiloMicroHTTPDTests",
             dependencies: ["SiloMicroHTTPD", "SiloHTTP", "SiloCore", "SiloTesting"]
@@ -96,6 +123,11 @@ let package = Package(
             dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
+        .testTarget(
+            name: "SiloCLITests",
+            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(
             name: "SiloStorageTests",
             dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]

@@ -1,9 +1,11 @@
+public import SiloCore
+
 /// The one error type of SiloAuth: why a credential was refused, or why auth configuration could not be loaded.
 ///
 /// The message names the problem (the claim, the key id, the file) and never contains the token, a secret or an
 /// admin key, so the error can be logged and returned to the client as is. Every code except
 /// ``Code-swift.struct/invalidConfiguration`` means "this request is not authenticated": HTTP 401.
-public struct AuthError: Error, Sendable, CustomStringConvertible {
+public struct AuthError: ChainedError {
     /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Sendable {
@@ -57,24 +59,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String { "\(code): \(message)" }
-
     /// The status a server answers with: 401 for a refused credential, 500 for broken configuration.
     public var httpStatus: Int { code == .invalidConfiguration ? 500 : 401 }
 
-    /// The message followed by the chain of causes, for logs.
-    public func detailedDescription() -> String {
-        var text = "\(code): \(message) (\(file):\(line))"
-        var next: (any Error)? = cause
-        while let current = next {
-            if let auth = current as? AuthError {
-                text += "\n  caused by \(auth.code): \(auth.message) (\(auth.file):\(auth.line))"
-                next = auth.cause
-            } else {
-                text += "\n  caused by \(current)"
-                next = nil
-            }
-        }
-        return text
-    }
 }

@@ -25,6 +25,14 @@ final class CurlEasy {
         errorBuffer.deallocate()
     }
 
+    /// Clears every option for the next transfer but keeps the handle's open connections and caches, so the next
+    /// request to the same host reuses a kept-alive connection.
+    func reset() throws(CurlError) {
+        curl_easy_reset(handle)
+        errorBuffer[0] = 0
+        try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+    }
+
     /// The message libcurl left for the last failure, or its generic text for `code`.
     func message(for code: CURLcode) -> String {
         let detail = String(cString: errorBuffer)

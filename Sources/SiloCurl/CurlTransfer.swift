@@ -5,9 +5,11 @@ enum CurlTransfer {
     /// Configures a fresh easy handle for `request`, runs it, and returns the final status. Throws what a handler
     /// threw, `CancellationError` if `control` aborted it, or a `CurlError`.
     static func run(
-        _ request: CurlRequest, handler: any CurlResponseHandler, control: CurlTransferControl
+        _ request: CurlRequest, handler: any CurlResponseHandler, control: CurlTransferControl,
+        pool: CurlHandlePool? = nil
     ) throws -> Int {
-        let easy = try CurlEasy()
+        let easy = try pool?.checkOut() ?? CurlEasy()
+        defer { pool?.checkIn(easy) }
         let source = try CurlBodySource(request.body)
         let context = CurlTransferContext(handler: handler, control: control, source: source)
         // Passed unretained: `context` outlives `perform()` (withExtendedLifetime below), the only time libcurl

@@ -13,6 +13,9 @@ public final class DiskBlobStore: BlobStore {
     private let syscalls: Syscalls
 
     /// Opens (creating if needed) a blob store rooted at `root`, e.g. `<data>/blobs`.
+    /// An open descriptor keeps an unlinked file readable.
+    public var readersSurviveDeletion: Bool { true }
+
     public convenience init(root: String) throws {
         try self.init(root: root, syscalls: .system)
     }

@@ -1,73 +1,131 @@
 import Dispatch
+import Foundation
+import SiloAuth
+import SiloCLI
 import SiloCore
-import SiloDisk
 import SiloHTTP
 import SiloMicroHTTPD
-import SiloSQLite
 import SiloServer
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `silo serve`: composes the embedded backends (SQLite + local disk), the v0 application and the HTTP transport,
-/// and runs until SIGINT/SIGTERM, then drains requests in flight and exits 0.
-enum ServeCommand {
-    static func run(_ arguments: [String]) -> Int32 {
-        let options: ServeOptions
-        do {
-            guard let parsed = try ServeOptions.parse(arguments) else {
-                writeOut(ServeOptions.help)
-                return 0
-            }
-            options = parsed
-        } catch {
-            writeError("silo serve: \(error.message)\n")
-            return 64
-        }
-        guard options.isLoopback || options.insecureAllowAll else {
-            writeError(
-                """
-                silo serve: refusing to bind \(options.host): there is no rules engine yet, so every request is allowed.
-                Bind a loopback address, or pass --insecure-allow-all if that is really what you want.
+/// and runs until SIGINT/SIGTERM, then drains requests in flight and exits 0. With `--import DIR` it loads an
+/// emulator export once the listener is up; with `--export-on-exit` it writes one back before stopping.
+struct ServeCommand: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "serve",
+            abstract:
+                "Serve the Firebase Storage v0 API and the GCS JSON API (metadata in SQLite, bytes on local disk).",
+            discussion: """
+                Every option can also come from the environment (SILO_PORT, SILO_DATA, …; the name in capitals with
+                '-' as '_') or from the config file (~/.config/silo/config or --config FILE, lines like 'port = 9200').
+                Flags win over the environment, which wins over the file; --print-config shows the result.
+                """,
+            options: ServeOptions.definitions, managesSignals: true)
+    }
 
-                """)
+    var options: ServeOptions
+    var values: ParsedValues
+
+    init(from values: ParsedValues) throws {
+        options = try ServeOptions(from: values)
+        self.values = values
+    }
+
+    func validate() throws {
+        if options.exportOnExit && options.importDirectory == nil {
+            throw ValidationError("--export-on-exit needs --import DIR (the directory it exports back to)")
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        if options.printConfig {
+            context.stdout.write(ServeOptions.printConfiguration(values))
+            return
+        }
+        let status = await Self.serve(options, context: context)
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    private static func serve(_ options: ServeOptions, context: CommandContext) async -> Int32 {
+        let logger = Logger(label: "silo")
+        let security: ServeSecurity
+        do {
+            security = try ServeSecurity(options, logger: logger)
+        } catch {
+            writeError("silo serve: \(describe(error))\n")
             return 64
         }
-        let logger = Logger(label: "silo")
+        let server: MicroHTTPDServer
+        let app: SiloServerApp
         do {
             try makeDirectory(options.dataDirectory)
-            let metadata = try SQLiteMetadataStore(path: options.dataDirectory + "/metadata.sqlite")
-            let blobs = try DiskBlobStore(root: options.dataDirectory + "/blobs")
+            let metadata = try Backends.metadata(options.metadataURL, dataDirectory: options.dataDirectory)
+            let blobs = try Backends.blobs(options.blobsURL, dataDirectory: options.dataDirectory)
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
-            let app = SiloServerApp(configuration: configuration, metadata: metadata, blobs: blobs, logger: logger)
+            configuration.openAdminAPI = security.posture.emulatorTokens
+            app = SiloServerApp(
+                configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
+                credentials: security.verifier, logger: logger)
             // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
             _ = app.collectGarbage(graceSeconds: 0)
             var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
             http.threadPoolSize = options.threads
-            let server = try MicroHTTPDServer(handler: app, configuration: http, logger: logger)
-            let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host
-            writeOut(
-                """
-                Silo is serving the Firebase Storage API at http://\(shownHost):\(server.port)
-                  data:    \(options.dataDirectory)
-                  buckets: \(options.buckets.isEmpty ? "any (created on first upload)" : options.buckets.map(\.rawValue).joined(separator: ", "))
-                  access:  ALLOW ALL — no rules engine yet; every request is allowed, as the Firebase emulator with open rules
-                  Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
-
-                """)
-            runUntilSignalled(server: server, app: app, options: options, logger: logger)
-            return 0
+            server = try MicroHTTPDServer(handler: app, configuration: http, logger: logger)
         } catch {
             writeError("silo serve: \(describe(error))\n")
             return 1
         }
+        let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host
+        writeOut(
+            """
+            Silo is serving the Firebase Storage API at http://\(shownHost):\(server.port)
+              data:    \(options.dataDirectory)
+              buckets: \(options.buckets.isEmpty ? "any (created on first upload)" : options.buckets.map(\.rawValue).joined(separator: ", "))
+              rules:   \(options.rulesFile ?? "none")
+            \(security.posture.notices.map { "  note:    \($0)" }.joined(separator: "\n"))
+              Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
+
+            """)
+        let signals = SignalWaiter()
+        let portability = Portability(options: options, port: server.port, stderr: context.stderr)
+        if let directory = options.importDirectory {
+            do {
+                writeOut("silo serve: \(try await portability.importExport(from: directory))\n")
+            } catch {
+                writeError("silo serve: --import \(directory) failed: \(DataPortability.describe(error))\n")
+                server.shutdown(drainTimeout: 0)
+                signals.cancel()
+                return 1
+            }
+        }
+        await runUntilSignalled(server: server, app: app, security: security, options: options, signals: signals)
+        var status: Int32 = 0
+        if options.exportOnExit, let directory = options.importDirectory {
+            do {
+                writeOut("silo serve: \(try await portability.export(to: directory))\n")
+            } catch {
+                writeError("silo serve: --export-on-exit to \(directory) failed: \(DataPortability.describe(error))\n")
+                status = 1
+            }
+        }
+        logger.info(
+            "shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
+        server.shutdown(drainTimeout: options.drainSeconds)
+        logger.info("stopped")
+        return status
     }
 
     private static func describe(_ error: any Error) -> String {
         if let e = error as? StorageError { return e.message }
         if let e = error as? HTTPServerError { return e.message }
+        if let e = error as? AuthError { return e.message }
         return "\(error)"
     }
 
@@ -77,31 +135,105 @@ enum ServeCommand {
         }
     }
 
-    /// Blocks until SIGINT or SIGTERM, running maintenance periodically; then drains and returns.
+    /// Waits for SIGINT or SIGTERM, running maintenance periodically and reloading rules; the listener stays up
+    /// (for `--export-on-exit`) until the caller shuts it down.
     private static func runUntilSignalled(
-        server: MicroHTTPDServer, app: SiloServerApp, options: ServeOptions, logger: Logger
-    ) {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
+        server: MicroHTTPDServer, app: SiloServerApp, security: ServeSecurity, options: ServeOptions,
+        signals: SignalWaiter
+    ) async {
         signal(SIGPIPE, SIG_IGN)
-        let queue = DispatchQueue(label: "silo.signals")
-        let done = DispatchSemaphore(value: 0)
-        let sources = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { done.signal() }
-            source.resume()
-            return source
-        }
+        signal(SIGHUP, SIG_IGN)
         let maintenance = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "silo.maintenance"))
         maintenance.schedule(deadline: .now() + 300, repeating: 300)
         maintenance.setEventHandler { _ = app.collectGarbage(graceSeconds: 24 * 3600) }
         maintenance.resume()
-        done.wait()
-        logger.info(
-            "shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
+        let reloads = DispatchQueue(label: "silo.reload")
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloads)
+        hangup.setEventHandler { security.reload() }
+        hangup.resume()
+        let rulesWatch = DispatchSource.makeTimerSource(queue: reloads)
+        rulesWatch.schedule(deadline: .now() + 1, repeating: 1)
+        rulesWatch.setEventHandler { security.reloadRules() }
+        rulesWatch.resume()
+        await signals.wait()
         maintenance.cancel()
-        server.shutdown(drainTimeout: options.drainSeconds)
-        sources.forEach { $0.cancel() }
-        logger.info("stopped")
+        rulesWatch.cancel()
+        hangup.cancel()
+    }
+}
+
+/// Resumes one waiter when SIGINT or SIGTERM arrives (the signals are ignored from creation on, so none is lost
+/// between startup and the wait).
+///
+/// `@unchecked Sendable`: `sources` is set once in `init` and only cancelled afterwards (DispatchSource's cancel is
+/// thread-safe); all mutable state is behind the mutex.
+private final class SignalWaiter: @unchecked Sendable {
+    private final class Shared: Sendable {
+        let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    }
+    private let shared = Shared()
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let queue = DispatchQueue(label: "silo.signals")
+        let shared = self.shared
+        sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                let waiter = shared.state.withLock { state in
+                    state.signalled = true
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = shared.state.withLock { state in
+                if state.signalled { return true }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func cancel() { sources.forEach { $0.cancel() } }
+
+    deinit { sources.forEach { $0.cancel() } }
+}
+
+/// `--import` / `--export-on-exit` against this server's own listener, as the admin so rules do not apply: `owner`
+/// in emulator mode, else the first key of `--admin-key-file`.
+private struct Portability {
+    let endpoint: String
+    let token: String?
+    let stderr: any OutputSink
+
+    init(options: ServeOptions, port: Int, stderr: any OutputSink) {
+        let host = ["0.0.0.0", "::", ""].contains(options.host) ? "127.0.0.1" : options.host
+        endpoint = host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+        if let path = options.adminKeyFile, let data = FileManager.default.contents(atPath: path) {
+            token = String(decoding: data, as: UTF8.self).split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty && !$0.hasPrefix("#") }
+        } else {
+            token = "owner"
+        }
+        self.stderr = stderr
+    }
+
+    func importExport(from directory: String) async throws -> String {
+        try await DataPortability.importExport(from: directory, endpoint: endpoint, token: token, log: stderr)
+    }
+
+    func export(to directory: String) async throws -> String {
+        try await DataPortability.export(to: directory, endpoint: endpoint, token: token, log: stderr)
     }
 }

@@ -1,92 +1,166 @@
+import Foundation
+import SiloCLI
 import SiloCore
 
-/// The options of `silo serve`, parsed from the command line.
+/// The options of `silo serve`, resolved from flags, then `SILO_*` environment variables, then the config file.
 struct ServeOptions {
     var host = "127.0.0.1"
     var port = 9199
     var dataDirectory = "./silo-data"
     var buckets: [BucketName] = []
     var insecureAllowAll = false
+    /// `sqlite:PATH` (default `sqlite:<data>/metadata.sqlite`) or `postgres://…`.
+    var metadataURL: String?
+    /// `file:PATH` (default `file:<data>/blobs`) or `s3://bucket?endpoint=…&region=…`.
+    var blobsURL: String?
+    var rulesFile: String?
+    var emulator = false
+    var authKeysFile: String?
+    var authSecretFile: String?
+    var adminKeyFile: String?
+    var project: String?
     var threads = 8
     var drainSeconds = 30.0
+    var importDirectory: String?
+    var exportOnExit = false
+    var printConfig = false
 
-    static let help = """
-        Usage: silo serve [options]
-
-        Serves the Firebase Storage v0 API on one listener, storing metadata in SQLite and bytes on local disk.
-
-        Options:
-          --host ADDRESS          address to bind (default 127.0.0.1)
-          --port N                port to bind (default 9199, the Firebase emulator's; 0 picks a free one)
-          --data DIR              where metadata and blobs live (default ./silo-data)
-          --bucket NAME           serve only this bucket (repeatable); without it any bucket name is served
-                                  and created on first upload, as the Firebase emulator does
-          --insecure-allow-all    allow everything on a non-loopback address (no rules engine yet)
-          --threads N             request threads (default 8; handlers block on disk and SQLite)
-          --drain-seconds S       how long SIGINT/SIGTERM waits for requests in flight (default 30)
-          -h, --help              show this text
-
-        """
-
-    struct UsageError: Error { let message: String }
-
-    static func parse(_ arguments: [String]) throws(UsageError) -> ServeOptions? {
-        var options = ServeOptions()
-        var i = 0
-        func value(_ flag: String) throws(UsageError) -> String {
-            i += 1
-            guard i < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
-            return arguments[i]
+    /// Every option, with its environment variable `SILO_<NAME>` and config-file key `<name>`.
+    static let definitions: [OptionDefinition] =
+        ([
+            .value("host", valueName: "ADDRESS", help: "address to bind", defaultValue: "127.0.0.1"),
+            .value(
+                "port", valueName: "N", help: "port to bind (9199 is the Firebase emulator's; 0 picks a free one)",
+                defaultValue: "9199"),
+            .value("data", valueName: "DIR", help: "where metadata and blobs live", defaultValue: "./silo-data"),
+            .repeating(
+                "bucket", valueName: "NAME",
+                help:
+                    "serve only this bucket; without it any bucket name is served and created on first upload, as the Firebase emulator does"
+            ),
+            .value(
+                "metadata", valueName: "URL",
+                help:
+                    "metadata store: sqlite:PATH (default sqlite:DIR/metadata.sqlite) or postgres://user:pass@host:port/db (nodes can share one)"
+            ),
+            .value(
+                "blobs", valueName: "URL",
+                help:
+                    "blob store: file:PATH (default file:DIR/blobs) or s3://bucket?endpoint=URL&region=R (credentials from AWS_* variables)"
+            ),
+            .value(
+                "rules", valueName: "FILE",
+                help:
+                    "enforce these Firebase Security Rules (reloaded on SIGHUP and when the file changes; a file that fails to compile keeps the old rules)"
+            ),
+            .flag(
+                "emulator",
+                help:
+                    "Firebase emulator token handling: unsigned tokens accepted without verification, 'owner' is the admin (the default on loopback without --rules)"
+            ),
+            .value(
+                "auth-keys", valueName: "FILE",
+                help: "verify Firebase ID tokens (RS256) with this JWKS or X.509-certificate JSON file"),
+            .value(
+                "auth-secret", valueName: "FILE",
+                help: "verify self-issued tokens (HS256) with the secret in this file (see 'silo token')"),
+            .value(
+                "admin-key-file", valueName: "FILE",
+                help: "admin keys, one per line: 'Authorization: Bearer <key>' bypasses rules"),
+            .value(
+                "project", valueName: "ID",
+                help:
+                    "Firebase project id tokens must be issued for (default: from the first --bucket, else demo-project)"
+            ),
+            .flag("insecure-allow-all", help: "allow every request on a non-loopback address without rules"),
+            .value(
+                "threads", valueName: "N", help: "request threads (handlers block on disk and SQLite)",
+                defaultValue: "8"),
+            .value(
+                "drain-seconds", valueName: "S", help: "how long SIGINT/SIGTERM waits for requests in flight",
+                defaultValue: "30"),
+            .value(
+                "import", valueName: "DIR",
+                help:
+                    "load this Firebase emulator export (firebase-export-metadata.json layout) once the listener is up"),
+            .flag(
+                "export-on-exit",
+                help:
+                    "on SIGINT/SIGTERM, export everything to the --import DIR before exiting (written to a temporary directory, then renamed)"
+            ),
+            .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
+        ] as [OptionDefinition]).map { option in
+            var option = option
+            if option.name != "print-config" {
+                option.environment = "SILO_" + option.name.uppercased().replacingOccurrences(of: "-", with: "_")
+                option.configurable = true
+            }
+            return option
         }
-        while i < arguments.count {
-            var argument = arguments[i]
-            var inline: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                inline = String(argument[argument.index(after: eq)...])
-                argument = String(argument[..<eq])
+
+    init() {}
+
+    init(from values: ParsedValues) throws {
+        host = values.value("host") ?? host
+        port = try values.integer("port", in: 0...65535) ?? port
+        dataDirectory = values.value("data") ?? dataDirectory
+        for text in values.values("bucket") {
+            do { buckets.append(try BucketName(text)) } catch {
+                throw ValidationError("--bucket: \((error as? StorageError)?.message ?? "\(error)")")
             }
-            func next() throws(UsageError) -> String {
-                if let inline { return inline }
-                return try value(argument)
-            }
-            switch argument {
-            case "-h", "--help": return nil
-            case "--host": options.host = try next()
-            case "--port":
-                let text = try next()
-                guard let port = Int(text), (0...65535).contains(port) else {
-                    throw UsageError(message: "--port must be 0–65535, not '\(text)'")
-                }
-                options.port = port
-            case "--data": options.dataDirectory = try next()
-            case "--bucket":
-                let text = try next()
-                do { options.buckets.append(try BucketName(text)) } catch {
-                    throw UsageError(message: "--bucket: \((error as? StorageError)?.message ?? "\(error)")")
-                }
-            case "--insecure-allow-all": options.insecureAllowAll = true
-            case "--threads":
-                let text = try next()
-                guard let n = Int(text), (1...256).contains(n) else {
-                    throw UsageError(message: "--threads must be 1–256, not '\(text)'")
-                }
-                options.threads = n
-            case "--drain-seconds":
-                let text = try next()
-                guard let s = Double(text), s >= 0 else {
-                    throw UsageError(message: "--drain-seconds must be a number ≥ 0")
-                }
-                options.drainSeconds = s
-            default:
-                throw UsageError(message: "unknown option '\(argument)' for 'silo serve'")
-            }
-            i += 1
         }
-        return options
+        insecureAllowAll = try values.flag("insecure-allow-all")
+        metadataURL = values.value("metadata")
+        blobsURL = values.value("blobs")
+        rulesFile = values.value("rules")
+        emulator = try values.flag("emulator")
+        authKeysFile = values.value("auth-keys")
+        authSecretFile = values.value("auth-secret")
+        adminKeyFile = values.value("admin-key-file")
+        project = values.value("project")
+        threads = try values.integer("threads", in: 1...256) ?? threads
+        if let text = values.value("drain-seconds") {
+            guard let seconds = Double(text), seconds >= 0 else {
+                throw ValidationError("--drain-seconds must be a number ≥ 0")
+            }
+            drainSeconds = seconds
+        }
+        importDirectory = values.value("import")
+        exportOnExit = try values.flag("export-on-exit")
+        printConfig = try values.flag("print-config")
     }
 
-    /// Loopback addresses, where allow-all is the emulator's normal mode.
-    var isLoopback: Bool {
-        host == "127.0.0.1" || host == "::1" || host == "localhost" || host.hasPrefix("127.")
+    /// The Firebase project id: `--project`, else the first bucket's `<project>.appspot.com` /
+    /// `<project>.firebasestorage.app` prefix, else `demo-project` (the emulator's default).
+    var projectID: String {
+        if let project { return project }
+        if let first = buckets.first?.rawValue {
+            for suffix in [".appspot.com", ".firebasestorage.app"] where first.hasSuffix(suffix) {
+                return String(first.dropLast(suffix.count))
+            }
+        }
+        return "demo-project"
+    }
+
+    /// `--print-config`: one `key = value` line per option (a valid config file), with where it came from.
+    static func printConfiguration(_ values: ParsedValues) -> String {
+        var text = ""
+        for option in definitions where option.name != "print-config" {
+            let (resolved, source) = values.resolved(option.name)
+            let shown: String
+            switch option.kind {
+            case .flag:
+                shown =
+                    resolved.last.map { ["true", "yes", "1", "on"].contains($0.lowercased()) } == true
+                    ? "true" : "false"
+            case .value: shown = resolved.last ?? ""
+            case .repeating: shown = resolved.joined(separator: ", ")
+            }
+            let line = "\(option.name) = \(shown)"
+            text += line.padding(toLength: max(line.count + 2, 40), withPad: " ", startingAt: 0) + "# \(source)\n"
+        }
+        let path = values.config.path
+        if !path.isEmpty && FileManager.default.fileExists(atPath: path) { text += "# config file: \(path)\n" }
+        return text
     }
 }

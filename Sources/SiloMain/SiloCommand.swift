@@ -1,37 +1,32 @@
+import Dispatch
+import SiloCLI
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Dispatches `silo <command>`. The full command-line interface (client commands, config files) is issue 6; this
-/// covers `serve` and help.
+/// Runs `silo <command>` through the command line in `SiloCLI`, with `serve` (which owns the backends) registered
+/// into its command tree. `CLI.main` prints help and errors itself and returns the exit status.
 enum SiloCommand {
-    static let usage = """
-        Silo — a self-hosted Cloud Storage for Firebase.
-
-        Usage:
-          silo serve [options]     run the storage server (default: 127.0.0.1:9199, data in ./silo-data)
-          silo help                show this text
-
-        Run 'silo serve --help' for the server's options.
-
-        """
-
     static func main(_ arguments: [String]) -> Never {
-        let rest = Array(arguments.dropFirst())
-        guard let command = rest.first else {
-            writeError(usage)
-            exit(64)
+        CLI.register(serve: ServeCommand.self)
+        exit(runCLI(Array(arguments.dropFirst())))
+    }
+
+    /// Runs `CLI.main` on the cooperative pool and blocks the main thread (never a pool thread) until it is done.
+    private static func runCLI(_ arguments: [String]) -> Int32 {
+        let done = DispatchSemaphore(value: 0)
+        let status = Mutex<Int32>(1)
+        Task.detached {
+            let code = await CLI.main(
+                arguments: arguments, stdout: FileDescriptorSink.standardOutput,
+                stderr: FileDescriptorSink.standardError, handlesSignals: true)
+            status.withLock { $0 = code.rawValue }
+            done.signal()
         }
-        switch command {
-        case "serve":
-            exit(ServeCommand.run(Array(rest.dropFirst())))
-        case "help", "--help", "-h":
-            writeOut(usage)
-            exit(0)
-        default:
-            writeError("silo: unknown command '\(command)'. Run 'silo help'.\n")
-            exit(64)
-        }
+        done.wait()
+        return status.withLock { $0 }
     }
 }
 

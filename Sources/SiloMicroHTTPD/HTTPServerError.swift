@@ -1,3 +1,5 @@
+public import SiloCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -5,7 +7,7 @@ import Darwin
 #endif
 
 /// The one error type of SiloMicroHTTPD: a code, a message naming the address or call, and a cause.
-public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+public struct HTTPServerError: ChainedError {
     /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Sendable {
@@ -42,14 +44,6 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String { "\(code): \(message)" }
-
-    /// The message followed by the chain of causes, for logs.
-    public func detailedDescription() -> String {
-        var text = "\(code): \(message) (\(file):\(line))"
-        if let cause { text += "\n  caused by \(cause)" }
-        return text
-    }
 }
 
 /// An errno value with the C library's text for it, as the cause of an ``HTTPServerError``.

@@ -8,13 +8,15 @@ final class ObjectService: Sendable {
     let metadata: any MetadataStore
     let blobs: any BlobStore
     let policy: any AccessPolicy
+    let credentials: any CredentialVerifier
     let logger: Logger
     let smallBlobs: SmallBlobCache
 
     init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
-        logger: Logger
+        credentials: any CredentialVerifier, logger: Logger
     ) {
+        self.credentials = credentials
         self.configuration = configuration
         self.metadata = metadata
         self.blobs = blobs
@@ -105,8 +107,10 @@ final class ObjectService: Sendable {
     }
 
     /// Deletes the blob of a version the store has just replaced or deleted — unless the bucket keeps it as a
-    /// noncurrent version.
+    /// noncurrent version, or the blob store cannot keep it readable for downloads already under way (then the
+    /// collector deletes it after its grace period; the store has it on the garbage list).
     func release(_ version: ObjectRecord) {
+        guard blobs.readersSurviveDeletion else { return }
         do {
             guard try metadata.object(version.bucket, version.name, generation: version.generation) == nil else {
                 return

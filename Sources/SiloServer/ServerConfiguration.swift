@@ -18,8 +18,9 @@ public struct ServerConfiguration: Sendable {
     public var garbageGraceSeconds: Int64 = 24 * 3600
     /// How often the background collector runs.
     public var maintenanceIntervalSeconds: Double = 300
-    /// Treat `Bearer owner` / `Firebase owner` as the admin (the Firebase emulator's convention).
-    public var emulatorAdminCredentials = true
+    /// Emulator mode: the GCS JSON API serves every caller as the admin, as the Firebase emulator does (its GCS
+    /// clients cannot send `owner`). Off, the GCS JSON API needs admin credentials.
+    public var openAdminAPI = true
     /// Reject v0 uploads whose JSON `md5Hash` does not match the data (off by default: iOS re-sends old hashes).
     public var strictV0Checksums = false
 

@@ -1,3 +1,4 @@
+public import SiloAuth
 public import SiloCore
 public import SiloHTTP
 import SiloWire
@@ -14,10 +15,12 @@ public final class SiloServerApp: HTTPHandler {
 
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
-        policy: any AccessPolicy = AllowAllPolicy(), logger: Logger
+        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
+        logger: Logger
     ) {
         service = ObjectService(
-            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: logger)
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            logger: logger)
         firebase = FirebaseRoutes(service: service, registry: registry)
         gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
         gcsBuckets = GCSBucketRoutes(service: service)
@@ -38,9 +41,15 @@ public final class SiloServerApp: HTTPHandler {
     }
 
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {
-        let context = RequestContext(head: head, emulatorAdmin: service.configuration.emulatorAdminCredentials)
         let route: Route
-        do { route = try Route.parse(head.rawPath) } catch { return .respond(Reply.firebaseError(error)) }
+        let context: RequestContext
+        do {
+            route = try Route.parse(head.rawPath)
+            context = try RequestContext(head: head, credentials: service.credentials)
+        } catch {
+            // A refused credential is a 401 in the shape of the API the request was for.
+            return .respond(head.rawPath.hasPrefix("/v0/") ? Reply.firebaseError(error) : Reply.gcsError(error))
+        }
         switch route {
         case .probe:
             return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
@@ -50,7 +59,7 @@ public final class SiloServerApp: HTTPHandler {
             return firebase.object(context, bucket, name)
         case .internalReset:
             guard head.method == "POST" else { break }
-            guard context.principal?.isAdmin == true || service.policy is AllowAllPolicy else {
+            guard context.principal?.isAdmin == true || service.configuration.openAdminAPI else {
                 return .respond(Reply.firebaseError(StorageError(.permissionDenied, "Missing admin credentials.")))
             }
             do {
@@ -72,7 +81,7 @@ public final class SiloServerApp: HTTPHandler {
     /// The GCS JSON API is for admin tooling: in emulator mode every caller is the admin (as in the Firebase
     /// emulator, whose GCS clients cannot send `owner`); otherwise admin credentials are required.
     private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        guard service.configuration.emulatorAdminCredentials || context.principal?.isAdmin == true else {
+        guard service.configuration.openAdminAPI || context.principal?.isAdmin == true else {
             let error =
                 context.principal == nil
                 ? StorageError(.unauthenticated, "Anonymous caller does not have access to the GCS JSON API.")

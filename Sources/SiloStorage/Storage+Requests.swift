@@ -73,7 +73,8 @@ extension Storage {
         }
     }
 
-    /// Runs `attempt` until it returns a non-retryable response or error, sleeping per `RetryBackoff`.
+    /// Runs `attempt` until it returns a non-retryable response or error, sleeping per `RetryBackoff`. A retryable
+    /// failure when the budget allows no further attempt throws `StorageError.retryLimitExceeded`.
     func withRetry(
         budget: TimeInterval, _ attempt: @Sendable () async throws -> StorageHTTPResponse
     ) async throws -> StorageHTTPResponse {
@@ -85,19 +86,18 @@ extension Storage {
                 let d = ContinuousClock.now - start
                 return TimeInterval(d.components.seconds) + TimeInterval(d.components.attoseconds) / 1e18
             }
+            let delay: TimeInterval?
             do {
                 let response = try await attempt()
-                guard RetryBackoff.isRetryable(status: response.status),
-                    let delay = backoff.delay(
-                        elapsed: elapsed(), retryAfter: response.header("Retry-After").flatMap(TimeInterval.init))
-                else { return response }
-                try await Task.sleep(for: .seconds(delay))
+                guard RetryBackoff.isRetryable(status: response.status) else { return response }
+                delay = backoff.delay(
+                    elapsed: elapsed(), retryAfter: response.header("Retry-After").flatMap(TimeInterval.init))
             } catch {
-                guard RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: elapsed()) else {
-                    throw error
-                }
-                try await Task.sleep(for: .seconds(delay))
+                guard RetryBackoff.isRetryable(error) else { throw error }
+                delay = backoff.delay(elapsed: elapsed())
             }
+            guard let delay else { throw StorageError.retryLimitExceeded }
+            try await Task.sleep(for: .seconds(delay))
         }
     }
 

@@ -54,12 +54,29 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
                 if Task.isCancelled { return }
                 let d = ContinuousClock.now - started
                 let elapsed = TimeInterval(d.components.seconds) + TimeInterval(d.components.attoseconds) / 1e18
-                if RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: elapsed) {
-                    try? await Task.sleep(for: .seconds(delay))
-                    continue
+                let failure: StorageError
+                if let http = error as? DownloadReceiver.Failure {
+                    // 408/502/503/504 are retried like any request (honouring `Retry-After`); others map at once.
+                    if RetryBackoff.isRetryable(status: http.status) {
+                        if let delay = backoff.delay(elapsed: elapsed, retryAfter: http.retryAfter) {
+                            try? await Task.sleep(for: .seconds(delay))
+                            continue
+                        }
+                        failure = .retryLimitExceeded
+                    } else {
+                        failure = .http(
+                            status: http.status, body: http.body, bucket: reference.bucket, object: reference.fullPath)
+                    }
+                } else if RetryBackoff.isRetryable(error) {
+                    if let delay = backoff.delay(elapsed: elapsed) {
+                        try? await Task.sleep(for: .seconds(delay))
+                        continue
+                    }
+                    failure = .retryLimitExceeded
+                } else {
+                    failure = .transport(error, bucket: reference.bucket, object: reference.fullPath)
                 }
-                workerFinished(
-                    w, .failure(StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)))
+                workerFinished(w, .failure(failure))
                 return
             }
         }
@@ -79,10 +96,7 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
         try await storage.transport.stream(
             StorageHTTPRequest(method: "GET", url: url, headers: headers), timeout: storage.maxDownloadRetryTime,
             receiver: receiver, sent: nil)
-        if let failure = receiver.failure {
-            throw StorageError.http(
-                status: failure.status, body: failure.body, bucket: reference.bucket, object: reference.fullPath)
-        }
+        if let failure = receiver.failure { throw failure }
     }
 
     /// Opens the partial file at the bytes already received (creating directories as needed); returns that count.
@@ -175,9 +189,11 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
 
 /// Feeds one download response into its task.
 final class DownloadReceiver: StorageResponseReceiver {
-    struct Failure: Sendable {
+    /// A non-2xx response: its status, the start of its body, and its `Retry-After` in seconds.
+    struct Failure: Error, Sendable {
         var status: Int
         var body = Data()
+        var retryAfter: TimeInterval?
     }
     private let state = Mutex<Failure?>(nil)
     let task: StorageDownloadTask
@@ -194,7 +210,8 @@ final class DownloadReceiver: StorageResponseReceiver {
 
     func receive(head: StorageHTTPResponseHead) throws {
         guard (200..<300).contains(head.status) else {
-            state.withLock { $0 = Failure(status: head.status) }
+            let retryAfter = head.header("Retry-After").flatMap(TimeInterval.init)
+            state.withLock { $0 = Failure(status: head.status, retryAfter: retryAfter) }
             return
         }
         let length = head.header("Content-Length").flatMap(Int64.init)

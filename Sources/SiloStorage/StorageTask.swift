@@ -23,6 +23,12 @@ public class StorageTask: @unchecked Sendable {
         var machine = TransferStateMachine()
         /// In registration order, so handlers for one event run in the order they were added.
         var observers: [Observer] = []
+        /// Handles removed explicitly. Events are queued with the observers of the moment, so each handler is checked
+        /// against this set again right before it runs: a removed handler never runs after its removal returns.
+        var removed: Set<StorageHandle> = []
+        /// Handle and status of the observers a final event dropped (their handlers are released), so that removing
+        /// "all" observers still reaches events queued for them before the task finished.
+        var retired: [(handle: StorageHandle, status: StorageTaskStatus)] = []
         var completed: Int64 = 0
         var total: Int64 = -1
         var lastReported: Int64 = -1
@@ -108,10 +114,16 @@ public class StorageTask: @unchecked Sendable {
 
     private func fire(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue) {
         if status == .progress { core.lastReported = core.completed }
-        let handlers = core.observers.filter { $0.status == status }.map(\.handler)
-        guard !handlers.isEmpty else { return }
+        let observers = core.observers.filter { $0.status == status }
+        guard !observers.isEmpty else { return }
         let snapshot = makeSnapshot(core, status: status)
-        queue.async { for handler in handlers { handler(snapshot) } }
+        queue.async {
+            for observer in observers where !self.isRemoved(observer.handle) { observer.handler(snapshot) }
+        }
+    }
+
+    func isRemoved(_ handle: StorageHandle) -> Bool {
+        core.withLock { $0.removed.contains(handle) }
     }
 
     private func finish(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue) {
@@ -119,6 +131,7 @@ public class StorageTask: @unchecked Sendable {
         let snapshot = makeSnapshot(core, status: status)
         if let completion = core.completion { queue.async { completion(snapshot) } }
         core.completion = nil
+        core.retired += core.observers.map { ($0.handle, $0.status) }
         core.observers.removeAll()
         try? core.file?.close()
         core.file = nil
@@ -171,7 +184,7 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
         core.withLock { core in
             if core.machine.replays(status) {
                 let snapshot = makeSnapshot(core, status: status)
-                queue.async { handler(snapshot) }
+                queue.async { if !self.isRemoved(handle) { handler(snapshot) } }
             }
             if !core.machine.isTerminal {
                 core.observers.append(Observer(handle: handle, status: status, handler: handler))
@@ -180,17 +193,31 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
         return handle
     }
 
-    /// Unknown handles are ignored.
+    /// Unknown handles are ignored. Once this returns the handler is not called again, even for an event that was
+    /// already queued on the callback queue (or a pending replay).
     public func removeObserver(withHandle handle: StorageHandle) {
-        core.withLock { $0.observers.removeAll { $0.handle == handle } }
+        core.withLock { core in
+            core.observers.removeAll { $0.handle == handle }
+            core.removed.insert(handle)
+        }
     }
 
+    /// Removes the observers of `status`; like `removeObserver(withHandle:)`, queued events skip them.
     public func removeAllObservers(for status: StorageTaskStatus) {
-        core.withLock { $0.observers.removeAll { $0.status == status } }
+        core.withLock { core in
+            for observer in core.observers where observer.status == status { core.removed.insert(observer.handle) }
+            for observer in core.retired where observer.status == status { core.removed.insert(observer.handle) }
+            core.observers.removeAll { $0.status == status }
+        }
     }
 
+    /// Removes every observer; like `removeObserver(withHandle:)`, queued events skip them.
     public func removeAllObservers() {
-        core.withLock { $0.observers.removeAll() }
+        core.withLock { core in
+            for observer in core.observers { core.removed.insert(observer.handle) }
+            for observer in core.retired { core.removed.insert(observer.handle) }
+            core.observers.removeAll()
+        }
     }
 
     /// Starts the transfer; the factory methods already call it, and later calls do nothing.

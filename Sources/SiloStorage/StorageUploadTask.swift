@@ -115,15 +115,21 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
                 let retryable =
                     RetryBackoff.isRetryable(status: response.status)
                     || (uploadStatus == "active" && (400..<500).contains(response.status) && response.status != 404)
-                guard retryable, let delay = backoff.delay(elapsed: seconds(since: started)) else {
+                guard retryable else {
                     throw StorageError.http(
                         status: response.status, body: response.body, bucket: reference.bucket,
                         object: reference.fullPath)
                 }
+                let retryAfter = response.header("Retry-After").flatMap(TimeInterval.init)
+                guard let delay = backoff.delay(elapsed: seconds(since: started), retryAfter: retryAfter) else {
+                    throw StorageError.retryLimitExceeded
+                }
                 try await Task.sleep(for: .seconds(delay))
             } catch {
-                guard RetryBackoff.isRetryable(error), let delay = backoff.delay(elapsed: seconds(since: started))
-                else { throw error }
+                guard RetryBackoff.isRetryable(error) else { throw error }
+                guard let delay = backoff.delay(elapsed: seconds(since: started)) else {
+                    throw StorageError.retryLimitExceeded
+                }
                 try await Task.sleep(for: .seconds(delay))
             }
             let status = try await query(sessionURL, budget: budget)

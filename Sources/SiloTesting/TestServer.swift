@@ -1,8 +1,7 @@
 import Foundation
+public import SiloAuth
 public import SiloCore
-import SiloDisk
 import SiloMicroHTTPD
-import SiloSQLite
 public import SiloServer
 
 #if canImport(Glibc)
@@ -27,21 +26,23 @@ public final class TestServer {
 
     public init(
         backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
-        policy: any AccessPolicy = AllowAllPolicy(), directory reuse: TemporaryDirectory? = nil
+        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
+        directory reuse: TemporaryDirectory? = nil
     ) throws {
         switch backend {
         case .embedded:
             let directory = try reuse ?? TemporaryDirectory()
             self.directory = directory
-            metadata = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
-            blobs = try DiskBlobStore(root: directory.path + "/blobs")
+            metadata = try StorePair.metadata(directory)
+            blobs = try StorePair.blobs(directory)
         case .memory:
             directory = nil
             metadata = InMemoryMetadataStore()
             blobs = InMemoryBlobStore()
         }
         app = SiloServerApp(
-            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, logger: .disabled)
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            logger: .disabled)
         var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
         http.threadPoolSize = 4
         self.http = try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)

@@ -91,6 +91,30 @@ import Testing
         }
     }
 
+    @Test func aReusingClientServesManyRequestsAndSurvivesAnAbortedOne() async throws {
+        try await put("small", count: 10_000)
+        try await put("big", count: 8 << 20)
+        let client = CurlClient(reuseConnections: true, maxIdleConnections: 2)
+        for round in 0..<30 {
+            if round == 10 {
+                // An aborted transfer leaves its connection unusable; the handle must still work afterwards.
+                #expect(throws: CurlBodyLimitExceeded.self) {
+                    _ = try client.performBuffered(CurlRequest(url: "\(base)/big?alt=media"), bodyLimit: 1000)
+                }
+            }
+            let reply = try client.performBuffered(CurlRequest(url: "\(base)/small?alt=media"), bodyLimit: 20_000)
+            #expect(reply.status == 200 && reply.body == Array(repeating: 7, count: 10_000))
+        }
+        // Handles on several threads at once, more than the pool keeps.
+        let url = "\(base)/small?alt=media"
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 {
+                group.addTask { try await client.perform(CurlRequest(url: url), handler: Collector()) }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+    }
+
     private func put(_ name: String, count: Int) async throws {
         let status = try await CurlClient().perform(
             CurlRequest(

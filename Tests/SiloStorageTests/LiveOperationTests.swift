@@ -6,7 +6,8 @@ import Testing
 @testable import SiloStorage
 
 /// Request/response operations against a live Silo.
-@Suite struct LiveOperationTests {
+/// A hung transfer fails the test after the time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(3))) struct LiveOperationTests {
     let live: Live
     init() throws { live = try Live() }
     var root: StorageReference { live.storage.reference() }

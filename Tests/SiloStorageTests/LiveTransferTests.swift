@@ -5,7 +5,8 @@ import Testing
 @testable import SiloStorage
 
 /// Upload and download tasks against a live Silo: observers, progress, pause/resume/cancel, maxSize, files.
-@Suite struct LiveTransferTests {
+/// A hung transfer fails the test after the time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(3))) struct LiveTransferTests {
     let live: Live
     init() throws { live = try Live() }
     var root: StorageReference { live.storage.reference() }

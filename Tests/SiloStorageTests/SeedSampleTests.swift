@@ -25,7 +25,8 @@ final class UIImageView: Sendable {
     }
 }
 
-@Suite struct SeedSampleTests {
+/// A hung transfer fails the test after the time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(3))) struct SeedSampleTests {
     let live: Live
     let storage: Storage
     let storageRef: StorageReference

@@ -39,11 +39,14 @@ public struct AccessRequest: Sendable {
     /// The object as it would be after a write (`request.resource`): fields and size.
     public var proposedFields: ObjectFields?
     public var proposedSize: Int64?
+    /// Size and checksums of the bytes an upload would store (`request.resource.md5Hash` and `crc32c`).
+    public var proposedBlob: BlobSummary?
     public var time: Timestamp
 
     public init(
         operation: Operation, bucket: BucketName, path: String, principal: Principal?, resource: ObjectRecord? = nil,
-        proposedFields: ObjectFields? = nil, proposedSize: Int64? = nil, time: Timestamp
+        proposedFields: ObjectFields? = nil, proposedSize: Int64? = nil, proposedBlob: BlobSummary? = nil,
+        time: Timestamp
     ) {
         self.operation = operation
         self.bucket = bucket
@@ -51,7 +54,8 @@ public struct AccessRequest: Sendable {
         self.principal = principal
         self.resource = resource
         self.proposedFields = proposedFields
-        self.proposedSize = proposedSize
+        self.proposedSize = proposedSize ?? proposedBlob?.size
+        self.proposedBlob = proposedBlob
         self.time = time
     }
 }

@@ -1,5 +1,5 @@
 /// The one error type of SiloCore and of every store: a code, a message that names the object, and a cause.
-public struct StorageError: Error, Sendable, CustomStringConvertible {
+public struct StorageError: ChainedError {
     /// An extensible set of error codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Sendable {
@@ -48,21 +48,4 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String { "\(code): \(message)" }
-
-    /// The message followed by the chain of causes, for logs.
-    public func detailedDescription() -> String {
-        var text = "\(code): \(message) (\(file):\(line))"
-        var next: (any Error)? = cause
-        while let current = next {
-            if let storage = current as? StorageError {
-                text += "\n  caused by \(storage.code): \(storage.message) (\(storage.file):\(storage.line))"
-                next = storage.cause
-            } else {
-                text += "\n  caused by \(current)"
-                next = nil
-            }
-        }
-        return text
-    }
 }

@@ -9,6 +9,14 @@ public protocol BlobStore: Sendable {
     func openReader(_ id: BlobID) throws -> any BlobReader
     /// Deletes the blob; a missing blob is not an error.
     func deleteBlob(_ id: BlobID) throws
+    /// Whether a reader that opened a blob keeps reading it after `deleteBlob` (POSIX files do; S3 objects do
+    /// not). When false, the server leaves replaced blobs to the collector's grace period instead of deleting
+    /// them at once, so downloads of the previous version in flight finish.
+    var readersSurviveDeletion: Bool { get }
+}
+
+extension BlobStore {
+    public var readersSurviveDeletion: Bool { false }
 }
 
 public protocol BlobWriter: AnyObject {

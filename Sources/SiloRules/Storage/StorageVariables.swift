@@ -50,14 +50,18 @@ final class StorageVariables {
             return .map(map)
         case .create:
             guard access.proposedFields != nil || access.proposedSize != nil else { return .null }
-            // A new generation: the bytes' hashes are not part of AccessRequest, so md5Hash, crc32c and etag are
-            // absent (⊥ if a rule reads them).
+            // A new generation: md5Hash and crc32c come from the bytes received; etag depends on the generation the
+            // store has not assigned yet, so it is absent (⊥ if a rule reads it).
             let fields = access.proposedFields ?? ObjectFields()
             let now = StorageVariables.time(access.time)
             var map = StorageVariables.fieldMap(fields)
             map["name"] = .string(access.path)
             map["bucket"] = .string(access.bucket.rawValue)
             map["size"] = .int(access.proposedSize ?? 0)
+            if let blob = access.proposedBlob {
+                map["md5Hash"] = .string(Base64.encode(blob.md5))
+                map["crc32c"] = .string(StorageVariables.crc32cText(blob.crc32c))
+            }
             map["generation"] = .int(access.time.microseconds)
             map["metageneration"] = .int(1)
             map["timeCreated"] = .timestamp(now)
@@ -96,11 +100,14 @@ final class StorageVariables {
         map["timeCreated"] = .timestamp(time(o.timeCreated))
         map["updated"] = .timestamp(time(o.updated))
         map["md5Hash"] = .string(Base64.encode(o.blob.md5))
-        let c = o.blob.crc32c
-        map["crc32c"] = .string(
-            Base64.encode([UInt8(c >> 24), UInt8(c >> 16 & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c & 0xFF)]))
+        map["crc32c"] = .string(crc32cText(o.blob.crc32c))
         map["etag"] = .string(o.etag)
         return map
+    }
+
+    /// GCS's form: base64 of the big-endian 4 bytes.
+    static func crc32cText(_ c: UInt32) -> String {
+        Checksums.crc32cBase64(c)
     }
 
     /// JSON claims to rules values: integral numbers become ints, others floats.

@@ -8,11 +8,13 @@ struct RequestContext {
     let principal: Principal?
     let time: Timestamp
 
-    init(head: HTTPRequestHead, emulatorAdmin: Bool) {
+    /// Throws `.unauthenticated` when the request carries a credential that is not acceptable.
+    init(head: HTTPRequestHead, credentials: any CredentialVerifier) throws {
+        let time = Timestamp.now()
         self.head = head
         self.query = QueryParameters(head)
-        self.principal = CredentialParser.principal(from: head.headers["Authorization"], emulatorAdmin: emulatorAdmin)
-        self.time = Timestamp.now()
+        self.principal = try credentials.authenticate(authorizationHeader: head.headers["Authorization"], at: time)
+        self.time = time
     }
 
     var method: String { head.method }

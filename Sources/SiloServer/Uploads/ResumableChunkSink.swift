@@ -120,8 +120,8 @@ final class ResumableChunkSink: RequestBodySink {
         let principal =
             current.api == .gcs
             ? GCSUploads.admin
-            : CredentialParser.principal(
-                from: current.principal, emulatorAdmin: service.configuration.emulatorAdminCredentials)
+            : (try? service.credentials.authenticate(authorizationHeader: current.principal, at: current.created))
+                ?? nil
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
             fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now())

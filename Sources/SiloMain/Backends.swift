@@ -1,0 +1,33 @@
+import SiloCore
+import SiloDisk
+import SiloPostgres
+import SiloS3
+import SiloSQLite
+
+/// Chooses the stores from `--metadata` and `--blobs`: the only place that knows every backend.
+enum Backends {
+    static func metadata(_ url: String?, dataDirectory: String) throws -> any MetadataStore {
+        let url = url ?? "sqlite:\(dataDirectory)/metadata.sqlite"
+        if url.hasPrefix("sqlite:") { return try SQLiteMetadataStore(path: String(url.dropFirst("sqlite:".count))) }
+        if PostgresMetadataStore.handles(url) { return try PostgresMetadataStore(url: url) }
+        throw StorageError(.invalidArgument, "--metadata must be sqlite:PATH or postgres://…, not \(redacted(url))")
+    }
+
+    static func blobs(_ url: String?, dataDirectory: String) throws -> any BlobStore {
+        let url = url ?? "file:\(dataDirectory)/blobs"
+        if url.hasPrefix("file:") { return try DiskBlobStore(root: String(url.dropFirst("file:".count))) }
+        if url.hasPrefix("s3://") {
+            let store = try S3BlobStore(url: url)
+            try store.checkBucket()
+            return store
+        }
+        throw StorageError(
+            .invalidArgument, "--blobs must be file:PATH or s3://bucket?endpoint=…, not \(redacted(url))")
+    }
+
+    /// URLs can carry passwords: show the scheme only.
+    private static func redacted(_ url: String) -> String {
+        guard let colon = url.firstIndex(of: ":") else { return "this value" }
+        return String(url[...colon]) + "…"
+    }
+}

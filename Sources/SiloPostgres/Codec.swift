@@ -1,0 +1,180 @@
+import Foundation
+internal import SiloCore
+internal import SiloWire
+
+/// Row <-> domain conversions. The shapes match SiloSQLite's, so a row means the same in either store: object
+/// names as bytes, times as microseconds, custom metadata and download tokens as compact JSON text with sorted
+/// keys (through SiloWire's writer and parser), and upload sessions whole as one JSON record.
+enum Codec {
+    static let objectColumns = """
+        bucket, name, generation, metageneration, size, md5, crc32c, blob_id, content_type, content_encoding, \
+        content_disposition, content_language, cache_control, custom_time, custom_metadata, download_tokens, \
+        time_created, updated, component_count
+        """
+
+    /// Values for `objectColumns` followed by `live`.
+    static func objectValues(_ record: ObjectRecord, live: Bool) -> [Value] {
+        let fields = record.fields
+        return [
+            .text(record.bucket.rawValue), .bytes(Array(record.name.rawValue.utf8)), .int64(record.generation),
+            .int64(record.metageneration), .int64(record.blob.size), .bytes(record.blob.md5),
+            .int64(Int64(record.blob.crc32c)), .text(record.blobID.rawValue), fields.contentType.value,
+            fields.contentEncoding.value, fields.contentDisposition.value, fields.contentLanguage.value,
+            fields.cacheControl.value, fields.customTime.map { .int64($0.microseconds) } ?? .null,
+            .text(encode(fields.customMetadata)), .text(encode(fields.downloadTokens)),
+            .int64(record.timeCreated.microseconds), .int64(record.updated.microseconds),
+            record.componentCount.map { .int64(Int64($0)) } ?? .null, .bool(live),
+        ]
+    }
+
+    /// Decodes a row selected with `objectColumns`.
+    static func object(_ row: Row) throws -> ObjectRecord {
+        guard let blobID = BlobID(rawValue: row.text(7)) else { throw StorageErrorFactory.corruptRow("blob id") }
+        let fields = ObjectFields(
+            contentType: row.optionalText(8), contentEncoding: row.optionalText(9),
+            contentDisposition: row.optionalText(10), contentLanguage: row.optionalText(11),
+            cacheControl: row.optionalText(12),
+            customTime: try row.optionalInt64(13).map(Timestamp.init(microseconds:)),
+            customMetadata: try stringMap(row.bytes(14), column: "custom_metadata"),
+            downloadTokens: try stringList(row.bytes(15), column: "download_tokens"))
+        return ObjectRecord(
+            bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.bytes(1)),
+            generation: try row.int64(2), metageneration: try row.int64(3),
+            blob: BlobSummary(
+                size: try row.int64(4), md5: row.bytes(5), crc32c: UInt32(truncatingIfNeeded: try row.int64(6))),
+            blobID: blobID, fields: fields, timeCreated: Timestamp(microseconds: try row.int64(16)),
+            updated: Timestamp(microseconds: try row.int64(17)),
+            componentCount: try row.optionalInt64(18).map { Int($0) })
+    }
+
+    static let bucketColumns = "name, time_created, updated, metageneration, versioning"
+
+    /// Values for `bucketColumns`, in order.
+    static func bucketValues(_ record: BucketRecord) -> [Value] {
+        [
+            .text(record.name.rawValue), .int64(record.timeCreated.microseconds), .int64(record.updated.microseconds),
+            .int64(record.metageneration), .bool(record.versioning),
+        ]
+    }
+
+    static func bucket(_ row: Row) throws -> BucketRecord {
+        BucketRecord(
+            name: try BucketName(row.text(0)), timeCreated: Timestamp(microseconds: try row.int64(1)),
+            updated: Timestamp(microseconds: try row.int64(2)), metageneration: try row.int64(3),
+            versioning: try row.bool(4))
+    }
+
+    static func blobID(_ row: Row) throws -> BlobID {
+        guard let id = BlobID(rawValue: row.text(0)) else { throw StorageErrorFactory.corruptRow("blob id") }
+        return id
+    }
+
+    // MARK: Object fields JSON
+
+    /// `{"key":"value",…}` with keys sorted by UTF-8 bytes, so equal maps store as equal text.
+    static func encode(_ map: [String: String]) -> String {
+        var object = JSONObject()
+        object.members = map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            .map { (key: $0.key, value: JSONValue.string($0.value)) }
+        return JSONValue.object(object).serializedString
+    }
+
+    static func encode(_ list: [String]) -> String {
+        JSONValue.array(list.map(JSONValue.string)).serializedString
+    }
+
+    static func stringMap(_ bytes: [UInt8], column: String) throws -> [String: String] {
+        guard case .object(let object) = try parse(bytes, column: column) else { throw wrongShape(column) }
+        var map: [String: String] = [:]
+        for member in object.members {
+            guard case .string(let value) = member.value, map.updateValue(value, forKey: member.key) == nil else {
+                throw wrongShape(column)
+            }
+        }
+        return map
+    }
+
+    static func stringList(_ bytes: [UInt8], column: String) throws -> [String] {
+        guard case .array(let items) = try parse(bytes, column: column) else { throw wrongShape(column) }
+        return try items.map { item in
+            guard case .string(let value) = item else { throw wrongShape(column) }
+            return value
+        }
+    }
+
+    private static func parse(_ bytes: [UInt8], column: String) throws -> JSONValue {
+        do {
+            return try JSONValue.parse(bytes)
+        } catch let error as JSONParseError {
+            throw StorageErrorFactory.corruptRow("\(column) JSON", cause: StorageError(.corrupt, error.description))
+        }
+    }
+
+    private static func wrongShape(_ column: String) -> StorageError {
+        StorageErrorFactory.corruptRow("\(column) JSON (wrong shape)")
+    }
+
+    // MARK: Upload sessions
+
+    /// Sessions are stored whole as JSON (they are read and written whole), with the columns queries need beside.
+    /// The same keys as SiloSQLite's session records.
+    private struct SessionJSON: Codable {
+        var id: String
+        var bucket: String
+        var name: String
+        var fields: ObjectFields
+        var declaredSize: Int64?
+        var received: Int64
+        var blobID: String
+        var state: UploadSession.State
+        var conditions: Preconditions
+        var principal: String?
+        var resultGeneration: Int64?
+        var failureStatus: Int?
+        var failureMessage: String?
+        var expectedMD5: String?
+        var expectedCRC32C: String?
+        var created: Timestamp
+        var updated: Timestamp
+        var api: UploadSession.API
+    }
+
+    static func sessionJSON(_ session: UploadSession) throws -> String {
+        let record = SessionJSON(
+            id: session.id, bucket: session.bucket.rawValue, name: session.name.rawValue, fields: session.fields,
+            declaredSize: session.declaredSize, received: session.received, blobID: session.blobID.rawValue,
+            state: session.state, conditions: session.conditions, principal: session.principal,
+            resultGeneration: session.resultGeneration, failureStatus: session.failureStatus,
+            failureMessage: session.failureMessage, expectedMD5: session.expectedMD5,
+            expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated,
+            api: session.api)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(record), as: UTF8.self)
+    }
+
+    static func session(_ row: Row) throws -> UploadSession {
+        let stored: SessionJSON
+        do {
+            stored = try JSONDecoder().decode(SessionJSON.self, from: Data(row.bytes(0)))
+        } catch {
+            throw StorageErrorFactory.corruptRow("upload session JSON", cause: StorageError(.corrupt, "\(error)"))
+        }
+        guard let blobID = BlobID(rawValue: stored.blobID) else {
+            throw StorageErrorFactory.corruptRow("session blob id")
+        }
+        var session = UploadSession(
+            id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
+            fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,
+            principal: stored.principal, created: stored.created, api: stored.api)
+        session.received = stored.received
+        session.state = stored.state
+        session.resultGeneration = stored.resultGeneration
+        session.failureStatus = stored.failureStatus
+        session.failureMessage = stored.failureMessage
+        session.expectedMD5 = stored.expectedMD5
+        session.expectedCRC32C = stored.expectedCRC32C
+        session.updated = stored.updated
+        return session
+    }
+}

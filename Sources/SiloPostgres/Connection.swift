@@ -1,0 +1,149 @@
+internal import CLibPQ
+internal import SiloCore
+
+/// One `PGconn*`, finished in deinit.
+///
+/// Not Sendable: the pool confines each connection to one thread at a time (checked out, used, checked back in
+/// through a Mutex). libpq allows that: a connection may move between threads as long as two never use it at once.
+final class Connection {
+    private var handle: OpaquePointer?
+    /// Called with the SQL text of every statement run (bound values are not included).
+    private let trace: (@Sendable (String) -> Void)?
+
+    /// Connects with a libpq connection string or `postgres://` URI. Errors never repeat `conninfo` (it may hold a
+    /// password).
+    init(conninfo: String, trace: (@Sendable (String) -> Void)?) throws {
+        self.trace = trace
+        let connection = PQconnectdb(conninfo)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { Self.errorText(PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(connection)
+            throw PostgresError(sqlState: nil, message: message).storageError("connecting to PostgreSQL")
+        }
+        handle = connection
+        // The default receiver prints NOTICEs (`CREATE SCHEMA IF NOT EXISTS` on an existing schema, …) to stderr;
+        // a library has no business writing there.
+        PQsetNoticeReceiver(connection, { _, _ in }, nil)
+        // Text parameters and results are UTF-8 whatever the server's default client encoding is.
+        guard PQsetClientEncoding(connection, "UTF8") == 0 else {
+            let message = Self.errorText(PQerrorMessage(connection))
+            throw PostgresError(sqlState: nil, message: message).storageError("setting client_encoding")
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes the socket; idempotent.
+    func close() {
+        guard let connection = handle else { return }
+        PQfinish(connection)
+        handle = nil
+    }
+
+    /// Open, not broken, and outside any transaction: safe to hand to the next caller.
+    var isReusable: Bool {
+        guard let connection = handle else { return false }
+        return PQstatus(connection) == CONNECTION_OK && PQtransactionStatus(connection) == PQTRANS_IDLE
+    }
+
+    /// The server process serving this connection (tests use it to tell connections apart and to kill one).
+    var backendPID: Int32 {
+        handle.map { PQbackendPID($0) } ?? 0
+    }
+
+    // MARK: Running statements
+
+    /// Runs one parameterized statement and returns its rows, every column in binary format.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [Value] = []) throws -> QueryResult {
+        guard let connection = handle else {
+            throw PostgresError(sqlState: nil, message: "connection is closed", sql: sql).storageError("running SQL")
+        }
+        trace?(sql)
+        let encoded = parameters.map { $0.encoded() }
+        let types = encoded.map(\.type)
+        let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
+        let formats = [Int32](repeating: 1, count: encoded.count)
+        // Owned copies of every value, alive until PQexecParams returns; a nil pointer is SQL NULL.
+        let buffers: [UnsafeMutablePointer<CChar>?] = encoded.map { value in
+            guard let bytes = value.bytes else { return nil }
+            // One extra byte so an empty value still has a non-nil pointer (nil would mean NULL).
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            bytes.withUnsafeBytes { raw in
+                UnsafeMutableRawPointer(buffer).copyMemory(
+                    from: raw.baseAddress ?? UnsafeRawPointer(buffer), byteCount: bytes.count)
+            }
+            return buffer
+        }
+        defer { for buffer in buffers { buffer?.deallocate() } }
+        let values = buffers.map { UnsafePointer($0) }
+        let binaryResults: Int32 = 1
+        let result = PQexecParams(
+            connection, sql, Int32(encoded.count), types, values, lengths, formats, binaryResults)
+        return try checked(result, sql: sql)
+    }
+
+    /// Runs SQL without parameters; it may hold several statements (migrations, BEGIN, COMMIT).
+    func execute(_ sql: String) throws {
+        guard let connection = handle else {
+            throw PostgresError(sqlState: nil, message: "connection is closed", sql: sql).storageError("running SQL")
+        }
+        trace?(sql)
+        _ = try checked(PQexec(connection, sql), sql: sql)
+    }
+
+    /// Runs `body` in one transaction: COMMIT if it returns, ROLLBACK if it throws.
+    func transaction<Result>(isolation: String = "READ COMMITTED", _ body: () throws -> Result) throws -> Result {
+        try execute("BEGIN ISOLATION LEVEL \(isolation)")
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            // A broken connection has no transaction left to roll back; the pool drops it either way.
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch let error as StorageError where (error.cause as? PostgresError)?.isConnectionFailure == true {
+            // The server may have committed before the connection broke. Not a PostgresError cause, so nobody
+            // retries it: running the transaction again could apply it twice.
+            throw StorageError(
+                .unavailable, "the connection broke during COMMIT; the write may or may not have been applied",
+                cause: error)
+        }
+        return result
+    }
+
+    private func checked(_ result: OpaquePointer?, sql: String) throws -> QueryResult {
+        guard let result else {
+            let message = handle.map { Self.errorText(PQerrorMessage($0)) } ?? "no result"
+            throw PostgresError(sqlState: nil, message: message, sql: sql).storageError("running SQL")
+        }
+        let owned = QueryResult(result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return owned
+        default:
+            let sqlState = PQresultErrorField(result, silo_pg_diag_sqlstate()).map { String(cString: $0) }
+            let message = Self.errorText(PQresultErrorMessage(result))
+            throw PostgresError(sqlState: sqlState, message: message, sql: sql).storageError("running SQL")
+        }
+    }
+
+    private static func errorText(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "unknown error" }
+        return String(cString: text).trimmingTrailingNewlines()
+    }
+}
+
+@available(*, unavailable)
+extension Connection: Sendable {}
+
+extension String {
+    fileprivate func trimmingTrailingNewlines() -> String {
+        var text = Substring(self)
+        while let last = text.last, last.isNewline { text.removeLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,111 @@
+internal import SiloCore
+
+/// The schema as an append-only list of steps; the table `silo_migrations` records which have been applied.
+///
+/// Never edit a released step: add a new one. At open, all pending steps run in one transaction that first takes
+/// a transaction-scoped advisory lock, so nodes starting at once migrate one after the other and the later ones
+/// find nothing to do. Tables go into the first schema of the connection's `search_path`.
+enum Migrations {
+    static let steps: [String] = [
+        // 1: the initial schema.
+        """
+        -- COLLATE "C": bucket names, blob ids and session ids sort by bytes whatever the database's locale.
+        CREATE TABLE buckets (
+            name text COLLATE "C" PRIMARY KEY,
+            time_created bigint NOT NULL,
+            updated bigint NOT NULL,
+            metageneration bigint NOT NULL,
+            versioning boolean NOT NULL DEFAULT false
+        );
+
+        -- name is bytea holding the UTF-8 bytes: comparisons are memcmp, which is GCS listing order, and raw byte
+        -- bounds such as prefix || '\\xff' work.
+        CREATE TABLE objects (
+            bucket text COLLATE "C" NOT NULL REFERENCES buckets(name),
+            name bytea NOT NULL,
+            generation bigint NOT NULL,
+            metageneration bigint NOT NULL,
+            live boolean NOT NULL,
+            size bigint NOT NULL,
+            md5 bytea NOT NULL,
+            crc32c bigint NOT NULL,
+            blob_id text COLLATE "C" NOT NULL,
+            content_type text,
+            content_encoding text,
+            content_disposition text,
+            content_language text,
+            cache_control text,
+            custom_time bigint,
+            custom_metadata text NOT NULL,
+            download_tokens text NOT NULL,
+            time_created bigint NOT NULL,
+            updated bigint NOT NULL,
+            component_count bigint,
+            PRIMARY KEY (bucket, name, generation)
+        );
+        -- At most one live version per name, and the index live lookups and listings walk.
+        CREATE UNIQUE INDEX objects_live ON objects (bucket, name) WHERE live;
+        CREATE INDEX objects_blob ON objects (blob_id);
+
+        CREATE TABLE sessions (
+            id text COLLATE "C" PRIMARY KEY,
+            blob_id text COLLATE "C" NOT NULL,
+            state text NOT NULL,
+            updated bigint NOT NULL,
+            record text NOT NULL
+        );
+        CREATE INDEX sessions_updated ON sessions (updated, id);
+        CREATE INDEX sessions_blob ON sessions (blob_id);
+
+        CREATE TABLE blob_garbage (
+            blob_id text COLLATE "C" PRIMARY KEY,
+            registered bigint NOT NULL
+        );
+        CREATE INDEX blob_garbage_registered ON blob_garbage (registered, blob_id);
+
+        -- The highest generation ever assigned, shared by every node: each insert moves it on in its own
+        -- transaction, so generations never repeat and always grow, across nodes, deletes and resets.
+        CREATE TABLE counters (
+            name text COLLATE "C" PRIMARY KEY,
+            value bigint NOT NULL
+        );
+        INSERT INTO counters (name, value) VALUES ('last_generation', 0);
+        """
+    ]
+
+    static var currentVersion: Int { steps.count }
+
+    /// The two-key advisory lock that serializes migrations: ('SILO', 1). Object writes lock names with the
+    /// one-key form, whose key space PostgreSQL keeps apart from this one.
+    static let lockSQL = "SELECT pg_advisory_xact_lock(1397312591, 1)"
+
+    /// Brings the database to `currentVersion`; refuses a database written by a newer Silo. Returns the version
+    /// found before migrating (0 for an empty database).
+    static func migrate(_ connection: Connection, creatingSchema schema: SchemaName?) throws -> Int64 {
+        try connection.transaction {
+            try connection.execute(lockSQL)
+            if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(schema.quoted)") }
+            // to_regclass instead of CREATE TABLE IF NOT EXISTS: the latter sends a NOTICE every start.
+            let exists = try connection.query("SELECT to_regclass('silo_migrations') IS NOT NULL").first {
+                try $0.bool(0)
+            }
+            if exists != true {
+                try connection.execute(
+                    "CREATE TABLE silo_migrations (version bigint PRIMARY KEY, applied_at timestamptz NOT NULL)")
+            }
+            let version =
+                try connection.query("SELECT coalesce(max(version), 0) FROM silo_migrations").first {
+                    try $0.int64(0)
+                } ?? 0
+            guard version <= currentVersion else {
+                throw StorageErrorFactory.newerSchema(found: version, known: currentVersion)
+            }
+            for (index, step) in steps.enumerated() where index >= version {
+                try connection.execute(step)
+                try connection.query(
+                    "INSERT INTO silo_migrations (version, applied_at) VALUES ($1, now())", [.int64(Int64(index + 1))])
+            }
+            return version
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import SiloCore
+@_spi(Testing) import SiloPostgres
+import Synchronization
+import Testing
+
+/// What only the PostgreSQL store has: migrations shared by nodes, several store instances ("nodes") on one
+/// database, and a bounded connection pool. The conformance suite covers the MetadataStore semantics.
+@Suite(.enabled(if: PostgresTestSchema.url != nil, "SILO_TEST_POSTGRES_URL is not set: no PostgreSQL server"))
+struct PostgresMetadataStoreTests {
+    let bucket = bucketName()
+
+    // MARK: Migrations
+
+    @Test func migrationsRunOnceAndReopeningFindsTheSchemaCurrent() throws {
+        let schema = try PostgresTestSchema()
+        let first = try schema.open()
+        #expect(first.schemaVersionAtOpen == 0)
+        _ = try first.insertObject(draft("kept"), conditions: .none, at: Timestamp(microseconds: 5))
+        first.close()
+        let second = try schema.open()
+        #expect(second.schemaVersionAtOpen == 1)
+        #expect(try second.scalar("SELECT count(*)::text FROM silo_migrations") == "1")
+        #expect(try second.object(bucket, objectName("kept"), generation: nil) != nil, "reopening keeps the data")
+    }
+
+    @Test func nodesStartingAtOnceMigrateOneAfterTheOther() throws {
+        let schema = try PostgresTestSchema()
+        let versions = Mutex<[Int64]>([])
+        let failures = Mutex<[String]>([])
+        onThreads(6) { _ in
+            do {
+                let store = try schema.open(poolSize: 1)
+                versions.withLock { $0.append(store.schemaVersionAtOpen) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        // Exactly one node found an empty database; the others waited on the advisory lock and found it migrated.
+        #expect(versions.withLock { $0.sorted() } == [0, 1, 1, 1, 1, 1])
+        let store = try schema.open()
+        #expect(try store.scalar("SELECT count(*)::text FROM silo_migrations") == "1")
+        #expect(try store.scalar("SELECT count(*)::text FROM counters") == "1")
+    }
+
+    @Test func aDatabaseFromANewerSiloIsRefused() throws {
+        let schema = try PostgresTestSchema()
+        let store = try schema.open()
+        _ = try store.textRows("INSERT INTO silo_migrations (version, applied_at) VALUES (99, now()) RETURNING ''")
+        store.close()
+        let refused = #expect(throws: StorageError.self) { _ = try schema.open() }
+        #expect(refused?.code == .unavailable)
+        #expect(refused?.message.contains("99") == true, "\(String(describing: refused))")
+    }
+
+    // MARK: Two nodes on one database
+
+    @Test(arguments: [Int64?.none, 0])
+    func concurrentPreconditionedWritesFromTwoNodesExactlyOneWins(_ existing: Int64?) throws {
+        let schema = try PostgresTestSchema()
+        let nodes = [try schema.open(poolSize: 4), try schema.open(poolSize: 4)]
+        for round in 0..<5 {
+            let name = "contended-\(round)"
+            // Either the name exists (match its generation) or it does not (ifGenerationMatch=0).
+            let expected: Int64 =
+                existing == nil
+                ? 0
+                : try nodes[0].insertObject(draft(name), conditions: .none, at: Timestamp(microseconds: 1)).stored
+                    .generation
+            let winners = Mutex<[Int64]>([])
+            let failures = Mutex<[String]>([])
+            onThreads(8) { thread in
+                do {
+                    let (stored, _) = try nodes[thread % 2].insertObject(
+                        draft(name), conditions: Preconditions(ifGenerationMatch: expected),
+                        at: Timestamp(microseconds: 2))
+                    winners.withLock { $0.append(stored.generation) }
+                } catch let error as StorageError where error.code == .preconditionFailed {
+                    // The expected outcome for all but one writer.
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            let won = winners.withLock { $0 }
+            #expect(won.count == 1, "round \(round): \(won)")
+            let live = try nodes[1].object(bucket, objectName(name), generation: nil)
+            #expect(live?.generation == won.first && won.first.map { $0 > expected } == true)
+        }
+    }
+
+    @Test func generationsStrictlyIncreaseAcrossNodesWhateverTheirClocks() throws {
+        let schema = try PostgresTestSchema()
+        let nodeA = try schema.open()
+        let nodeB = try schema.open()
+        // Node B's clock is an hour behind node A's: its generations still follow A's.
+        let timeA = Timestamp(microseconds: 1_700_000_000_000_000)
+        let timeB = Timestamp(microseconds: timeA.microseconds - 3_600_000_000)
+        var last: Int64 = 0
+        for index in 0..<10 {
+            let (node, time) = index.isMultiple(of: 2) ? (nodeA, timeA) : (nodeB, timeB)
+            let generation = try node.insertObject(draft("seq-\(index % 3)"), conditions: .none, at: time).stored
+                .generation
+            #expect(generation > last, "insert \(index)")
+            last = generation
+        }
+        // Concurrent inserts of many names from both nodes: all distinct, each thread's in increasing order.
+        let results = Mutex<[Int: [Int64]]>([:])
+        let failures = Mutex<[String]>([])
+        onThreads(8) { thread in
+            var generations: [Int64] = []
+            for index in 0..<20 {
+                do {
+                    let node = thread.isMultiple(of: 2) ? nodeA : nodeB
+                    generations.append(
+                        try node.insertObject(draft("t\(thread)-\(index)"), conditions: .none, at: timeB).stored
+                            .generation)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            results.withLock { $0[thread] = generations }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let all = results.withLock { $0 }
+        for generations in all.values { #expect(generations == generations.sorted()) }
+        let flat = all.values.flatMap { $0 }
+        #expect(flat.count == 160 && Set(flat).count == 160 && flat.allSatisfy { $0 > last })
+    }
+
+    @Test func aWriteOnOneNodeIsReadOnTheOther() throws {
+        let schema = try PostgresTestSchema()
+        let nodeA = try schema.open()
+        let nodeB = try schema.open()
+        let (stored, _) = try nodeA.insertObject(draft("shared"), conditions: .none, at: Timestamp(microseconds: 9))
+        #expect(try nodeB.object(bucket, objectName("shared"), generation: nil) == stored)
+        let session = UploadSession(
+            id: "session-1", bucket: bucket, name: objectName("upload"), fields: ObjectFields(), declaredSize: 10,
+            blobID: .random(), created: Timestamp(microseconds: 10))
+        try nodeA.insertSession(session)
+        let advanced = try nodeB.updateSession(id: session.id) { $0.received = 5 }
+        #expect(try nodeA.session(id: session.id) == advanced)
+    }
+
+    // MARK: Connection pool
+
+    @Test func aFullPoolMakesCallersWaitAndThenFailsWithUnavailable() throws {
+        let schema = try PostgresTestSchema()
+        var configuration = schema.configuration
+        configuration.checkoutTimeout = .milliseconds(300)
+        let store = try schema.open(configuration, poolSize: 2)
+        // Both connections held: a third caller waits out the timeout, then fails.
+        let refused = try store.withPooledConnection { first in
+            try store.withPooledConnection { second in
+                #expect(first != second)
+                #expect(store.poolStatistics.open == 2)
+                let started = ContinuousClock.now
+                let error = #expect(throws: StorageError.self) { _ = try store.buckets() }
+                #expect(ContinuousClock.now - started >= .milliseconds(250))
+                return error
+            }
+        }
+        #expect(refused?.code == .unavailable)
+        // A caller that waits gets the connection as soon as it comes back.
+        let released = Mutex<ContinuousClock.Instant?>(nil)
+        let finished = Mutex<ContinuousClock.Instant?>(nil)
+        var patient = schema.configuration
+        patient.checkoutTimeout = .seconds(10)
+        let patientStore = try schema.open(patient, poolSize: 1)
+        let holding = DispatchSemaphore(value: 0)
+        onThreads(2) { thread in
+            if thread == 0 {
+                try? patientStore.withPooledConnection { _ in
+                    holding.signal()
+                    Thread.sleep(forTimeInterval: 0.3)
+                    released.withLock { $0 = .now }
+                }
+            } else {
+                holding.wait()
+                if (try? patientStore.buckets()) != nil { finished.withLock { $0 = .now } }
+            }
+        }
+        // The waiter's call could only finish after the holder let go of the one connection.
+        let (releasedAt, finishedAt) = (released.withLock { $0 }, finished.withLock { $0 })
+        #expect(releasedAt != nil && finishedAt != nil)
+        if let releasedAt, let finishedAt { #expect(finishedAt > releasedAt) }
+    }
+
+    @Test func manyThreadsShareABoundedPool() throws {
+        let schema = try PostgresTestSchema()
+        let store = try schema.open(poolSize: 3)
+        let peak = Mutex(0)
+        let failures = Mutex<[String]>([])
+        onThreads(10) { thread in
+            for index in 0..<15 {
+                do {
+                    _ = try store.insertObject(
+                        draft("p\(thread)-\(index)"), conditions: .none, at: Timestamp(microseconds: 3))
+                    _ = try store.listObjects(bucket, prefix: "p\(thread)", startAfter: nil, limit: 5)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                let open = store.poolStatistics.open
+                peak.withLock { $0 = max($0, open) }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(peak.withLock { $0 } <= 3)
+        #expect(store.poolStatistics.open <= 3 && store.poolStatistics.capacity == 3)
+        #expect(try store.listObjects(bucket, prefix: "p", startAfter: nil, limit: 1000).count == 150)
+    }
+
+    @Test func aConnectionKilledByTheServerIsReplaced() throws {
+        let schema = try PostgresTestSchema()
+        let store = try schema.open(poolSize: 1)
+        _ = try store.ensureBucket(bucket)
+        let pid = try store.withPooledConnection { $0 }
+        // Another node (here: another store) terminates the idle pooled connection's server process.
+        let admin = try schema.open(poolSize: 1)
+        #expect(try admin.scalar("SELECT pg_terminate_backend(\(pid))::text") == "true")
+        // The next call finds the connection broken, opens a new one and succeeds.
+        let (stored, _) = try store.insertObject(draft("after"), conditions: .none, at: Timestamp(microseconds: 4))
+        #expect(try store.object(bucket, objectName("after"), generation: nil) == stored)
+        #expect(try store.withPooledConnection { $0 } != pid)
+    }
+
+    // MARK: URLs and errors
+
+    @Test func urlsAreValidatedWithoutEchoingThem() throws {
+        #expect(PostgresMetadataStore.handles("postgres://h/db") && PostgresMetadataStore.handles("postgresql://h/db"))
+        #expect(!PostgresMetadataStore.handles("sqlite:/tmp/x") && !PostgresMetadataStore.handles("/data"))
+        let bad = #expect(throws: StorageError.self) {
+            _ = try PostgresMetadataStore(url: "postgres://user:s3cret@127.0.0.1:5432/db?nonsense=1")
+        }
+        #expect(bad?.code == .invalidArgument)
+        #expect(bad?.message.contains("s3cret") == false)
+        let badPool = #expect(throws: StorageError.self) {
+            _ = try PostgresMetadataStore(url: "postgres://127.0.0.1/db?pool_size=zero")
+        }
+        #expect(badPool?.code == .invalidArgument)
+        // Nothing listens on port 1: connection failures are `.unavailable`.
+        let down = #expect(throws: StorageError.self) {
+            _ = try PostgresMetadataStore(url: "postgres://user:s3cret@127.0.0.1:1/db?connect_timeout=2")
+        }
+        #expect(down?.code == .unavailable)
+        #expect(down?.message.contains("s3cret") == false)
+    }
+
+    @Test func poolSizeInTheURLOverridesTheArgument() throws {
+        let schema = try PostgresTestSchema()
+        let separator = schema.url.contains("?") ? "&" : "?"
+        let store = try PostgresMetadataStore(
+            url: schema.url + separator + "pool_size=2", poolSize: 9, configuration: schema.configuration)
+        #expect(store.poolStatistics.capacity == 2)
+    }
+}

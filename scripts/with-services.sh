@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs a command with a throwaway PostgreSQL (SILO_TEST_POSTGRES_URL) and SeaweedFS S3 store (SILO_TEST_S3_URL and the
+# AWS_* credentials) on 127.0.0.1, and stops both afterwards, also when the command fails or is interrupted.
+# Usage: scripts/with-services.sh python3 tests/multinode/multinode_test.py
+set -euo pipefail
+cd "$(dirname "$0")/.."
+read -r pg_url pg_dir < <(scripts/postgres-up.sh)
+vars=$(scripts/seaweedfs-up.sh) || { scripts/postgres-down.sh "$pg_dir"; exit 1; }
+eval "$vars"
+trap 'scripts/seaweedfs-down.sh "$SEAWEEDFS_DIR"; scripts/postgres-down.sh "$pg_dir"' EXIT
+export SILO_TEST_POSTGRES_URL=$pg_url
+"$@"
