@@ -18,7 +18,7 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration gcs crash postgres-test s3-test multinode pairs
+test: deps lint unit integration gcs crash perf-guard postgres-test s3-test multinode pairs
 
 unit: deps
 	$(SWIFT) build --build-tests
