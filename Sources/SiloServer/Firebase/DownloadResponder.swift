@@ -8,6 +8,20 @@ import SiloWire
 struct DownloadResponder {
     let service: ObjectService
 
+    /// Serves the bytes of the object `lookup` finds. An overwrite between reading the metadata and opening the blob
+    /// can delete the blob just found; then the object is looked up again (at most twice more).
+    func respond(request: HTTPRequestHead, lookup: () throws -> ObjectRecord) throws -> HTTPResponse {
+        var attempt = 0
+        while true {
+            let record = try lookup()
+            do {
+                return try respond(record, request: request)
+            } catch let error as StorageError where error.code == .notFound && attempt < 2 {
+                attempt += 1
+            }
+        }
+    }
+
     func respond(_ record: ObjectRecord, request: HTTPRequestHead, extraHeaders: HTTPHeaders = [:]) throws
         -> HTTPResponse
     {

@@ -63,28 +63,24 @@ struct FirebaseRoutes {
         // A download token in the URL is a bearer capability for that object: it replaces rules, and a wrong one is
         // refused outright (so revoking a token revokes its URLs).
         if wantsMedia, let token = context.query["token"] {
-            // Retry: an overwrite between reading the metadata and opening the blob deletes the blob we found.
-            for attempt in 0..<3 {
+            return try download.respond(request: context.head) {
                 guard let record = try service.metadata.object(bucket, name, generation: nil),
                     record.fields.downloadTokens.contains(token)
                 else {
                     throw StorageError(
                         .permissionDenied, "Permission denied. The download token is not valid for \(bucket)/\(name).")
                 }
-                do { return try download.respond(record, request: context.head) } catch let e as StorageError
-                    where e.code == .notFound && attempt < 2
-                { continue }
+                return record
             }
         }
-        for attempt in 0..<3 {
-            var record = try service.readableObject(bucket, name, context: context)
-            record = try service.ensureDownloadToken(record, time: context.time)
-            guard wantsMedia else { return Reply.json(200, FirebaseMetadata.json(record)) }
-            do { return try download.respond(record, request: context.head) } catch let e as StorageError
-                where e.code == .notFound && attempt < 2
-            { continue }
+        guard wantsMedia else {
+            let record = try service.readableObject(bucket, name, context: context)
+            return Reply.json(200, FirebaseMetadata.json(try service.ensureDownloadToken(record, time: context.time)))
         }
-        throw StorageError.objectNotFound(bucket, name)
+        return try download.respond(request: context.head) {
+            try service.ensureDownloadToken(
+                try service.readableObject(bucket, name, context: context), time: context.time)
+        }
     }
 
     private func list(_ context: RequestContext, _ bucket: BucketName) throws -> HTTPResponse {

@@ -27,19 +27,15 @@ struct GCSObjectRoutes {
         do {
             try service.checkServed(bucket)
             let generation = try GCSConditions.generation(context.query)
-            for attempt in 0..<3 {
+            let lookup = {
                 guard let record = try service.metadata.object(bucket, name, generation: generation) else {
                     throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
                 }
                 try GCSConditions.checkRead(try GCSConditions.destination(context.query), record)
-                guard media else { return Reply.json(200, GCSJSON.object(record, base: context.externalBase)) }
-                do {
-                    return try download.respond(record, request: context.head)
-                } catch let error as StorageError where error.code == .notFound && attempt < 2 {
-                    continue
-                }
+                return record
             }
-            throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
+            guard media else { return Reply.json(200, GCSJSON.object(try lookup(), base: context.externalBase)) }
+            return try download.respond(request: context.head, lookup: lookup)
         } catch let error as StorageError where media && error.code == .notFound {
             // Media downloads answer 404 in plain text, as GCS does.
             return Reply.text(404, error.message)
