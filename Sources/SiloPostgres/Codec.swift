@@ -116,65 +116,19 @@ enum Codec {
 
     // MARK: Upload sessions
 
-    /// Sessions are stored whole as JSON (they are read and written whole), with the columns queries need beside.
-    /// The same keys as SiloSQLite's session records.
-    private struct SessionJSON: Codable {
-        var id: String
-        var bucket: String
-        var name: String
-        var fields: ObjectFields
-        var declaredSize: Int64?
-        var received: Int64
-        var blobID: String
-        var state: UploadSession.State
-        var conditions: Preconditions
-        var principal: String?
-        var resultGeneration: Int64?
-        var failureStatus: Int?
-        var failureMessage: String?
-        var expectedMD5: String?
-        var expectedCRC32C: String?
-        var created: Timestamp
-        var updated: Timestamp
-        var api: UploadSession.API
-    }
-
+    /// Sessions are stored whole as JSON (read and written whole) in ``UploadSession``'s own Codable form — the
+    /// same records SiloSQLite writes.
     static func sessionJSON(_ session: UploadSession) throws -> String {
-        let record = SessionJSON(
-            id: session.id, bucket: session.bucket.rawValue, name: session.name.rawValue, fields: session.fields,
-            declaredSize: session.declaredSize, received: session.received, blobID: session.blobID.rawValue,
-            state: session.state, conditions: session.conditions, principal: session.principal,
-            resultGeneration: session.resultGeneration, failureStatus: session.failureStatus,
-            failureMessage: session.failureMessage, expectedMD5: session.expectedMD5,
-            expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated,
-            api: session.api)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(record), as: UTF8.self)
+        return String(decoding: try encoder.encode(session), as: UTF8.self)
     }
 
     static func session(_ row: Row) throws -> UploadSession {
-        let stored: SessionJSON
         do {
-            stored = try JSONDecoder().decode(SessionJSON.self, from: Data(row.bytes(0)))
+            return try JSONDecoder().decode(UploadSession.self, from: Data(row.bytes(0)))
         } catch {
             throw StorageErrorFactory.corruptRow("upload session JSON", cause: StorageError(.corrupt, "\(error)"))
         }
-        guard let blobID = BlobID(rawValue: stored.blobID) else {
-            throw StorageErrorFactory.corruptRow("session blob id")
-        }
-        var session = UploadSession(
-            id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
-            fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,
-            principal: stored.principal, created: stored.created, api: stored.api)
-        session.received = stored.received
-        session.state = stored.state
-        session.resultGeneration = stored.resultGeneration
-        session.failureStatus = stored.failureStatus
-        session.failureMessage = stored.failureMessage
-        session.expectedMD5 = stored.expectedMD5
-        session.expectedCRC32C = stored.expectedCRC32C
-        session.updated = stored.updated
-        return session
     }
 }

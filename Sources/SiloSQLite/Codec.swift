@@ -69,60 +69,11 @@ enum Codec {
             updated: Timestamp(microseconds: row.int64(2)), metageneration: row.int64(3), versioning: row.int64(4) != 0)
     }
 
-    /// Sessions are stored whole as JSON (they are read and written whole), with the columns queries need beside.
-    private struct SessionJSON: Codable {
-        var id: String
-        var bucket: String
-        var name: String
-        var fields: ObjectFields
-        var declaredSize: Int64?
-        var received: Int64
-        var blobID: String
-        var state: UploadSession.State
-        var conditions: Preconditions
-        var principal: String?
-        var resultGeneration: Int64?
-        var failureStatus: Int?
-        var failureMessage: String?
-        var expectedMD5: String?
-        var expectedCRC32C: String?
-        var created: Timestamp
-        var updated: Timestamp
-        /// Optional because rows written before the GCS API have no `api`; those sessions are Firebase ones.
-        var api: UploadSession.API?
-    }
+    /// Sessions are stored whole as JSON (read and written whole), in ``UploadSession``'s own Codable form, with the
+    /// columns queries need beside.
+    static func sessionJSON(_ session: UploadSession) throws -> String { try json(session) }
 
-    static func sessionJSON(_ session: UploadSession) throws -> String {
-        try json(
-            SessionJSON(
-                id: session.id, bucket: session.bucket.rawValue, name: session.name.rawValue, fields: session.fields,
-                declaredSize: session.declaredSize, received: session.received, blobID: session.blobID.rawValue,
-                state: session.state, conditions: session.conditions, principal: session.principal,
-                resultGeneration: session.resultGeneration, failureStatus: session.failureStatus,
-                failureMessage: session.failureMessage, expectedMD5: session.expectedMD5,
-                expectedCRC32C: session.expectedCRC32C, created: session.created, updated: session.updated,
-                api: session.api))
-    }
-
-    static func session(_ text: String) throws -> UploadSession {
-        let stored = try decode(SessionJSON.self, text)
-        guard let blobID = BlobID(rawValue: stored.blobID) else {
-            throw StorageErrorFactory.corruptRow("session blob id")
-        }
-        var session = UploadSession(
-            id: stored.id, bucket: try BucketName(stored.bucket), name: try ObjectName(stored.name),
-            fields: stored.fields, declaredSize: stored.declaredSize, blobID: blobID, conditions: stored.conditions,
-            principal: stored.principal, created: stored.created, api: stored.api ?? .firebase)
-        session.received = stored.received
-        session.state = stored.state
-        session.resultGeneration = stored.resultGeneration
-        session.failureStatus = stored.failureStatus
-        session.failureMessage = stored.failureMessage
-        session.expectedMD5 = stored.expectedMD5
-        session.expectedCRC32C = stored.expectedCRC32C
-        session.updated = stored.updated
-        return session
-    }
+    static func session(_ text: String) throws -> UploadSession { try decode(UploadSession.self, text) }
 
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
