@@ -17,46 +17,20 @@ import http.client
 import json
 import os
 import random
-import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from silo_process import request, start_silo  # noqa: E402
+
+
 BUCKET = "crash.appspot.com"
 NAMES = [f"crash/obj-{i:02d}" for i in range(16)] + ["crash/deep/a b/ü", "crash/x+y"]
-
-
-def start_server(binary, data):
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--data", data], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            if proc.poll() is not None:
-                raise RuntimeError("server exited during startup")
-            continue
-        m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        if m:
-            threading.Thread(target=lambda: proc.stdout.read(), daemon=True).start()
-            return proc, int(m.group(1))
-    proc.kill()
-    raise RuntimeError("server did not announce its port")
-
-
-def request(port, method, path, body=b"", headers=None, timeout=10):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        resp = conn.getresponse()
-        return resp.status, dict(resp.getheaders()), resp.read()
-    finally:
-        conn.close()
 
 
 def q(name):
@@ -182,7 +156,7 @@ def main():
     started = time.time()
     try:
         for round_number in range(1, args.rounds + 1):
-            proc, port = start_server(args.binary, data_dir)
+            proc, port, _ = start_silo(args.binary, "--data", data_dir)
             if round_number > 1:
                 problems, live = verify(port, ledger, data_dir)
                 print(f"round {round_number - 1}: {live} objects checked, {len(problems)} problems", flush=True)
@@ -210,7 +184,7 @@ def main():
                             f.seek(0)
                             f.write(bytes([byte[0] ^ 0xFF]))
                         break
-        proc, port = start_server(args.binary, data_dir)
+        proc, port, _ = start_silo(args.binary, "--data", data_dir)
         problems, live = verify(port, ledger, data_dir)
         print(f"round {args.rounds}: {live} objects checked, {len(problems)} problems", flush=True)
         for p in problems:

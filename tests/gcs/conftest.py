@@ -2,12 +2,13 @@
 import os
 import re
 import shutil
-import subprocess
+import sys
 import tempfile
-import threading
-import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from silo_process import start_silo  # noqa: E402
 
 # gcsfs's experimental zonal/HNS support probes each bucket over gRPC (60 s timeouts against any non-Google host).
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
@@ -18,19 +19,7 @@ BINARY = os.environ.get("SILO_BINARY", os.path.join(os.path.dirname(__file__), "
 @pytest.fixture(scope="session")
 def silo():
     data = tempfile.mkdtemp(prefix="silo-gcs-")
-    proc = subprocess.Popen([BINARY, "serve", "--port", "0", "--data", data], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    port = None
-    deadline = time.time() + 30
-    while time.time() < deadline and port is None:
-        line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)", line or "")
-        if m:
-            port = int(m.group(1))
-    if port is None:
-        proc.kill()
-        raise RuntimeError("silo serve did not start")
-    threading.Thread(target=proc.stdout.read, daemon=True).start()
+    proc, port, _ = start_silo(BINARY, "--data", data)
     endpoint = f"http://127.0.0.1:{port}"
     os.environ["STORAGE_EMULATOR_HOST"] = endpoint
     yield endpoint

@@ -3,7 +3,6 @@ import http.client
 import json
 import urllib.parse
 
-import pytest
 
 
 def v0(silo, method, path, body=b"", headers=None):

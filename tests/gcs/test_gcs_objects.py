@@ -9,7 +9,6 @@ import urllib.parse
 import google_crc32c
 import pytest
 from google.api_core import exceptions
-from google.cloud.storage.retry import DEFAULT_RETRY
 
 
 def crc32c_b64(data):

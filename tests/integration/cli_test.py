@@ -9,14 +9,16 @@ import hashlib
 import http.client
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from silo_process import start_silo  # noqa: E402
+
 
 results = []
 
@@ -26,28 +28,12 @@ def check(name, ok, detail=""):
     print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
 
 
-def serve(binary, *args):
-    proc = subprocess.Popen([binary, "serve", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)", line or "")
-        if m:
-            threading.Thread(target=proc.stdout.read, daemon=True).start()
-            threading.Thread(target=proc.stderr.read, daemon=True).start()
-            return proc, int(m.group(1))
-        if not line and proc.poll() is not None:
-            break
-    raise RuntimeError("silo serve did not start")
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=".build/release/silo")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="silo-cli-test-")
-    proc, port = serve(args.binary, "--data", os.path.join(work, "data"))
+    proc, port, _ = start_silo(args.binary, "--data", os.path.join(work, "data"))
     endpoint = f"http://127.0.0.1:{port}"
     try:
         big = os.path.join(work, "big.bin")
@@ -100,7 +86,7 @@ def main():
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
 
-        proc, port = serve(args.binary, "--data", os.path.join(work, "data2"), "--import", export, "--export-on-exit")
+        proc, port, _ = start_silo(args.binary, "--data", os.path.join(work, "data2"), "--import", export, "--export-on-exit")
         imported = None
         for _ in range(100):
             conn = http.client.HTTPConnection("127.0.0.1", port)

@@ -14,6 +14,10 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from silo_process import request as silo_request, start_silo  # noqa: E402
+
+
 results = []
 
 
@@ -22,35 +26,9 @@ def check(name, condition, detail=""):
     print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
 
 
-def start(binary, *args):
-    proc = subprocess.Popen([binary, "serve", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    banner = []
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        banner.append(line)
-        m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        if m:
-            for _ in range(12):
-                banner.append(proc.stdout.readline())
-                if "useEmulator" in banner[-1]:
-                    break
-            threading.Thread(target=proc.stdout.read, daemon=True).start()
-            threading.Thread(target=proc.stderr.read, daemon=True).start()
-            return proc, int(m.group(1)), "".join(banner)
-    raise RuntimeError("no banner: " + "".join(banner))
-
-
 def request(port, method, path, body=b"", headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        r = conn.getresponse()
-        return r.status, r.read()
-    finally:
-        conn.close()
+    status, _, data = silo_request(port, method, path, body, headers)
+    return status, data
 
 
 def fd_count(pid):
@@ -71,7 +49,7 @@ def main():
         usage = subprocess.run([args.binary, "serve", "--bogus"], capture_output=True, text=True, timeout=20)
         check("an unknown option exits 64 with a one-line reason", usage.returncode == 64 and "--bogus" in usage.stderr, usage.stderr)
 
-        proc, port, banner = start(args.binary, "--data", data, "--bucket", "only.appspot.com")
+        proc, port, banner = start_silo(args.binary, "--data", data, "--bucket", "only.appspot.com")
         check("banner gives the useEmulator call", f'useEmulator(withHost: "127.0.0.1", port: {port})' in banner, banner)
         check("banner says every request is allowed", "every request is allowed" in banner, banner)
         status, _ = request(port, "POST", "/v0/b/only.appspot.com/o?name=a.txt", b"persist me")
@@ -123,7 +101,7 @@ def main():
         allow = deny.replace("allow read;", "allow read, write;")
         with open(rules, "w") as f:
             f.write(deny)
-        proc, port, banner = start(args.binary, "--data", data, "--rules", rules)
+        proc, port, banner = start_silo(args.binary, "--data", data, "--rules", rules)
         status, _ = request(port, "POST", "/v0/b/only.appspot.com/o?name=r.txt", b"x")
         check("rules deny a write they do not allow", status == 403, status)
         time.sleep(1.1)  # a new mtime second, whatever the filesystem's timestamp granularity
@@ -144,7 +122,7 @@ def main():
         proc.send_signal(signal.SIGTERM)
         check("exits 0 after reloads", proc.wait(timeout=30) == 0)
 
-        proc, port, _ = start(args.binary, "--data", data)
+        proc, port, _ = start_silo(args.binary, "--data", data)
         status, body = request(port, "GET", "/v0/b/only.appspot.com/o/a.txt?alt=media")
         check("data survives a restart", status == 200 and body == b"persist me", (status, body[:40]))
         status, _ = request(port, "GET", "/v0/b/only.appspot.com/o/slow.bin")
