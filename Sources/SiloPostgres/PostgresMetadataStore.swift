@@ -348,8 +348,7 @@ public final class PostgresMetadataStore: MetadataStore {
     {
         guard limit > 0 else { return [] }
         let lower = Array(prefix.utf8)
-        // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
-        let upper = lower + [0xFF]
+        let upper = ObjectName.keyAfterAllNames(startingWith: lower)
         return try read { connection in
             try connection.query(
                 """
@@ -368,7 +367,7 @@ public final class PostgresMetadataStore: MetadataStore {
         guard limit > 0 else { return [] }
         let prefixBytes = Array(prefix.utf8)
         // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
-        let upper = prefixBytes + [0xFF]
+        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
         // Names are never empty, so (empty, Int64.min) is before every version.
         let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
         // Start the range at the larger of the prefix and the key's name, so a deep page seeks straight to its key;

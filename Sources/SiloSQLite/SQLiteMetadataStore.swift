@@ -318,8 +318,7 @@ public final class SQLiteMetadataStore: MetadataStore {
     {
         guard limit > 0 else { return [] }
         let lower = Array(prefix.utf8)
-        // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
-        let upper = lower + [0xFF]
+        let upper = ObjectName.keyAfterAllNames(startingWith: lower)
         return try read { connection in
             try connection.rows(
                 """
@@ -338,7 +337,7 @@ public final class SQLiteMetadataStore: MetadataStore {
         guard limit > 0 else { return [] }
         let prefixBytes = Array(prefix.utf8)
         // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
-        let upper = prefixBytes + [0xFF]
+        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
         // Names are never empty, so (empty, Int64.min) is before every version.
         let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
         // The range starts at the larger of the prefix and the key's name, so a page deep into a big prefix seeks

@@ -33,6 +33,13 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
         return rawValue[...]
     }
 
+    /// A key that sorts (by bytes) after every name starting with `prefix` and before every other name after it:
+    /// the prefix plus 0xFF, a byte that never occurs in UTF-8. Listings use it as a range bound and to skip a whole
+    /// common prefix in one step.
+    public static func keyAfterAllNames(startingWith prefix: some Collection<UInt8>) -> [UInt8] {
+        Array(prefix) + [0xFF]
+    }
+
     public static func < (a: ObjectName, b: ObjectName) -> Bool {
         a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8)
     }

@@ -31,15 +31,13 @@ enum FirebaseListing {
                     return page
                 }
                 let name = Array(record.name.rawValue.utf8)
-                if !delimiterBytes.isEmpty, let end = firstIndex(of: delimiterBytes, in: name, from: prefixBytes.count)
-                {
+                if !delimiterBytes.isEmpty, let end = find(delimiterBytes, in: name, from: prefixBytes.count) {
                     let commonPrefix = Array(name[..<(end + delimiterBytes.count)])
                     if isValidPath(commonPrefix.last == 0x2F ? Array(commonPrefix.dropLast()) : commonPrefix) {
                         page.prefixes.append(String(decoding: commonPrefix, as: UTF8.self))
                         emitted += 1
                     }
-                    // 0xFF never occurs in UTF-8, so this key sorts after every name under the prefix: skip them all.
-                    cursor = commonPrefix + [0xFF]
+                    cursor = ObjectName.keyAfterAllNames(startingWith: commonPrefix)
                     restart = true
                     break
                 }
@@ -61,15 +59,5 @@ enum FirebaseListing {
         guard let first = bytes.first, let last = bytes.last, first != 0x2F, last != 0x2F else { return false }
         for i in 1..<bytes.count where bytes[i] == 0x2F && bytes[i - 1] == 0x2F { return false }
         return true
-    }
-
-    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
-        guard haystack.count - from >= needle.count else { return nil }
-        var i = from
-        while i <= haystack.count - needle.count {
-            if haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle { return i }
-            i += 1
-        }
-        return nil
     }
 }

@@ -50,7 +50,7 @@ struct GCSListing {
                     page.nextToken = cursor
                     return page
                 }
-                if !delimiter.isEmpty, let at = Self.firstIndex(of: delimiter, in: name, from: prefixBytes.count) {
+                if !delimiter.isEmpty, let at = find(delimiter, in: name, from: prefixBytes.count) {
                     let common = Array(name[..<(at + delimiter.count)])
                     let commonString = String(decoding: common, as: UTF8.self)
                     if query.glob.map({ $0.matches(commonString) }) ?? true {
@@ -61,8 +61,7 @@ struct GCSListing {
                     if query.includeTrailingDelimiter && name.count == common.count {
                         page.items.append(record)
                     }
-                    // Skip everything under this prefix: 0xFF sorts after any UTF-8 byte.
-                    let skip = common + [0xFF]
+                    let skip = ObjectName.keyAfterAllNames(startingWith: common)
                     cursor = query.versions ? ObjectVersionKey(name: skip, generation: 0).bytes : skip
                     restart = true
                     break
@@ -93,15 +92,5 @@ struct GCSListing {
         // The greatest byte string below `name`: drop the last byte if it is 0, else decrement it and pad with 0xFF.
         if last == 0 { return Array(name.dropLast()) }
         return Array(name.dropLast()) + [last - 1, 0xFF, 0xFF, 0xFF, 0xFF]
-    }
-
-    static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
-        guard haystack.count - from >= needle.count else { return nil }
-        var i = from
-        while i <= haystack.count - needle.count {
-            if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            i += 1
-        }
-        return nil
     }
 }
