@@ -21,7 +21,7 @@ enum Codec {
             .int64(Int64(record.blob.crc32c)), .text(record.blobID.rawValue), fields.contentType.value,
             fields.contentEncoding.value, fields.contentDisposition.value, fields.contentLanguage.value,
             fields.cacheControl.value, fields.customTime.map { .int64($0.microseconds) } ?? .null,
-            .text(encode(fields.customMetadata)), .text(encode(fields.downloadTokens)),
+            .text(StoredFieldJSON.encode(fields.customMetadata)), .text(StoredFieldJSON.encode(fields.downloadTokens)),
             .int64(record.timeCreated.microseconds), .int64(record.updated.microseconds),
             record.componentCount.map { .int64(Int64($0)) } ?? .null, .bool(live),
         ]
@@ -35,8 +35,8 @@ enum Codec {
             contentDisposition: row.optionalText(10), contentLanguage: row.optionalText(11),
             cacheControl: row.optionalText(12),
             customTime: try row.optionalInt64(13).map(Timestamp.init(microseconds:)),
-            customMetadata: try stringMap(row.bytes(14), column: "custom_metadata"),
-            downloadTokens: try stringList(row.bytes(15), column: "download_tokens"))
+            customMetadata: try StoredFieldJSON.stringMap(row.bytes(14), column: "custom_metadata"),
+            downloadTokens: try StoredFieldJSON.stringList(row.bytes(15), column: "download_tokens"))
         return ObjectRecord(
             bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.bytes(1)),
             generation: try row.int64(2), metageneration: try row.int64(3),
@@ -67,51 +67,6 @@ enum Codec {
     static func blobID(_ row: Row) throws -> BlobID {
         guard let id = BlobID(rawValue: row.text(0)) else { throw StorageErrorFactory.corruptRow("blob id") }
         return id
-    }
-
-    // MARK: Object fields JSON
-
-    /// `{"key":"value",…}` with keys sorted by UTF-8 bytes, so equal maps store as equal text.
-    static func encode(_ map: [String: String]) -> String {
-        var object = JSONObject()
-        object.members = map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .map { (key: $0.key, value: JSONValue.string($0.value)) }
-        return JSONValue.object(object).serializedString
-    }
-
-    static func encode(_ list: [String]) -> String {
-        JSONValue.array(list.map(JSONValue.string)).serializedString
-    }
-
-    static func stringMap(_ bytes: [UInt8], column: String) throws -> [String: String] {
-        guard case .object(let object) = try parse(bytes, column: column) else { throw wrongShape(column) }
-        var map: [String: String] = [:]
-        for member in object.members {
-            guard case .string(let value) = member.value, map.updateValue(value, forKey: member.key) == nil else {
-                throw wrongShape(column)
-            }
-        }
-        return map
-    }
-
-    static func stringList(_ bytes: [UInt8], column: String) throws -> [String] {
-        guard case .array(let items) = try parse(bytes, column: column) else { throw wrongShape(column) }
-        return try items.map { item in
-            guard case .string(let value) = item else { throw wrongShape(column) }
-            return value
-        }
-    }
-
-    private static func parse(_ bytes: [UInt8], column: String) throws -> JSONValue {
-        do {
-            return try JSONValue.parse(bytes)
-        } catch let error as JSONParseError {
-            throw StorageErrorFactory.corruptRow("\(column) JSON", cause: StorageError(.corrupt, error.description))
-        }
-    }
-
-    private static func wrongShape(_ column: String) -> StorageError {
-        StorageErrorFactory.corruptRow("\(column) JSON (wrong shape)")
     }
 
     // MARK: Upload sessions

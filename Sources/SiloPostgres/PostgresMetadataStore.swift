@@ -1,5 +1,6 @@
 internal import CLibPQ
 public import SiloCore
+internal import SiloWire
 
 /// A ``MetadataStore`` in a PostgreSQL database, shared by any number of Silo nodes.
 ///
@@ -301,7 +302,8 @@ public final class PostgresMetadataStore: MetadataStore {
                     .int64(record.metageneration), .int64(time.microseconds), fields.contentType.value,
                     fields.contentEncoding.value, fields.contentDisposition.value, fields.contentLanguage.value,
                     fields.cacheControl.value, fields.customTime.map { .int64($0.microseconds) } ?? .null,
-                    .text(Codec.encode(fields.customMetadata)), .text(Codec.encode(fields.downloadTokens)),
+                    .text(StoredFieldJSON.encode(fields.customMetadata)),
+                    .text(StoredFieldJSON.encode(fields.downloadTokens)),
                     .text(bucket.rawValue), .bytes(Array(name.rawValue.utf8)), .int64(record.generation),
                 ])
             return record

@@ -1,5 +1,6 @@
 import Foundation
 internal import SiloCore
+internal import SiloWire
 
 /// Errors SiloSQLite raises itself (not from SQLite).
 enum StorageErrorFactory {
@@ -29,7 +30,7 @@ enum Codec {
             .integer(Int64(record.blob.crc32c)), .text(record.blobID.rawValue), fields.contentType.sqlValue,
             fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue, fields.contentLanguage.sqlValue,
             fields.cacheControl.sqlValue, fields.customTime.map { .integer($0.microseconds) } ?? .null,
-            .text(FieldJSON.encode(fields.customMetadata)), .text(FieldJSON.encode(fields.downloadTokens)),
+            .text(StoredFieldJSON.encode(fields.customMetadata)), .text(StoredFieldJSON.encode(fields.downloadTokens)),
             .integer(record.timeCreated.microseconds), .integer(record.updated.microseconds),
             record.componentCount.map { .integer(Int64($0)) } ?? .null, .integer(live ? 1 : 0),
         ]
@@ -42,8 +43,8 @@ enum Codec {
             contentType: row.optionalText(8), contentEncoding: row.optionalText(9),
             contentDisposition: row.optionalText(10), contentLanguage: row.optionalText(11),
             cacheControl: row.optionalText(12), customTime: row.optionalInt64(13).map(Timestamp.init(microseconds:)),
-            customMetadata: try FieldJSON.stringMap(row.textBytes(14), column: "custom_metadata"),
-            downloadTokens: try FieldJSON.stringList(row.textBytes(15), column: "download_tokens"))
+            customMetadata: try StoredFieldJSON.stringMap(row.textBytes(14), column: "custom_metadata"),
+            downloadTokens: try StoredFieldJSON.stringList(row.textBytes(15), column: "download_tokens"))
         return ObjectRecord(
             bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.blob(1)), generation: row.int64(2),
             metageneration: row.int64(3),

@@ -1,4 +1,5 @@
 public import SiloCore
+internal import SiloWire
 import Synchronization
 
 /// A ``MetadataStore`` in one SQLite file (`<data>/metadata.sqlite`), in WAL mode.
@@ -275,7 +276,8 @@ public final class SQLiteMetadataStore: MetadataStore {
                     fields.contentEncoding.sqlValue, fields.contentDisposition.sqlValue,
                     fields.contentLanguage.sqlValue, fields.cacheControl.sqlValue,
                     fields.customTime.map { .integer($0.microseconds) } ?? .null,
-                    .text(FieldJSON.encode(fields.customMetadata)), .text(FieldJSON.encode(fields.downloadTokens)),
+                    .text(StoredFieldJSON.encode(fields.customMetadata)),
+                    .text(StoredFieldJSON.encode(fields.downloadTokens)),
                     .text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(record.generation),
                 ])
             return record

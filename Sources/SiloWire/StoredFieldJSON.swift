@@ -1,5 +1,4 @@
-internal import SiloCore
-internal import SiloWire
+import SiloCore
 
 /// The JSON of an object row's `custom_metadata` (`[String: String]`) and `download_tokens` (`[String]`).
 ///
@@ -8,8 +7,9 @@ internal import SiloWire
 /// Strict: anything but exactly the expected shape is a corrupt row. It reads what the earlier `JSONEncoder` wrote
 /// (plain JSON, sorted keys, unescaped slashes); it writes the same shape, keys sorted by UTF-8 bytes, so equal
 /// values still store as equal text.
-enum FieldJSON {
-    static func encode(_ map: [String: String]) -> String {
+/// Shared by every metadata store that keeps these columns as text (SQLite, PostgreSQL).
+public enum StoredFieldJSON {
+    public static func encode(_ map: [String: String]) -> String {
         let members = map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             .map { (key: $0.key, value: JSONValue.string($0.value)) }
         var object = JSONObject()
@@ -17,11 +17,11 @@ enum FieldJSON {
         return JSONValue.object(object).serializedString
     }
 
-    static func encode(_ list: [String]) -> String {
+    public static func encode(_ list: [String]) -> String {
         JSONValue.array(list.map(JSONValue.string)).serializedString
     }
 
-    static func stringMap(_ bytes: [UInt8], column: String) throws -> [String: String] {
+    public static func stringMap(_ bytes: [UInt8], column: String) throws -> [String: String] {
         if bytes.count == 2 && bytes[0] == UInt8(ascii: "{") && bytes[1] == UInt8(ascii: "}") { return [:] }
         guard case .object(let object) = try parse(bytes, column: column) else { throw corrupt(column) }
         var map: [String: String] = [:]
@@ -35,7 +35,7 @@ enum FieldJSON {
         return map
     }
 
-    static func stringList(_ bytes: [UInt8], column: String) throws -> [String] {
+    public static func stringList(_ bytes: [UInt8], column: String) throws -> [String] {
         if let list = plainStringList(bytes) { return list }
         guard case .array(let items) = try parse(bytes, column: column) else { throw corrupt(column) }
         return try items.map { item in
@@ -47,7 +47,7 @@ enum FieldJSON {
     /// The common shape `["a","b"]` (what `encode` writes for strings without escapes), decoded without the general
     /// parser; nil for anything else (escapes, control bytes, spaces, invalid UTF-8), which the parser then decides.
     /// Without a backslash every `"` is a delimiter, so splitting on `","` finds exactly the parser's strings.
-    static func plainStringList(_ bytes: [UInt8]) -> [String]? {
+    public static func plainStringList(_ bytes: [UInt8]) -> [String]? {
         let n = bytes.count
         if n == 2 && bytes[0] == UInt8(ascii: "[") && bytes[1] == UInt8(ascii: "]") { return [] }
         guard n >= 4, bytes[0] == UInt8(ascii: "["), bytes[1] == 0x22, bytes[n - 2] == 0x22,
@@ -79,11 +79,13 @@ enum FieldJSON {
         do {
             return try JSONValue.parse(bytes)
         } catch let error as JSONParseError {
-            throw StorageErrorFactory.corruptRow("\(column) JSON", cause: StorageError(.corrupt, error.description))
+            throw StorageError(
+                .corrupt, "metadata database holds an invalid \(column) JSON",
+                cause: StorageError(.corrupt, error.description))
         }
     }
 
     private static func corrupt(_ column: String) -> StorageError {
-        StorageErrorFactory.corruptRow("\(column) JSON (wrong shape)")
+        StorageError(.corrupt, "metadata database holds an invalid \(column) JSON (wrong shape)")
     }
 }
