@@ -8,7 +8,13 @@ import SiloSQLite
 enum Backends {
     static func metadata(_ url: String?, dataDirectory: String) throws -> any MetadataStore {
         let url = url ?? "sqlite:\(dataDirectory)/metadata.sqlite"
-        if url.hasPrefix("sqlite:") { return try SQLiteMetadataStore(path: String(url.dropFirst("sqlite:".count))) }
+        if url.hasPrefix("sqlite:") {
+            // This process owns the database (the lock makes sure), so reads of live objects can be cached.
+            var configuration = SQLiteMetadataStore.Configuration()
+            configuration.lockAgainstOtherProcesses = true
+            let path = String(url.dropFirst("sqlite:".count))
+            return CachingMetadataStore(try SQLiteMetadataStore(path: path, configuration: configuration))
+        }
         if PostgresMetadataStore.handles(url) { return try PostgresMetadataStore(url: url) }
         throw StorageError(.invalidArgument, "--metadata must be sqlite:PATH or postgres://…, not \(redacted(url))")
     }

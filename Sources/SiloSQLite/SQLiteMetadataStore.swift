@@ -26,6 +26,9 @@ public final class SQLiteMetadataStore: MetadataStore {
         public var trace: (@Sendable (String) -> Void)? = nil
         /// The clock for times the protocol does not pass in (bucket creation, delete, reset).
         public var now: @Sendable () -> Timestamp = { Timestamp.now() }
+        /// Holds an exclusive lock on `<path>.lock` while open: a second process (or store) opening the same file
+        /// fails with `.unavailable`. `silo serve` sets it, which is what lets it cache reads in front of the store.
+        public var lockAgainstOtherProcesses = false
 
         public init() {}
     }
@@ -41,12 +44,15 @@ public final class SQLiteMetadataStore: MetadataStore {
     private let configuration: Configuration
     private let writer: Mutex<Writer>
     private let readers: ReaderPool
+    /// Released (closed) with the store.
+    private let processLock: ProcessLock?
     /// The schema version found at open, before migrating (0 for a new file).
     @_spi(Testing) public let schemaVersionAtOpen: Int
 
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.configuration = configuration
+        processLock = configuration.lockAgainstOtherProcesses ? try ProcessLock(path: path + ".lock") : nil
         let connection = try Connection(
             path: path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
             trace: configuration.trace)
@@ -77,6 +83,7 @@ public final class SQLiteMetadataStore: MetadataStore {
     public func close() {
         readers.close()
         writer.withLock { $0.connection.close() }
+        processLock?.release()
     }
 
     deinit { close() }

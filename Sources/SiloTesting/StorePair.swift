@@ -16,7 +16,8 @@ enum StorePair {
 
     static func metadata(_ directory: TemporaryDirectory) throws -> any MetadataStore {
         guard environment["SILO_TEST_SERVER_METADATA"] == "postgres" else {
-            return try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
+            // As `silo serve` composes it: the embedded store with its read cache.
+            return CachingMetadataStore(try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite"))
         }
         guard let url = environment["SILO_TEST_POSTGRES_URL"] else {
             throw StorageError(.invalidArgument, "SILO_TEST_SERVER_METADATA=postgres needs SILO_TEST_POSTGRES_URL")

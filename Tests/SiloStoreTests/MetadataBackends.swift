@@ -9,7 +9,8 @@ import Testing
 /// `postgres` runs when `SILO_TEST_POSTGRES_URL` names a server (`make postgres-test` starts one); otherwise its
 /// cases are skipped with that reason. Each case gets a schema of its own, dropped afterwards.
 enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
-    case memory, sqlite, postgres
+    /// `cachedSQLite` is what `silo serve` runs: SQLite behind the read cache for live objects.
+    case memory, sqlite, cachedSQLite, postgres
 
     var description: String { rawValue }
 
@@ -27,6 +28,21 @@ enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
                 reopenStore: { old in
                     (old as? SQLiteMetadataStore)?.close()
                     return try SQLiteMetadataStore(path: path, configuration: configuration)
+                })
+            fixture.keepAlive.append(directory)
+            return fixture
+        case .cachedSQLite:
+            let directory = try TempDirectory()
+            let path = directory.path + "/metadata.sqlite"
+            var configuration = SQLiteMetadataStore.Configuration()
+            configuration.now = { clock.now() }
+            configuration.lockAgainstOtherProcesses = true
+            let fixture = MetadataFixture(
+                store: CachingMetadataStore(try SQLiteMetadataStore(path: path, configuration: configuration)),
+                clock: clock,
+                reopenStore: { old in
+                    ((old as? CachingMetadataStore)?.inner as? SQLiteMetadataStore)?.close()
+                    return CachingMetadataStore(try SQLiteMetadataStore(path: path, configuration: configuration))
                 })
             fixture.keepAlive.append(directory)
             return fixture

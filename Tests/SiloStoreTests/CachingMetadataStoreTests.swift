@@ -1,0 +1,149 @@
+import SiloCore
+import SiloSQLite
+import Testing
+
+/// The read cache `silo serve` puts in front of its SQLite store (the conformance suite also runs on it, as
+/// `cachedSQLite`). These check what the suite cannot see: that reads are served from memory, that every kind of
+/// write makes the next read go to the store, that racing readers never see a version older than a finished write,
+/// and the process lock that makes caching safe.
+@Suite struct CachingMetadataStoreTests {
+    /// SQLite with a counter of the object lookups that reached it.
+    final class Fixture: Sendable {
+        let directory: TempDirectory
+        let path: String
+        let lookups = BlockingMutex(0)
+        let store: CachingMetadataStore
+
+        init(capacity: Int = 10_000) throws {
+            directory = try TempDirectory()
+            path = directory.path + "/metadata.sqlite"
+            var configuration = SQLiteMetadataStore.Configuration()
+            configuration.lockAgainstOtherProcesses = true
+            let lookups = self.lookups
+            configuration.trace = { sql in
+                if sql.hasPrefix("SELECT") && sql.contains("FROM objects") { lookups.withLock { $0 += 1 } }
+            }
+            store = CachingMetadataStore(
+                try SQLiteMetadataStore(path: path, configuration: configuration), capacity: capacity)
+        }
+
+        var storeReads: Int { lookups.withLock { $0 } }
+    }
+
+    @Test func repeatedReadsOfALiveObjectAreServedFromMemory() throws {
+        let fixture = try Fixture()
+        let (stored, _) = try fixture.store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1))
+        let before = fixture.storeReads
+        for _ in 0..<10 {
+            #expect(try fixture.store.object(bucketName(), objectName("a"), generation: nil) == stored)
+        }
+        #expect(fixture.storeReads == before + 1)
+        // The live generation asked for by number is the cached one too; another generation is not.
+        _ = try fixture.store.object(bucketName(), objectName("a"), generation: stored.generation)
+        #expect(fixture.storeReads == before + 1)
+        #expect(try fixture.store.object(bucketName(), objectName("a"), generation: stored.generation - 1) == nil)
+        #expect(fixture.storeReads == before + 2)
+        // Absent names are not cached (a later insert needs no invalidation to be seen).
+        #expect(try fixture.store.object(bucketName(), objectName("nope"), generation: nil) == nil)
+        #expect(try fixture.store.object(bucketName(), objectName("nope"), generation: nil) == nil)
+        #expect(fixture.storeReads == before + 4)
+    }
+
+    @Test func everyWriteMakesTheNextReadSeeIt() throws {
+        let fixture = try Fixture()
+        let store = fixture.store
+        let name = objectName("w")
+        let read = { try store.object(bucketName(), name, generation: nil) }
+        let (first, _) = try store.insertObject(draft("w"), conditions: .none, at: Timestamp(microseconds: 1))
+        #expect(try read() == first)
+
+        let (second, _) = try store.insertObject(draft("w"), conditions: .none, at: Timestamp(microseconds: 2))
+        #expect(try read() == second)
+
+        let updated = try store.updateObject(bucketName(), name, conditions: .none, at: Timestamp(microseconds: 3)) {
+            $0.contentType = "image/png"
+        }
+        #expect(try read()?.fields.contentType == "image/png")
+        #expect(try read()?.metageneration == updated.metageneration)
+
+        _ = try store.deleteObject(bucketName(), name, generation: nil, conditions: .none)
+        #expect(try read() == nil)
+
+        let (third, _) = try store.insertObject(draft("w"), conditions: .none, at: Timestamp(microseconds: 4))
+        #expect(try read() == third)
+        try store.reset()
+        #expect(try read() == nil)
+    }
+
+    @Test func aFailedWriteLeavesTheCacheCorrect() throws {
+        let fixture = try Fixture()
+        let (stored, _) = try fixture.store.insertObject(draft("f"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try fixture.store.object(bucketName(), objectName("f"), generation: nil)
+        #expect(throws: StorageError.self) {
+            _ = try fixture.store.insertObject(
+                draft("f"), conditions: Preconditions(ifGenerationMatch: 0), at: Timestamp(microseconds: 2))
+        }
+        #expect(try fixture.store.object(bucketName(), objectName("f"), generation: nil) == stored)
+    }
+
+    @Test func theCacheStaysWithinItsCapacity() throws {
+        let fixture = try Fixture(capacity: 3)
+        for index in 0..<8 {
+            _ = try fixture.store.insertObject(draft("c\(index)"), conditions: .none, at: Timestamp(microseconds: 1))
+            _ = try fixture.store.object(bucketName(), objectName("c\(index)"), generation: nil)
+        }
+        #expect(fixture.store.count == 3)
+        for index in 0..<8 {
+            #expect(try fixture.store.object(bucketName(), objectName("c\(index)"), generation: nil) != nil)
+        }
+        #expect(fixture.store.count == 3)
+    }
+
+    /// Readers on several threads while a writer bumps the metageneration: a read that starts after an update
+    /// returned must see that update or a later one, never the cached older version.
+    @Test func racingReadersNeverSeeAVersionOlderThanAFinishedWrite() throws {
+        let fixture = try Fixture()
+        let store = fixture.store
+        _ = try store.insertObject(draft("r"), conditions: .none, at: Timestamp(microseconds: 1))
+        let finished = BlockingMutex<Int64>(1)
+        let done = BlockingMutex(false)
+        let stale = BlockingMutex(0)
+        let reads = BlockingMutex(0)
+        let updates: Int64 = 300
+        onThreads(3) { thread in
+            if thread == 0 {
+                for step in 1...updates {
+                    let record = try! store.updateObject(
+                        bucketName(), objectName("r"), conditions: .none, at: Timestamp(microseconds: 1 + step)
+                    ) { $0.customMetadata["step"] = "\(step)" }
+                    finished.withLock { $0 = record.metageneration }
+                }
+                done.withLock { $0 = true }
+            } else {
+                while !done.withLock({ $0 }) {
+                    let floor = finished.withLock { $0 }
+                    let seen = try! store.object(bucketName(), objectName("r"), generation: nil)?.metageneration ?? 0
+                    if seen < floor { stale.withLock { $0 += 1 } }
+                    reads.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(stale.withLock { $0 } == 0)
+        #expect(reads.withLock { $0 } > 0)
+        #expect(try store.object(bucketName(), objectName("r"), generation: nil)?.metageneration == updates + 1)
+    }
+
+    @Test func aSecondOwnerOfTheSameDatabaseIsRefusedUntilTheFirstCloses() throws {
+        let fixture = try Fixture()
+        var configuration = SQLiteMetadataStore.Configuration()
+        configuration.lockAgainstOtherProcesses = true
+        let error = #expect(throws: StorageError.self) {
+            _ = try SQLiteMetadataStore(path: fixture.path, configuration: configuration)
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("another silo process") == true)
+        (fixture.store.inner as? SQLiteMetadataStore)?.close()
+        let second = try SQLiteMetadataStore(path: fixture.path, configuration: configuration)
+        second.close()
+    }
+}
