@@ -1,3 +1,4 @@
+internal import SiloCore
 public import SiloHashing
 import SiloWire
 import Synchronization
@@ -14,18 +15,19 @@ import Synchronization
 public final class KeySet: Sendable {
     /// The file the keys were loaded from; nil for keys given as text.
     public let path: String?
-    private let keys: Mutex<[String: RSAPublicKey]>
+    /// Read on every verified request: a lock that sleeps rather than spins (see ``BlockingMutex``).
+    private let keys: BlockingMutex<[String: RSAPublicKey]>
 
     /// Loads the keys in `path`.
     public init(contentsOfFile path: String) throws(AuthError) {
         self.path = path
-        keys = Mutex(try Self.load(path))
+        keys = BlockingMutex(try Self.load(path))
     }
 
     /// Loads keys from JSON text in either format (for tests and embedding).
     public init(json: String) throws(AuthError) {
         path = nil
-        keys = Mutex(try Self.parse(Array(json.utf8), source: "the key set"))
+        keys = BlockingMutex(try Self.parse(Array(json.utf8), source: "the key set"))
     }
 
     /// Re-reads the file and swaps the new keys in, returning how many there are. On any error the old keys stay

@@ -3,6 +3,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var fields: [(name: String, value: String)]
 
     public init() { fields = [] }
+    /// Room for `minimumCapacity` fields without growing (responses whose header count is known).
+    public init(minimumCapacity: Int) {
+        fields = []
+        fields.reserveCapacity(minimumCapacity)
+    }
     public init(dictionaryLiteral elements: (String, String)...) { fields = elements.map { ($0.0, $0.1) } }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }

@@ -17,7 +17,8 @@ final class ConnectionPool: Sendable {
 
     let capacity: Int
     private let checkoutTimeout: Duration
-    private let state = Mutex(State())
+    /// Taken twice per request: a lock that sleeps rather than spins (see ``BlockingMutex``).
+    private let state = BlockingMutex(State())
     /// One permit per connection; a checkout holds one until checkin.
     private let permits: DispatchSemaphore
     private let connect: @Sendable () throws -> Connection

@@ -94,4 +94,24 @@ import Testing
         #expect(try Route.parse("/v1/b/x/o") == .unknown)
         #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/%E2%28") }
     }
+
+    /// The v0 fast path decodes the object part whole; these are the cases where that could differ from
+    /// decoding segment by segment.
+    @Test func v0EdgeCases() throws {
+        let b = try BucketName("demo.appspot.com")
+        #expect(try Route.parse("/v0/b/demo.appspot.com/o//") == .firebaseObject(b, try ObjectName("/")))
+        #expect(try Route.parse("/v0/b/demo.appspot.com/o/a//b") == .firebaseObject(b, try ObjectName("a//b")))
+        #expect(try Route.parse("/v0/b/demo.appspot.com/o/%C3%A9/x") == .firebaseObject(b, try ObjectName("é/x")))
+        // A multi-byte character cut by a literal '/' is invalid either way.
+        #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/%C3/%A9") }
+        #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/a%2") }
+        #expect(try Route.parse("/v0/b/demo.appspot.com") == .unknown)
+        #expect(try Route.parse("/v0/b/demo.appspot.com/") == .unknown)
+        #expect(try Route.parse("/v0/b/demo.appspot.com/x/a") == .unknown)
+        #expect(try Route.parse("/v0/b/demo.appspot.com/ox") == .unknown)
+        // An invalid bucket is only an error once the path is otherwise a v0 route.
+        #expect(try Route.parse("/v0/b/BAD%20BUCKET/ox") == .unknown)
+        #expect(throws: StorageError.self) { try Route.parse("/v0/b/BAD%20BUCKET/o/a") }
+        #expect(throws: StorageError.self) { try Route.parse("/v0/b//o/a") }
+    }
 }
