@@ -25,9 +25,11 @@ import Testing
     static let batch = 64
 
     /// Feeds `data` cut into pieces of the given sizes (cycled), then flushes.
-    func run(_ data: [UInt8], pieces: [Int]) throws -> (RecordingWriter, BlobSummary) {
+    /// Hashing on the queue (`pipelined`) and in place must give the same answer.
+    func run(_ data: [UInt8], pieces: [Int], pipelined: Bool = true) throws -> (RecordingWriter, BlobSummary) {
         let writer = RecordingWriter()
-        let appender = BlobAppender(writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch)
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch, pipelined: pipelined)
         var start = 0
         var i = 0
         while start < data.count {
@@ -48,6 +50,10 @@ import Testing
             [1], [Self.batch - 1], [Self.batch], [Self.batch + 1], [3 * Self.batch], [7, 1, 200, 64, 63, 65], [.max],
         ]
         for pieces in cuts {
+            let (plain, inPlace) = try run(data, pieces: pieces, pipelined: false)
+            #expect(Array(plain.writes.joined()) == data, "pieces \(pieces)")
+            #expect(
+                inPlace == BlobSummary(size: Int64(size), md5: MD5Hasher.digest(data), crc32c: CRC32C.checksum(data)))
             let (writer, summary) = try run(data, pieces: pieces)
             #expect(Array(writer.writes.joined()) == data, "pieces \(pieces)")
             #expect(summary.size == Int64(size))

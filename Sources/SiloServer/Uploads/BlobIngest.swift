@@ -9,17 +9,17 @@ final class BlobIngest {
     let blobID: BlobID
     private let service: ObjectService
     private var appender: BlobAppender?
-    private let hasher = ObjectHasher()
+    private var received: Int64 = 0
 
     init(service: ObjectService, time: Timestamp) throws {
         self.service = service
         self.blobID = BlobID.random()
         try service.metadata.registerPendingBlob(blobID, at: time)
-        self.appender = BlobAppender(writer: try service.blobs.makeWriter(blobID, at: 0), hasher: hasher)
+        self.appender = BlobAppender(writer: try service.blobs.makeWriter(blobID, at: 0), hasher: ObjectHasher())
     }
 
     /// Bytes received so far.
-    var size: Int64 { appender?.appended ?? hasher.size }
+    var size: Int64 { appender?.appended ?? received }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let appender else { throw StorageError(.internalError, "write after the upload was closed") }
@@ -32,6 +32,9 @@ final class BlobIngest {
         try appender.flush()
         try appender.writer.sync()
         appender.writer.close()
+        received = appender.appended
+        // Waits for the last batch's hashing.
+        guard let hasher = appender.takeHasher() else { throw StorageError(.internalError, "upload lost its hashes") }
         self.appender = nil
         return hasher.finalize()
     }
