@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // sync_file_range from libc, which Swift's Glibc module leaves out (Linux only).
+        .systemLibrary(name: "CFileSync"),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -50,7 +52,10 @@ let package = Package(
         // Backends.
         // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
-        .target(name: "SiloDisk", dependencies: ["SiloCore"]),
+        .target(
+            name: "SiloDisk",
+            dependencies: ["SiloCore", .target(name: "CFileSync", condition: .when(platforms: [.linux]))]
+        ),
         // The metadata store on PostgreSQL through libpq; SiloWire for the JSON of object rows, as SiloSQLite.
         .target(name: "SiloPostgres", dependencies: ["SiloCore", "SiloWire", "CLibPQ"]),
         // AWS Signature V4, pure Swift: the caller supplies SHA-256 and HMAC, so it needs no C and no other target.

@@ -3,6 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(CFileSync)
+internal import CFileSync
+#endif
 
 /// The syscalls the disk blob store makes, as replaceable closures: tests inject ENOSPC, EIO and short writes here.
 ///
@@ -15,6 +18,9 @@ import Darwin
     public var fstat: @Sendable (_ fd: Int32, _ result: UnsafeMutablePointer<stat>) -> Int32
     public var fdatasync: @Sendable (_ fd: Int32) -> Int32
     public var fsync: @Sendable (_ fd: Int32) -> Int32
+    /// Starts writeback of a file range without waiting for it (`sync_file_range(SYNC_FILE_RANGE_WRITE)`); a hint
+    /// that moves device work earlier, never a durability step. A no-op where the call does not exist.
+    public var startWriteback: @Sendable (_ fd: Int32, _ offset: Int64, _ count: Int64) -> Int32
     public var mkdir: @Sendable (_ path: UnsafePointer<CChar>, _ mode: mode_t) -> Int32
     public var unlink: @Sendable (_ path: UnsafePointer<CChar>) -> Int32
 
@@ -26,6 +32,13 @@ import Darwin
         fstat: { fd, result in Glibc.fstat(fd, result) },
         fdatasync: { fd in Glibc.fdatasync(fd) },
         fsync: { fd in Glibc.fsync(fd) },
+        startWriteback: { fd, offset, count in
+            #if canImport(CFileSync)
+            sync_file_range(fd, offset, count, silo_sync_file_range_write())
+            #else
+            0
+            #endif
+        },
         mkdir: { path, mode in Glibc.mkdir(path, mode) },
         unlink: { path in Glibc.unlink(path) }
     )

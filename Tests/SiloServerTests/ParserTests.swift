@@ -60,6 +60,65 @@ import Testing
     }
 }
 
+/// The multipart parser's fast path (media straight from the caller's buffer) must agree with the general path.
+@Suite struct MultipartFastPathTests {
+    static let boundary = "silo-bench-boundary"
+    static let media: [UInt8] = {
+        // Near-misses of the delimiter in the media, including one that is only a prefix and one missing a byte.
+        var m = pattern(20_000, seed: 9)
+        m += Array("\r\n--silo-bench-bound".utf8) + pattern(3_000, seed: 10)
+        m += Array("\r\n-silo-bench-boundary".utf8) + pattern(3_000, seed: 11)
+        m += Array("\r\r\n--silo-bench-boundar".utf8)
+        return m
+    }()
+    static var body: [UInt8] {
+        Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n{\"name\":\"f\"}\r\n--\(boundary)\r\n\r\n".utf8)
+            + media + Array("\r\n--\(boundary)--\r\n".utf8)
+    }
+
+    func parse(_ body: [UInt8], first: Int, size: Int) throws -> [UInt8] {
+        var parser = MultipartParser(boundary: Self.boundary, maxMetadataBytes: 1 << 20)
+        var media: [UInt8] = []
+        var start = 0
+        var end = min(first, body.count)
+        while start < body.count {
+            try body[start..<end].withUnsafeBytes { chunk in
+                try parser.feed(chunk) { event in
+                    if case .mediaBytes(let b) = event { media.append(contentsOf: b) }
+                }
+            }
+            start = end
+            end = min(body.count, end + size)
+        }
+        try parser.finish()
+        return media
+    }
+
+    @Test(arguments: [39, 40, 41, 47, 64, 100, 1000, 4096, 32768])
+    func chunkSizesAndShifts(size: Int) throws {
+        let body = Self.body
+        // Shifting the first cut moves every later cut, so the seams land on each delimiter position.
+        for first in 1...60 {
+            #expect(try parse(body, first: first, size: size) == Self.media, "size \(size), first \(first)")
+        }
+    }
+
+    @Test func delimiterSearchMatchesANaiveScan() {
+        let needle = Array("\r\n--ab".utf8)
+        var haystack = pattern(5000, seed: 5).map { $0 % 4 == 0 ? 0x0D : $0 }
+        #expect(
+            haystack.withUnsafeBytes { MultipartParser.firstDelimiter(needle, in: $0) }
+                == find(needle, in: haystack, from: 0))
+        haystack.replaceSubrange(4000..<4006, with: needle)
+        haystack.replaceSubrange(4994..<5000, with: needle)
+        #expect(haystack.withUnsafeBytes { MultipartParser.firstDelimiter(needle, in: $0) } == 4000)
+        let tail = Array(haystack[4001...])
+        #expect(tail.withUnsafeBytes { MultipartParser.firstDelimiter(needle, in: $0) } == 4994 - 4001)
+        #expect(Array(needle.dropLast()).withUnsafeBytes { MultipartParser.firstDelimiter(needle, in: $0) } == nil)
+        #expect([UInt8]().withUnsafeBytes { MultipartParser.firstDelimiter(needle, in: $0) } == nil)
+    }
+}
+
 @Suite struct ByteRangeTests {
     @Test(
         arguments: [

@@ -18,6 +18,9 @@ import Glibc
         /// Caps how many bytes each pwrite may write (short writes).
         let maxWrite = Mutex<Int?>(nil)
         let fdatasyncErrno = Mutex<Int32?>(nil)
+        /// Ranges handed to startWriteback, and the errno to fail it with.
+        let writebacks = Mutex<[Range<Int64>]>([])
+        let writebackErrno = Mutex<Int32?>(nil)
 
         func syscalls() -> Syscalls {
             var syscalls = Syscalls.system
@@ -45,6 +48,14 @@ import Glibc
             syscalls.fsync = { fd in
                 self.calls.withLock { $0.append("fsync") }
                 return system.fsync(fd)
+            }
+            syscalls.startWriteback = { fd, offset, count in
+                self.writebacks.withLock { $0.append(offset..<(offset + count)) }
+                if let code = self.writebackErrno.withLock({ $0 }) {
+                    errno = code
+                    return -1
+                }
+                return system.startWriteback(fd, offset, count)
             }
             syscalls.mkdir = { path, mode in
                 self.calls.withLock { $0.append("mkdir") }
@@ -92,6 +103,36 @@ import Glibc
         try resumed.write([5])
         try resumed.sync()
         #expect(faults.calls.withLock { $0 } == ["pwrite", "fdatasync"])
+    }
+
+    @Test func writebackStartsBehindTheWritesAndIsOnlyAHint() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let faults = Faults()
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        let id = BlobID.random()
+        let writer = try store.makeWriter(id, at: 0)
+        let piece = pattern(300_000)
+        for _ in 0..<30 { try writer.write(piece) }  // 9 MB: two writeback windows of ≥ 4 MiB
+        let windows = faults.writebacks.withLock { $0 }
+        #expect(windows.count == 2)
+        #expect(windows.first?.lowerBound == 0)
+        #expect(zip(windows, windows.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, "contiguous")
+        #expect(windows.allSatisfy { $0.count >= 4 << 20 })
+        // A failing hint changes nothing: writes go on and sync decides durability.
+        faults.writebackErrno.withLock { $0 = EIO }
+        for _ in 0..<15 { try writer.write(piece) }
+        #expect(faults.writebacks.withLock { $0 }.count == 3)
+        try writer.sync()
+        writer.close()
+        #expect(try store.openReader(id).readAll() == Array(repeating: piece, count: 45).flatMap { $0 })
+
+        // A resumed writer starts its windows at its offset.
+        faults.writebacks.withLock { $0 = [] }
+        let resumed = try store.makeWriter(id, at: 45 * 300_000)
+        for _ in 0..<15 { try resumed.write(piece) }
+        let start: Int64 = 45 * 300_000
+        #expect(faults.writebacks.withLock { $0 }.map(\.lowerBound) == [start])
     }
 
     @Test func shortWritesAndEINTRAreRetried() throws {

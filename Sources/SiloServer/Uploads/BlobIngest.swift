@@ -8,37 +8,41 @@ import SiloHashing
 final class BlobIngest {
     let blobID: BlobID
     private let service: ObjectService
-    private var writer: (any BlobWriter)?
-    private let hasher = ObjectHasher()
+    private var appender: BlobAppender?
+    private var received: Int64 = 0
 
     init(service: ObjectService, time: Timestamp) throws {
         self.service = service
         self.blobID = BlobID.random()
         try service.metadata.registerPendingBlob(blobID, at: time)
-        self.writer = try service.blobs.makeWriter(blobID, at: 0)
+        self.appender = BlobAppender(writer: try service.blobs.makeWriter(blobID, at: 0), hasher: ObjectHasher())
     }
 
-    var size: Int64 { hasher.size }
+    /// Bytes received so far.
+    var size: Int64 { appender?.appended ?? received }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let writer else { throw StorageError(.internalError, "write after the upload was closed") }
-        try writer.write(bytes)
-        hasher.update(bytes)
+        guard let appender else { throw StorageError(.internalError, "write after the upload was closed") }
+        try appender.append(bytes)
     }
 
     /// Makes the bytes durable and returns what they are.
     func finish() throws -> BlobSummary {
-        guard let writer else { throw StorageError(.internalError, "upload finished twice") }
-        try writer.sync()
-        writer.close()
-        self.writer = nil
+        guard let appender else { throw StorageError(.internalError, "upload finished twice") }
+        try appender.flush()
+        try appender.writer.sync()
+        appender.writer.close()
+        received = appender.appended
+        // Waits for the last batch's hashing.
+        guard let hasher = appender.takeHasher() else { throw StorageError(.internalError, "upload lost its hashes") }
+        self.appender = nil
         return hasher.finalize()
     }
 
     /// Throws the bytes away (failed or abandoned upload).
     func discard() {
-        writer?.close()
-        writer = nil
+        appender?.writer.close()
+        appender = nil
         service.discardBlob(blobID)
     }
 }

@@ -15,7 +15,8 @@ final class ResumableChunkSink: RequestBodySink {
     private let registry: SessionRegistry
     private let session: UploadSession
     private let finalize: Bool
-    private var writer: (any BlobWriter)?
+    private var appender: BlobAppender?
+    /// The session's running hashes once the appender is done with them (nil: recomputed at finalize).
     private var hasher: ObjectHasher?
     private let respond: (Result<Outcome, StorageError>) -> HTTPResponse
     private var released = false
@@ -29,20 +30,20 @@ final class ResumableChunkSink: RequestBodySink {
         self.session = session
         self.finalize = finalize
         self.respond = respond
-        self.hasher =
+        let hasher =
             registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
-        self.writer = try service.blobs.makeWriter(session.blobID, at: session.received)
+        self.appender = BlobAppender(
+            writer: try service.blobs.makeWriter(session.blobID, at: session.received), hasher: hasher)
     }
 
     deinit { release() }
 
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
         do {
-            try writer?.write(chunk)
-            hasher?.update(chunk)
+            try appender?.append(chunk)
             return nil
         } catch {
-            hasher = nil
+            _ = appender?.takeHasher()
             release()
             return respond(.failure(StorageError.wrap(error)))
         }
@@ -51,11 +52,13 @@ final class ResumableChunkSink: RequestBodySink {
     func finish() -> HTTPResponse {
         defer { release() }
         do {
-            guard let writer else { throw StorageError(.internalError, "chunk finished twice") }
-            try writer.sync()
-            let received = writer.offset
-            writer.close()
-            self.writer = nil
+            guard let appender else { throw StorageError(.internalError, "chunk finished twice") }
+            try appender.flush()
+            try appender.writer.sync()
+            let received = appender.writer.offset
+            appender.writer.close()
+            hasher = appender.takeHasher()
+            self.appender = nil
             var current = try service.metadata.updateSession(id: session.id) { stored in
                 guard stored.state == .active, stored.received == session.received else {
                     throw StorageError(.conflict, "upload session \(stored.id) changed during the chunk")
@@ -98,8 +101,8 @@ final class ResumableChunkSink: RequestBodySink {
 
     func abort() {
         // Bytes past the recorded offset are discarded by the next writer (it truncates to the offset).
-        writer?.close()
-        writer = nil
+        appender?.writer.close()
+        appender = nil
         hasher = nil
         release()
     }

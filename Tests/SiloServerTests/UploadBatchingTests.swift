@@ -1,0 +1,160 @@
+import SiloCore
+import SiloHTTP
+import SiloHashing
+import SiloTesting
+import SiloWire
+import Testing
+
+@testable import SiloServer
+
+/// ``BlobAppender`` must store and hash exactly the bytes it was given, however they were cut, in batches.
+@Suite struct BlobAppenderTests {
+    /// Records every write; fails the write after `failAfter` writes if set.
+    final class RecordingWriter: BlobWriter {
+        var writes: [[UInt8]] = []
+        var failAfter: Int?
+        var offset: Int64 { Int64(writes.reduce(0) { $0 + $1.count }) }
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            if let failAfter, writes.count >= failAfter { throw StorageError(.ioError, "injected") }
+            writes.append(Array(bytes))
+        }
+        func sync() throws {}
+        func close() {}
+    }
+
+    static let batch = 64
+
+    /// Feeds `data` cut into pieces of the given sizes (cycled), then flushes.
+    /// Hashing on the queue (`pipelined`) and in place must give the same answer.
+    func run(_ data: [UInt8], pieces: [Int], pipelined: Bool = true) throws -> (RecordingWriter, BlobSummary) {
+        let writer = RecordingWriter()
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch, pipelined: pipelined)
+        var start = 0
+        var i = 0
+        while start < data.count {
+            let end = min(data.count, start + pieces[i % pieces.count])
+            try data[start..<end].withUnsafeBytes { try appender.append($0) }
+            #expect(appender.appended == Int64(end))
+            start = end
+            i += 1
+        }
+        try appender.flush()
+        return (writer, appender.takeHasher()!.finalize())
+    }
+
+    @Test(arguments: [0, 1, batch - 1, batch, batch + 1, 2 * batch + 1, 5 * batch + 17])
+    func storesAndHashesEveryCut(size: Int) throws {
+        let data = pattern(size, seed: UInt64(size))
+        let cuts: [[Int]] = [
+            [1], [Self.batch - 1], [Self.batch], [Self.batch + 1], [3 * Self.batch], [7, 1, 200, 64, 63, 65], [.max],
+        ]
+        for pieces in cuts {
+            let (plain, inPlace) = try run(data, pieces: pieces, pipelined: false)
+            #expect(Array(plain.writes.joined()) == data, "pieces \(pieces)")
+            #expect(
+                inPlace == BlobSummary(size: Int64(size), md5: MD5Hasher.digest(data), crc32c: CRC32C.checksum(data)))
+            let (writer, summary) = try run(data, pieces: pieces)
+            #expect(Array(writer.writes.joined()) == data, "pieces \(pieces)")
+            #expect(summary.size == Int64(size))
+            #expect(summary.md5 == MD5Hasher.digest(data))
+            #expect(summary.crc32c == CRC32C.checksum(data))
+            // Batches: every write but the last is at least a full buffer; no empty writes.
+            #expect(writer.writes.dropLast().allSatisfy { $0.count >= Self.batch }, "pieces \(pieces)")
+            #expect(writer.writes.allSatisfy { !$0.isEmpty })
+        }
+    }
+
+    @Test func smallPiecesAreGatheredIntoFullBatches() throws {
+        let data = pattern(10 * Self.batch + 5)
+        let (writer, _) = try run(data, pieces: [3])
+        #expect(writer.writes.map(\.count) == Array(repeating: Self.batch, count: 10) + [5])
+    }
+
+    @Test func aBigPieceOnAnEmptyBufferIsWrittenAsIs() throws {
+        let data = pattern(3 * Self.batch + 1)
+        let (writer, _) = try run(data, pieces: [.max])
+        #expect(writer.writes.map(\.count) == [3 * Self.batch + 1])
+    }
+
+    @Test func aFailedWriteIsNotRepeatedByFlush() throws {
+        let writer = RecordingWriter()
+        writer.failAfter = 1
+        let appender = BlobAppender(writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch)
+        let data = pattern(3 * Self.batch)
+        try data[0..<Self.batch].withUnsafeBytes { try appender.append($0) }  // written through
+        try data[Self.batch..<(Self.batch + 10)].withUnsafeBytes { try appender.append($0) }  // buffered
+        #expect(throws: StorageError.self) {
+            try data[(Self.batch + 10)...].withUnsafeBytes { try appender.append($0) }
+        }
+        try appender.flush()  // nothing left to write: the failed batch is gone, not retried
+        #expect(writer.writes.count == 1)
+    }
+}
+
+/// Uploads of sizes around the batch size, through the real server and disk: stored bytes and reported hashes match.
+@Suite struct BatchedUploadTests {
+    let server: TestServer
+    let client: HTTPTestClient
+
+    init() throws {
+        var configuration = ServerConfiguration()
+        configuration.strictV0Checksums = true
+        server = try TestServer(configuration: configuration)
+        client = server.client()
+    }
+
+    static let b = BlobAppender.defaultBatchBytes
+    static let sizes = [0, 1, b - 1, b, b + 1, 3 * b + 5]
+
+    func expectStored(_ name: String, _ response: TestResponse, _ data: [UInt8]) throws {
+        #expect(response.status == 200, "\(name): \(response.text)")
+        #expect(try response.string("md5Hash") == Base64.encode(MD5Hasher.digest(data)), "\(name)")
+        #expect(try response.string("crc32c") == Checksums.crc32cBase64(CRC32C.checksum(data)), "\(name)")
+        #expect(try response.string("size") == String(data.count), "\(name)")
+        #expect(try client.get(objectPath(name) + "?alt=media").body == data, "\(name)")
+    }
+
+    @Test(arguments: sizes)
+    func media(size: Int) throws {
+        let data = pattern(size, seed: UInt64(size) + 1)
+        try expectStored("m\(size)", try client.mediaUpload("m\(size)", data), data)
+    }
+
+    @Test(arguments: sizes)
+    func multipart(size: Int) throws {
+        let data = pattern(size, seed: UInt64(size) + 2)
+        let md5 = Base64.encode(MD5Hasher.digest(data))
+        let r = try client.multipartUpload("p\(size)", metadata: #"{"name":"p\#(size)","md5Hash":"\#(md5)"}"#, data)
+        try expectStored("p\(size)", r, data)
+    }
+
+    @Test(arguments: sizes)
+    func resumableInTwoChunks(size: Int) throws {
+        let data = pattern(size, seed: UInt64(size) + 3)
+        let started = try client.send(
+            method: "POST", target: bucketPath() + "?name=r\(size)",
+            headers: ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"])
+        let url = try #require(started.headers["X-Goog-Upload-URL"])
+        let afterScheme = url.split(separator: "//", maxSplits: 1)[1]
+        let target = String(afterScheme[afterScheme.firstIndex(of: "/")!...])
+        let cut = size / 2
+        let first = try client.send(
+            method: "POST", target: target, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"],
+            body: Array(data[0..<cut]))
+        #expect(first.status == 200)
+        let last = try client.send(
+            method: "POST", target: target,
+            headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": String(cut)],
+            body: Array(data[cut...]))
+        try expectStored("r\(size)", last, data)
+    }
+
+    @Test func aWrongClientMD5IsRejectedAndNothingBecomesVisible() throws {
+        let data = pattern(3 * Self.b + 5)
+        let wrong = Base64.encode(MD5Hasher.digest(Array(data.dropLast())))
+        let r = try client.multipartUpload("bad", metadata: #"{"name":"bad","md5Hash":"\#(wrong)"}"#, data)
+        #expect(r.status == 400)
+        #expect(try client.get(objectPath("bad")).status == 404)
+    }
+}
