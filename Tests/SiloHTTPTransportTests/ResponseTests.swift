@@ -1,6 +1,5 @@
 import Foundation
 import SiloHTTP
-import SiloMicroHTTPD
 import SiloTesting
 import Synchronization
 import Testing
@@ -29,11 +28,11 @@ final class PatternProducer: ResponseBodyProducer {
 }
 
 @Suite struct ResponseTests {
-    @Test func fileIsSentWholeAndFromAnOffset() throws {
+    @Test(arguments: Engine.allCases) func fileIsSentWholeAndFromAnOffset(engine: Engine) throws {
         let content = patternBytes(300_000)
         let path = try temporaryFile(content)
         defer { unlink(path) }
-        try withServer({ head in
+        try withServer(engine, { head in
             let fd = open(path, O_RDONLY)
             let body: ResponseBody =
                 head.rawPath == "/part"
@@ -59,9 +58,9 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func streamWithKnownLength() throws {
+    @Test(arguments: Engine.allCases) func streamWithKnownLength(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in
+        try withServer(engine, { _ in
             .respond(
                 HTTPResponse(
                     status: 200, body: .stream(length: 200_000, PatternProducer(total: 200_000, recorder: recorder))))
@@ -74,9 +73,9 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func streamWithUnknownLengthIsChunked() throws {
+    @Test(arguments: Engine.allCases) func streamWithUnknownLengthIsChunked(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in
+        try withServer(engine, { _ in
             .respond(
                 HTTPResponse(
                     status: 200, body: .stream(length: nil, PatternProducer(total: 150_001, recorder: recorder))))
@@ -90,7 +89,7 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func producerErrorCutsTheConnectionAndClosesTheProducer() throws {
+    @Test(arguments: Engine.allCases) func producerErrorCutsTheConnectionAndClosesTheProducer(engine: Engine) throws {
         struct Broken: Error {}
         final class FailingProducer: ResponseBodyProducer {
             let recorder: Recorder
@@ -99,7 +98,7 @@ final class PatternProducer: ResponseBodyProducer {
             func close() { recorder.note("closed") }
         }
         let recorder = Recorder()
-        try withServer({ _ in
+        try withServer(engine, { _ in
             .respond(HTTPResponse(status: 200, body: .stream(length: 1_000, FailingProducer(recorder: recorder))))
         }) { _, client in
             #expect(throws: HTTPTestClientError.self) { try client.send(method: "GET", target: "/s") }
@@ -107,8 +106,8 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func headKeepsTheLengthOfBytesAndOfADeclaredLength() throws {
-        try withServer({ head in
+    @Test(arguments: Engine.allCases) func headKeepsTheLengthOfBytesAndOfADeclaredLength(engine: Engine) throws {
+        try withServer(engine, { head in
             if head.rawPath == "/declared" {
                 return .respond(HTTPResponse(status: 200, headers: ["Content-Length": "123456", "ETag": "\"e\""]))
             }
@@ -129,8 +128,8 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func headersAndStatusAreSent() throws {
-        try withServer({ _ in
+    @Test(arguments: Engine.allCases) func headersAndStatusAreSent(engine: Engine) throws {
+        try withServer(engine, { _ in
             .respond(
                 HTTPResponse(
                     status: 308,
