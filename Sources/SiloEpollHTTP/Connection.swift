@@ -18,6 +18,10 @@ final class Connection {
         case readingBody
         /// The last response is being written; the connection closes once it is out.
         case closing
+        /// The last response is out and the write side shut down; what the client still sends is read and dropped
+        /// for a moment, so that closing with unread bytes does not reset the connection (a reset can destroy the
+        /// answer before the client has read it).
+        case lingering
         case closed
     }
 
@@ -73,6 +77,9 @@ final class Connection {
     private(set) var outputBlocked = false
     /// Responses (to handler requests) planned but not yet written in full.
     private var unsentResponses = 0
+    /// Close by lingering: the client may still be sending (a refused head or body).
+    private var lingers = false
+    private var lingered = 0
 
     init(fd: Int32, loop: EventLoop, registeredEvents: UInt32) {
         self.fd = fd
@@ -96,6 +103,10 @@ final class Connection {
     // MARK: - Events
 
     func handle(events: UInt32) {
+        if phase == .lingering {
+            linger()
+            return
+        }
         if events & EPOLLOUT.rawValue != 0 && outputBlocked {
             outputBlocked = false
             flush()
@@ -245,7 +256,7 @@ final class Connection {
                     return
                 }
                 start += consumeBody(UnsafeRawBufferPointer(start: base + start, count: end - start))
-            case .closing, .closed:
+            case .closing, .lingering, .closed:
                 flush()
                 return
             }
@@ -271,6 +282,7 @@ final class Connection {
             // The client waits for 100 Continue and will not send the body: answer now, and close, since the
             // body (if the client sends it anyway) cannot be told apart from a next request.
             exchange.keepAlive = false
+            lingers = true
             respond(response)
         case (.respond(let response), let framing):
             startBody(framing, .discard(response, gaveUp: nil, dropped: 0))
@@ -373,6 +385,7 @@ final class Connection {
         abortConsumer()
         chunked = nil
         exchange.keepAlive = false
+        lingers = true
         respond(errorResponse(400, reason))
     }
 
@@ -391,6 +404,7 @@ final class Connection {
         state.logger.debug("bad request", metadata: ["silo.http.status": "\(status)", "silo.http.reason": reason])
         exchange = Exchange(keepAlive: false, isHeadMethod: false, isHTTP10: false)
         start = end
+        lingers = true
         queue(errorResponse(status, reason), countsInFlight: false)
     }
 
@@ -586,8 +600,27 @@ final class Connection {
             state.inFlight.subtract(unsentResponses, ordering: .releasing)
             unsentResponses = 0
         }
-        if phase == .closing { close(reason: nil) }
+        guard phase == .closing else { return }
+        if lingers {
+            phase = .lingering
+            lastActivity = loop.now
+            _ = shutdown(fd, Int32(SHUT_WR))
+        } else {
+            close(reason: nil)
+        }
     }
+
+    /// Reads and drops what the client still sends after the final answer, up to a bound.
+    private func linger() {
+        let buffer = loop.bodyBuffer
+        guard let base = buffer.baseAddress else { return }
+        let count = read(fd, base, buffer.count)
+        if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
+        lingered += max(count, 0)
+        if count <= 0 || lingered > 1024 * 1024 { close(reason: nil) }
+    }
+
+    var isLingering: Bool { phase == .lingering }
 
     /// The events this connection waits for now.
     var wantedEvents: UInt32 {

@@ -66,7 +66,7 @@ final class EventLoop {
         let idleTimeout = Double(state.configuration.connectionTimeoutSeconds)
         while true {
             // Idle timeouts need a tick only while there are connections to time out.
-            let timeout: Int32 = idleTimeout > 0 && !connections.isEmpty ? 1000 : -1
+            let timeout: Int32 = !connections.isEmpty ? 1000 : -1
             let count = epoll_wait(epollFD, events, capacity, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
@@ -103,9 +103,9 @@ final class EventLoop {
                 if state.stopping.load(ordering: .acquiring) { break }
                 if state.draining.load(ordering: .acquiring) { drain() }
             }
-            if idleTimeout > 0 && now - lastSweep >= 1 {
+            if now - lastSweep >= 1 {
                 lastSweep = now
-                sweep(olderThan: idleTimeout)
+                sweep(olderThan: idleTimeout > 0 ? idleTimeout : .infinity)
             }
         }
         stopListening()
@@ -167,8 +167,10 @@ final class EventLoop {
     }
 
     private func sweep(olderThan seconds: Double) {
-        for connection in Array(connections.values) where now - connection.lastActivity > seconds {
-            connection.close(reason: "idle timeout")
+        for connection in Array(connections.values) {
+            let idle = now - connection.lastActivity
+            // A lingering close waits for the client's last bytes only briefly.
+            if idle > seconds || (connection.isLingering && idle > 2) { connection.close(reason: "idle timeout") }
         }
     }
 
