@@ -75,7 +75,8 @@ let package = Package(
         .executableTarget(
             name: "SiloMain",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloCore",
                 "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI",
             ]
@@ -94,7 +95,8 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloCore",
                 "SiloHTTP", "SiloAuth",
             ]
         ),

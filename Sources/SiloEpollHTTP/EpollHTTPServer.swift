@@ -113,7 +113,8 @@ private final class LoopThread: Sendable {
     static func start(state: ServerState) throws -> LoopThread {
         let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else {
-            throw HTTPServerError(.startFailed, "cannot create an epoll instance", cause: SystemCallError.now("epoll_create1"))
+            throw HTTPServerError(
+                .startFailed, "cannot create an epoll instance", cause: SystemCallError.now("epoll_create1"))
         }
         let wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
         guard wakeFD >= 0 else {
@@ -140,7 +141,8 @@ private final class LoopThread: Sendable {
             _ = close(wakeFD)
             _ = close(epollFD)
             throw HTTPServerError(
-                .startFailed, "cannot start an event-loop thread", cause: SystemCallError(call: "pthread_create", errno: created))
+                .startFailed, "cannot start an event-loop thread",
+                cause: SystemCallError(call: "pthread_create", errno: created))
         }
         return LoopThread(epollFD: epollFD, wakeFD: wakeFD, thread: thread)
     }

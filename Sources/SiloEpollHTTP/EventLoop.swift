@@ -70,7 +70,8 @@ final class EventLoop {
             let count = epoll_wait(epollFD, events, capacity, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
-                state.logger.error("epoll_wait failed", metadata: ["silo.error": "\(SystemCallError.now("epoll_wait"))"])
+                state.logger.error(
+                    "epoll_wait failed", metadata: ["silo.error": "\(SystemCallError.now("epoll_wait"))"])
                 break
             }
             refreshClock()

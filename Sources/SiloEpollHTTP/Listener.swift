@@ -34,7 +34,8 @@ enum Listener {
         let fd = socket(
             family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
-            throw HTTPServerError(.startFailed, "cannot open a socket for \(shown)", cause: SystemCallError.now("socket"))
+            throw HTTPServerError(
+                .startFailed, "cannot open a socket for \(shown)", cause: SystemCallError.now("socket"))
         }
         var on: Int32 = 1
         // A restarted server can bind while old connections linger in TIME_WAIT (it does not allow two listeners).

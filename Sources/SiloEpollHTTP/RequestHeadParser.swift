@@ -105,7 +105,9 @@ enum RequestHeadParser {
             var valueStart = colon + 1
             var valueEnd = line.upperBound
             while valueStart < valueEnd && (bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09) { valueStart += 1 }
-            while valueEnd > valueStart && (bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09) { valueEnd -= 1 }
+            while valueEnd > valueStart && (bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09) {
+                valueEnd -= 1
+            }
             for i in valueStart..<valueEnd {
                 let byte = bytes[i]
                 if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
@@ -137,7 +139,9 @@ enum RequestHeadParser {
 
         if !transferEncodings.isEmpty {
             // Request smuggling defence: a body framed two ways is refused (RFC 9112 6.3).
-            if contentLength != nil { return .invalid(status: 400, reason: "both Content-Length and Transfer-Encoding") }
+            if contentLength != nil {
+                return .invalid(status: 400, reason: "both Content-Length and Transfer-Encoding")
+            }
             var codings = 0
             var onlyChunked = true
             for value in transferEncodings {

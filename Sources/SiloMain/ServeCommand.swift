@@ -3,8 +3,8 @@ import Foundation
 import SiloAuth
 import SiloCLI
 import SiloCore
-import SiloHTTP
 import SiloEpollHTTP
+import SiloHTTP
 import SiloMicroHTTPD
 import SiloServer
 import Synchronization

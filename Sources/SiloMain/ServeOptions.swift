@@ -135,7 +135,8 @@ struct ServeOptions {
         threads = try values.integer("threads", in: 1...256) ?? threads
         if let engine = values.value("http-engine") {
             guard ServeOptions.httpEngines.contains(engine) else {
-                throw ValidationError("--http-engine must be one of: \(ServeOptions.httpEngines.joined(separator: ", "))")
+                throw ValidationError(
+                    "--http-engine must be one of: \(ServeOptions.httpEngines.joined(separator: ", "))")
             }
             httpEngine = engine
         }

@@ -1,9 +1,9 @@
 import Foundation
 public import SiloAuth
 public import SiloCore
+import SiloEpollHTTP
 public import SiloHTTP
 import SiloMicroHTTPD
-import SiloEpollHTTP
 public import SiloServer
 
 #if canImport(Glibc)

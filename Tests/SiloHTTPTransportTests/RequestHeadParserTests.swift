@@ -49,7 +49,8 @@ import Testing
         #expect(try parsed("GET / HTTP/1.0\r\n\r\n").0.keepAlive == false)
         #expect(try parsed("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").0.keepAlive)
         #expect(try parsed("PUT / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n").0.awaitsContinue)
-        #expect(try parsed("PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n").0.awaitsContinue == false)
+        #expect(
+            try parsed("PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n").0.awaitsContinue == false)
         #expect(try parsed("HEAD / HTTP/1.1\r\n\r\n").0.isHeadMethod)
     }
 
@@ -176,7 +177,8 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 7, 1000])
     func chunkedBodiesDecodeAtAnySplit(pieceSize: Int) {
-        let text = "5;name=value\r\nhello\r\n6\r\n world\r\nA \r\n0123456789\r\n0\r\nTrailer: yes\r\nMore: x\r\n\r\nNEXT"
+        let text =
+            "5;name=value\r\nhello\r\n6\r\n world\r\nA \r\n0123456789\r\n0\r\nTrailer: yes\r\nMore: x\r\n\r\nNEXT"
         let result = decode(text, pieceSize: pieceSize)
         #expect(String(decoding: result.body, as: UTF8.self) == "hello world0123456789")
         #expect(result.step == .end)
@@ -188,7 +190,8 @@ import Testing
         "5;\u{1}\r\n",
     ])
     func badChunkedFramingIsInvalid(text: String) {
-        if case .invalid = decode(text, pieceSize: 3).step {} else {
+        if case .invalid = decode(text, pieceSize: 3).step {
+        } else {
             Issue.record("accepted \(text.debugDescription)")
         }
     }

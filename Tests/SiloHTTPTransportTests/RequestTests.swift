@@ -18,9 +18,12 @@ import Testing
     }
 
     @Test(arguments: Engine.allCases) func headersArriveInOrder(engine: Engine) throws {
-        try withServer(engine, { head in
-            text(head.headers.fields.map { "\($0.name)=\($0.value)" }.joined(separator: "|"))
-        }) { _, client in
+        try withServer(
+            engine,
+            { head in
+                text(head.headers.fields.map { "\($0.name)=\($0.value)" }.joined(separator: "|"))
+            }
+        ) { _, client in
             let response = try client.send(
                 method: "GET", target: "/h",
                 headers: [

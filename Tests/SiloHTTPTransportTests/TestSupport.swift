@@ -1,7 +1,7 @@
 import Foundation
 import SiloCore
-import SiloHTTP
 import SiloEpollHTTP
+import SiloHTTP
 import SiloMicroHTTPD
 import SiloTesting
 import Synchronization

@@ -33,7 +33,8 @@ import Glibc
             let body = patternBytes(5000)
             let chunkedHead = "PUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
             var bytes = Array("PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n".utf8) + body
-            bytes += Array(chunkedHead.utf8) + Array("1388;ext=1\r\n".utf8) + body + Array("\r\n0\r\nX-T: 1\r\n\r\n".utf8)
+            bytes +=
+                Array(chunkedHead.utf8) + Array("1388;ext=1\r\n".utf8) + body + Array("\r\n0\r\nX-T: 1\r\n\r\n".utf8)
             bytes += Array("GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
             try socket.write(bytes)
             let text = String(decoding: try socket.readUntilClose(), as: UTF8.self)
@@ -124,9 +125,14 @@ import Glibc
         }
         let counter = Counter()
         let total = 256 * 1024 * 1024
-        try withServer(.epoll, { _ in
-            .respond(HTTPResponse(status: 200, body: .stream(length: nil, CountingProducer(total: total, counter: counter))))
-        }) { server, _ in
+        try withServer(
+            .epoll,
+            { _ in
+                .respond(
+                    HTTPResponse(
+                        status: 200, body: .stream(length: nil, CountingProducer(total: total, counter: counter))))
+            }
+        ) { server, _ in
             let socket = try RawSocket(port: server.port)
             socket.setReceiveBuffer(64 * 1024)
             try socket.write("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -214,7 +220,9 @@ import Glibc
                 let socket = try RawSocket(port: server.port, receiveTimeoutSeconds: 2)
                 let length = Int.random(in: 1...600, using: &generator)
                 var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                if Bool.random(using: &generator) { bytes = Array("GET / HTTP/1.1\r\n".utf8) + bytes + [13, 10, 13, 10] }
+                if Bool.random(using: &generator) {
+                    bytes = Array("GET / HTTP/1.1\r\n".utf8) + bytes + [13, 10, 13, 10]
+                }
                 try? socket.write(bytes)
                 socket.finishWriting()
                 _ = try? socket.readUntilClose()
