@@ -1,5 +1,5 @@
 #if os(Linux)
-import CLinux
+internal import CLinux
 import Glibc
 import SiloCore
 import SiloHTTP

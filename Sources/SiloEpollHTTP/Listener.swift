@@ -1,4 +1,5 @@
 #if os(Linux)
+internal import CLinux
 import Glibc
 import SiloHTTP
 
