@@ -53,6 +53,15 @@ final class Connection {
     /// The events registered with epoll, so epoll_ctl is called only on a change.
     var registeredEvents: UInt32
     private(set) var lastActivity: Double
+    /// When the first byte of a head still incomplete arrived: a head must be complete within the idle timeout,
+    /// however slowly its bytes trickle in (slowloris).
+    private var partialHeadSince: Double?
+
+    /// How long the head now being received has been incomplete.
+    func headAge(now: Double) -> Double {
+        guard phase == .awaitingHead, let since = partialHeadSince else { return 0 }
+        return now - since
+    }
 
     // Inbound: bytes [start, end) of `inbound` are received and not yet consumed.
     private var inbound = UnsafeMutableRawBufferPointer(start: nil, count: 0)
@@ -238,6 +247,7 @@ final class Connection {
                 switch RequestHeadParser.parse(bytes, resumeAt: headScanResume) {
                 case .incomplete(let resumeAt):
                     headScanResume = resumeAt
+                    if partialHeadSince == nil { partialHeadSince = loop.now }
                     if bytes.count >= state.configuration.maxRequestHeadBytes {
                         reject(431, "request head too large")
                     }
@@ -248,6 +258,7 @@ final class Connection {
                 case .complete(let request, let consumed):
                     start += consumed
                     headScanResume = 0
+                    partialHeadSince = nil
                     begin(request)
                 }
             case .readingBody:

@@ -170,8 +170,11 @@ final class EventLoop {
     private func sweep(olderThan seconds: Double) {
         for connection in Array(connections.values) {
             let idle = now - connection.lastActivity
+            let headAge = connection.headAge(now: now)
             // A lingering close waits for the client's last bytes only briefly.
-            if idle > seconds || (connection.isLingering && idle > 2) { connection.close(reason: "idle timeout") }
+            if idle > seconds || headAge > seconds || (connection.isLingering && idle > 2) {
+                connection.close(reason: "idle timeout")
+            }
         }
     }
 

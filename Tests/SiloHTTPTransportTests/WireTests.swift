@@ -92,6 +92,27 @@ import Glibc
         }
     }
 
+    @Test func aTrickledHeadMustStillCompleteWithinTheTimeout() throws {
+        try withServer(.epoll, configure: { $0.connectionTimeoutSeconds = 1 }, { _ in text("x") }) { server, _ in
+            let socket = try RawSocket(port: server.port, receiveTimeoutSeconds: 1)
+            let start = Date()
+            var closed = false
+            for byte in Array("GET /slow HTTP/1.1\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8) {
+                guard (try? socket.write([byte])) != nil else {
+                    closed = true
+                    break
+                }
+                if let piece = try? socket.readSome(max: 1), piece.isEmpty {
+                    closed = true
+                    break
+                }
+                if Date().timeIntervalSince(start) > 6 { break }
+            }
+            #expect(closed)
+            #expect(Date().timeIntervalSince(start) < 6)
+        }
+    }
+
     @Test(arguments: Engine.allCases) func stalledUploadTimesOutAndAbortsTheSink(engine: Engine) throws {
         let recorder = Recorder()
         try withServer(
