@@ -431,8 +431,16 @@ final class Connection {
     }
 
     /// Appends the head (and a body in memory) to `out` and sets up a file or stream body to follow.
-    private func queue(_ response: HTTPResponse, countsInFlight: Bool) {
+    private func queue(_ proposed: HTTPResponse, countsInFlight: Bool) {
         if countsInFlight { unsentResponses += 1 }
+        var response = proposed
+        if !(200...999).contains(response.status) {
+            // Interim (1xx) and impossible statuses cannot be a final answer; the transport owns `100 Continue`.
+            state.logger.error("invalid response status", metadata: ["silo.http.status": "\(response.status)"])
+            exchange.keepAlive = false
+            if case .stream(_, let producer) = response.body { producer.close() }
+            response = errorResponse(500, "invalid response status")
+        }
         let plan = ResponsePlan(
             response, isHeadMethod: exchange.isHeadMethod, isHTTP10: exchange.isHTTP10,
             keepAlive: exchange.keepAlive, draining: state.draining.load(ordering: .relaxed))
@@ -666,4 +674,5 @@ final class Connection {
         loop.connectionClosed(self)
     }
 }
+@available(*, unavailable) extension Connection: Sendable {}
 #endif

@@ -198,4 +198,5 @@ final class EventLoop {
         connections.removeValue(forKey: ObjectIdentifier(connection))
     }
 }
+@available(*, unavailable) extension EventLoop: Sendable {}
 #endif

@@ -86,6 +86,7 @@ enum RequestHeadParser {
         }
 
         var headers = HTTPHeaders()
+        headers.reserveCapacity(countLines(bytes, from: cursor, to: end))
         var contentLength: Int64?
         var transferEncodings: [Range<Int>] = []
         var connectionClose = false
@@ -220,6 +221,18 @@ enum RequestHeadParser {
             ParsedRequest(
                 head: head, framing: .none, keepAlive: true, awaitsContinue: false,
                 isHeadMethod: methodName == "HEAD", isHTTP10: isHTTP10))
+    }
+
+    /// Line feeds in `bytes[from..<to]`: an upper bound on the header fields.
+    private static func countLines(_ bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var count = 0
+        var index = from
+        while index < to, let lf = memchr(base + index, 0x0A, to - index) {
+            count += 1
+            index = base.distance(to: UnsafeRawPointer(lf)) + 1
+        }
+        return count
     }
 
     /// The next line before `end`, without its CR LF (or bare LF); advances `cursor` past the line break.
