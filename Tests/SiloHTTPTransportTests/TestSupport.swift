@@ -40,6 +40,15 @@ enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
     case mhd
     case epoll
     var description: String { rawValue }
+
+    /// The epoll transport exists on Linux only.
+    #if os(Linux)
+    static let allCases: [Engine] = [.mhd, .epoll]
+    static let epollAvailable = true
+    #else
+    static let allCases: [Engine] = [.mhd]
+    static let epollAvailable = false
+    #endif
 }
 
 /// The settings tests vary, mapped onto each transport's own Configuration.
@@ -57,7 +66,9 @@ protocol TestTransport: HTTPServer, Sendable {
     var requestsInFlight: Int { get }
 }
 extension MicroHTTPDServer: TestTransport {}
+#if os(Linux)
 extension EpollHTTPServer: TestTransport {}
+#endif
 
 func makeServer(
     _ engine: Engine, _ settings: TransportSettings = TransportSettings(), logger: Logger = testLogger,
@@ -73,12 +84,16 @@ func makeServer(
         configuration.libraryErrorLog = verbose
         return try MicroHTTPDServer(handler: ClosureHandler(handler), configuration: configuration, logger: logger)
     case .epoll:
+        #if os(Linux)
         var configuration = EpollHTTPServer.Configuration(host: settings.host, port: settings.port)
         configuration.threadCount = settings.threadPoolSize
         configuration.connectionTimeoutSeconds = settings.connectionTimeoutSeconds
         configuration.maxDiscardedBodyBytes = settings.maxDiscardedBodyBytes
         configuration.streamBlockSize = settings.streamBlockSize
         return try EpollHTTPServer(handler: ClosureHandler(handler), configuration: configuration, logger: logger)
+        #else
+        throw HTTPServerError(.invalidConfiguration, "the epoll transport is Linux-only")
+        #endif
     }
 }
 
