@@ -59,6 +59,7 @@ struct TransportSettings {
     var connectionTimeoutSeconds = 60
     var maxDiscardedBodyBytes: Int64 = 64 * 1024 * 1024
     var streamBlockSize = 64 * 1024
+    var connectionLimit = 1024
 }
 
 /// What the tests need from a transport beyond ``HTTPServer``.
@@ -87,6 +88,7 @@ func makeServer(
         #if os(Linux)
         var configuration = EpollHTTPServer.Configuration(host: settings.host, port: settings.port)
         configuration.threadCount = settings.threadPoolSize
+        configuration.connectionLimit = settings.connectionLimit
         configuration.connectionTimeoutSeconds = settings.connectionTimeoutSeconds
         configuration.maxDiscardedBodyBytes = settings.maxDiscardedBodyBytes
         configuration.streamBlockSize = settings.streamBlockSize

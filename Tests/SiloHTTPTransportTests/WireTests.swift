@@ -213,6 +213,22 @@ import Glibc
         }
     }
 
+    @Test(.enabled(if: Engine.epollAvailable)) func connectionsBeyondTheLimitAreClosed() throws {
+        try withServer(.epoll, configure: { $0.connectionLimit = 2 }, { _ in text("x") }) { server, _ in
+            let first = HTTPTestClient(port: server.port)
+            let second = HTTPTestClient(port: server.port)
+            #expect(try first.send(method: "GET", target: "/1").text == "x")
+            #expect(try second.send(method: "GET", target: "/2").text == "x")
+            let third = try RawSocket(port: server.port)
+            try? third.write("GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(((try? third.readSome()) ?? []).isEmpty)
+            // A slot frees when a connection closes.
+            first.disconnect()
+            #expect(
+                waitUntil { (try? HTTPTestClient(port: server.port).send(method: "GET", target: "/4").text) == "x" })
+        }
+    }
+
     @Test(.enabled(if: Engine.epollAvailable)) func oversizedHeadIs431() throws {
         try withServer(.epoll, { _ in text("x") }) { server, _ in
             let socket = try RawSocket(port: server.port)
