@@ -172,7 +172,7 @@ final class Connection {
             return
         }
         lastActivity = loop.now
-        let used = consumeBody(UnsafeRawBufferPointer(start: base, count: count))
+        let used = consumeBody(UnsafeMutableRawBufferPointer(start: base, count: count))
         guard phase != .closed else { return }
         if used < count && phase != .closing {
             // A chunked body ended inside this read: what follows is the next request.
@@ -266,7 +266,7 @@ final class Connection {
                     flush()
                     return
                 }
-                start += consumeBody(UnsafeRawBufferPointer(start: base + start, count: end - start))
+                start += consumeBody(UnsafeMutableRawBufferPointer(start: base + start, count: end - start))
             case .closing, .lingering, .closed:
                 flush()
                 return
@@ -322,28 +322,35 @@ final class Connection {
         phase = .readingBody
     }
 
-    /// Feeds body bytes to the consumer; returns how many were part of the body.
-    private func consumeBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+    /// Feeds body bytes to the consumer; returns how many were part of the body. The buffer is this connection's
+    /// or the loop's, both writable: chunked framing is squeezed out in place, so the sink gets one piece per read
+    /// however small the client's chunks are.
+    private func consumeBody(_ bytes: UnsafeMutableRawBufferPointer) -> Int {
         guard let base = bytes.baseAddress else { return 0 }
         if var decoder = chunked {
             var index = 0
-            while phase == .readingBody {
-                let step = decoder.next(bytes, &index)
-                chunked = decoder
+            var gathered = 0
+            while true {
+                let step = decoder.next(UnsafeRawBufferPointer(bytes), &index)
                 switch step {
                 case .data(let range):
-                    deliver(UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count))
+                    // Data only moves towards the front, over framing already consumed.
+                    if range.lowerBound != gathered { memmove(base + gathered, base + range.lowerBound, range.count) }
+                    gathered += range.count
                 case .needMore:
+                    chunked = decoder
+                    deliver(UnsafeRawBufferPointer(start: base, count: gathered))
                     return index
                 case .end:
-                    bodyEnded()
+                    chunked = decoder
+                    deliver(UnsafeRawBufferPointer(start: base, count: gathered))
+                    if phase == .readingBody { bodyEnded() }
                     return index
                 case .invalid(let reason):
                     failBody(reason)
                     return bytes.count
                 }
             }
-            return index
         }
         let count = Int(min(Int64(bytes.count), bodyRemaining))
         bodyRemaining -= Int64(count)

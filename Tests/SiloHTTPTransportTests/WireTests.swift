@@ -229,6 +229,24 @@ import Glibc
         }
     }
 
+    @Test(.enabled(if: Engine.epollAvailable)) func tinyChunksReachTheSinkGathered() throws {
+        let recorder = Recorder()
+        try withServer(.epoll, { _ in .readBody(PatternSink(recorder: recorder)) }) { server, _ in
+            let body = patternBytes(10_000)
+            var bytes = Array("PUT /tiny HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+            for byte in body { bytes += Array("1\r\n".utf8) + [byte] + [13, 10] }
+            bytes += Array("0\r\n\r\n".utf8)
+            let socket = try RawSocket(port: server.port)
+            try socket.write(bytes)
+            let sum = body.reduce(0) { $0 + Int($1) }
+            #expect(try socket.readUntil("10000 \(sum) true").contains("201"))
+            // 10 000 one-byte chunks arrive in a few pieces, not one sink call per byte.
+            let pieces = recorder.all.first { $0.hasPrefix("chunks") } ?? ""
+            let largest = Int(pieces.split(separator: ".").last ?? "") ?? 0
+            #expect(largest > 1000, "\(pieces)")
+        }
+    }
+
     @Test(.enabled(if: Engine.epollAvailable)) func oversizedHeadIs431() throws {
         try withServer(.epoll, { _ in text("x") }) { server, _ in
             let socket = try RawSocket(port: server.port)
