@@ -32,8 +32,11 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
-        // sync_file_range from libc, which Swift's Glibc module leaves out (Linux only).
+        // sync_file_range from libc, which Swift's Glibc module leaves out (Linux only; SiloDisk's).
         .systemLibrary(name: "CFileSync"),
+        // epoll, eventfd and sendfile from libc's headers, which Swift's Glibc module leaves out (Linux only;
+        // SiloEpollHTTP's).
+        .systemLibrary(name: "CLinux"),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -46,6 +49,11 @@ let package = Package(
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
+        // The default transport on Linux: HTTP/1.1 on epoll written for Silo (no C module; Glibc only).
+        .target(
+            name: "SiloEpollHTTP",
+            dependencies: ["SiloHTTP", "SiloCore", .target(name: "CLinux", condition: .when(platforms: [.linux]))]
+        ),
         // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
         .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
@@ -73,7 +81,8 @@ let package = Package(
         .executableTarget(
             name: "SiloMain",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloCore",
                 "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI",
             ]
@@ -92,7 +101,8 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk", "SiloCore",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloCore",
                 "SiloHTTP", "SiloAuth",
             ]
         ),
@@ -120,8 +130,8 @@ let package = Package(
         .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
         .testTarget(name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing"]),
         .testTarget(
-            name: "SiloMicroHTTPDTests",
-            dependencies: ["SiloMicroHTTPD", "SiloHTTP", "SiloCore", "SiloTesting"]
+            name: "SiloHTTPTransportTests",
+            dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting"]
         ),
         .testTarget(
             name: "SiloServerTests",

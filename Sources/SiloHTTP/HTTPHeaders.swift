@@ -26,6 +26,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
+    /// Room for `count` fields without regrowing (a transport knows the count from the head's lines).
+    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Replaces every value of `name` with one.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)

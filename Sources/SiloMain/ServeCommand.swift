@@ -3,6 +3,7 @@ import Foundation
 import SiloAuth
 import SiloCLI
 import SiloCore
+import SiloEpollHTTP
 import SiloHTTP
 import SiloMicroHTTPD
 import SiloServer
@@ -61,7 +62,7 @@ struct ServeCommand: ParsableCommand {
             writeError("silo serve: \(describe(error))\n")
             return 64
         }
-        let server: MicroHTTPDServer
+        let server: any HTTPServer
         let app: SiloServerApp
         do {
             try makeDirectory(options.dataDirectory)
@@ -75,9 +76,7 @@ struct ServeCommand: ParsableCommand {
                 credentials: security.verifier, logger: logger)
             // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
             _ = app.collectGarbage(graceSeconds: 0)
-            var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
-            http.threadPoolSize = options.threads
-            server = try MicroHTTPDServer(handler: app, configuration: http, logger: logger)
+            server = try makeHTTPServer(options, handler: app, logger: logger)
         } catch {
             writeError("silo serve: \(describe(error))\n")
             return 1
@@ -122,6 +121,22 @@ struct ServeCommand: ParsableCommand {
         return status
     }
 
+    /// The transport chosen with `--http-engine`; `--threads` sizes its thread pool or its event loops.
+    private static func makeHTTPServer(_ options: ServeOptions, handler: SiloServerApp, logger: Logger) throws
+        -> any HTTPServer
+    {
+        #if os(Linux)
+        if options.httpEngine == "epoll" {
+            var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
+            http.threadCount = options.threads
+            return try EpollHTTPServer(handler: handler, configuration: http, logger: logger)
+        }
+        #endif
+        var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
+        http.threadPoolSize = options.threads
+        return try MicroHTTPDServer(handler: handler, configuration: http, logger: logger)
+    }
+
     private static func describe(_ error: any Error) -> String {
         if let e = error as? StorageError { return e.message }
         if let e = error as? HTTPServerError { return e.message }
@@ -138,7 +153,7 @@ struct ServeCommand: ParsableCommand {
     /// Waits for SIGINT or SIGTERM, running maintenance periodically and reloading rules; the listener stays up
     /// (for `--export-on-exit`) until the caller shuts it down.
     private static func runUntilSignalled(
-        server: MicroHTTPDServer, app: SiloServerApp, security: ServeSecurity, options: ServeOptions,
+        server: any HTTPServer, app: SiloServerApp, security: ServeSecurity, options: ServeOptions,
         signals: SignalWaiter
     ) async {
         signal(SIGPIPE, SIG_IGN)

@@ -20,6 +20,8 @@ struct ServeOptions {
     var adminKeyFile: String?
     var project: String?
     var threads = 8
+    /// The HTTP transport: `epoll` (Silo's own, the default on Linux) or `mhd` (libmicrohttpd).
+    var httpEngine = ServeOptions.defaultHTTPEngine
     var drainSeconds = 30.0
     var importDirectory: String?
     var exportOnExit = false
@@ -77,6 +79,10 @@ struct ServeOptions {
                 "threads", valueName: "N", help: "request threads (handlers block on disk and SQLite)",
                 defaultValue: "8"),
             .value(
+                "http-engine", valueName: "NAME",
+                help: "HTTP transport: epoll (Silo's own, leaner per request) or mhd (libmicrohttpd)",
+                defaultValue: ServeOptions.defaultHTTPEngine),
+            .value(
                 "drain-seconds", valueName: "S", help: "how long SIGINT/SIGTERM waits for requests in flight",
                 defaultValue: "30"),
             .value(
@@ -100,6 +106,14 @@ struct ServeOptions {
 
     init() {}
 
+    #if os(Linux)
+    static let httpEngines = ["epoll", "mhd"]
+    static let defaultHTTPEngine = "epoll"
+    #else
+    static let httpEngines = ["mhd"]
+    static let defaultHTTPEngine = "mhd"
+    #endif
+
     init(from values: ParsedValues) throws {
         host = values.value("host") ?? host
         port = try values.integer("port", in: 0...65535) ?? port
@@ -119,6 +133,13 @@ struct ServeOptions {
         adminKeyFile = values.value("admin-key-file")
         project = values.value("project")
         threads = try values.integer("threads", in: 1...256) ?? threads
+        if let engine = values.value("http-engine") {
+            guard ServeOptions.httpEngines.contains(engine) else {
+                throw ValidationError(
+                    "--http-engine must be one of: \(ServeOptions.httpEngines.joined(separator: ", "))")
+            }
+            httpEngine = engine
+        }
         if let text = values.value("drain-seconds") {
             guard let seconds = Double(text), seconds >= 0 else {
                 throw ValidationError("--drain-seconds must be a number ≥ 0")

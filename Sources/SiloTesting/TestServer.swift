@@ -1,6 +1,8 @@
 import Foundation
 public import SiloAuth
 public import SiloCore
+import SiloEpollHTTP
+public import SiloHTTP
 import SiloMicroHTTPD
 public import SiloServer
 
@@ -8,7 +10,8 @@ public import SiloServer
 import Glibc
 #endif
 
-/// A real Silo server for tests: the v0 application over real stores, on libmicrohttpd bound to 127.0.0.1 port 0.
+/// A real Silo server for tests: the v0 application over real stores, bound to 127.0.0.1 port 0, on the default
+/// transport (epoll on Linux) or the one named by `SILO_HTTP_ENGINE` (`epoll` or `mhd`).
 public final class TestServer {
     public enum Backend: String, Sendable, CaseIterable {
         /// SQLite + local disk in a temporary directory (what `silo serve` runs).
@@ -18,7 +21,7 @@ public final class TestServer {
     }
 
     public let app: SiloServerApp
-    public let http: MicroHTTPDServer
+    public let http: any HTTPServer
     public let directory: TemporaryDirectory?
     public let metadata: any MetadataStore
     public let blobs: any BlobStore
@@ -43,9 +46,20 @@ public final class TestServer {
         app = SiloServerApp(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: .disabled)
+        self.http = try Self.makeHTTPServer(app)
+    }
+
+    private static func makeHTTPServer(_ app: SiloServerApp) throws -> any HTTPServer {
+        #if os(Linux)
+        if ProcessInfo.processInfo.environment["SILO_HTTP_ENGINE"] != "mhd" {
+            var http = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
+            http.threadCount = 4
+            return try EpollHTTPServer(handler: app, configuration: http, logger: .disabled)
+        }
+        #endif
         var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
         http.threadPoolSize = 4
-        self.http = try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)
+        return try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)
     }
 
     /// A new client connected to this server.

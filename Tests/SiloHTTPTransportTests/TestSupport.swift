@@ -1,5 +1,6 @@
 import Foundation
 import SiloCore
+import SiloEpollHTTP
 import SiloHTTP
 import SiloMicroHTTPD
 import SiloTesting
@@ -34,20 +35,82 @@ final class Recorder: Sendable {
 let verbose = ProcessInfo.processInfo.environment["SILO_TEST_HTTP_LOG"] == "1"
 let testLogger = verbose ? Logger(label: "test", level: .trace) : .disabled
 
+/// The transports every test here runs against.
+enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
+    case mhd
+    case epoll
+    var description: String { rawValue }
+
+    /// The epoll transport exists on Linux only.
+    #if os(Linux)
+    static let allCases: [Engine] = [.mhd, .epoll]
+    static let epollAvailable = true
+    #else
+    static let allCases: [Engine] = [.mhd]
+    static let epollAvailable = false
+    #endif
+}
+
+/// The settings tests vary, mapped onto each transport's own Configuration.
+struct TransportSettings {
+    var host = "127.0.0.1"
+    var port = 0
+    var threadPoolSize = 4
+    var connectionTimeoutSeconds = 60
+    var maxDiscardedBodyBytes: Int64 = 64 * 1024 * 1024
+    var streamBlockSize = 64 * 1024
+    var connectionLimit = 1024
+}
+
+/// What the tests need from a transport beyond ``HTTPServer``.
+protocol TestTransport: HTTPServer, Sendable {
+    var requestsInFlight: Int { get }
+}
+extension MicroHTTPDServer: TestTransport {}
+#if os(Linux)
+extension EpollHTTPServer: TestTransport {}
+#endif
+
+func makeServer(
+    _ engine: Engine, _ settings: TransportSettings = TransportSettings(), logger: Logger = testLogger,
+    _ handler: @escaping @Sendable (HTTPRequestHead) -> RequestDisposition
+) throws -> any TestTransport {
+    switch engine {
+    case .mhd:
+        var configuration = MicroHTTPDServer.Configuration(host: settings.host, port: settings.port)
+        configuration.threadPoolSize = settings.threadPoolSize
+        configuration.connectionTimeoutSeconds = settings.connectionTimeoutSeconds
+        configuration.maxDiscardedBodyBytes = settings.maxDiscardedBodyBytes
+        configuration.streamBlockSize = settings.streamBlockSize
+        configuration.libraryErrorLog = verbose
+        return try MicroHTTPDServer(handler: ClosureHandler(handler), configuration: configuration, logger: logger)
+    case .epoll:
+        #if os(Linux)
+        var configuration = EpollHTTPServer.Configuration(host: settings.host, port: settings.port)
+        configuration.threadCount = settings.threadPoolSize
+        configuration.connectionLimit = settings.connectionLimit
+        configuration.connectionTimeoutSeconds = settings.connectionTimeoutSeconds
+        configuration.maxDiscardedBodyBytes = settings.maxDiscardedBodyBytes
+        configuration.streamBlockSize = settings.streamBlockSize
+        return try EpollHTTPServer(handler: ClosureHandler(handler), configuration: configuration, logger: logger)
+        #else
+        throw HTTPServerError(.invalidConfiguration, "the epoll transport is Linux-only")
+        #endif
+    }
+}
+
 /// Starts a server on an ephemeral loopback port, runs `body`, and shuts the server down.
 func withServer<T>(
-    configure: (inout MicroHTTPDServer.Configuration) -> Void = { _ in },
+    _ engine: Engine,
+    configure: (inout TransportSettings) -> Void = { _ in },
     _ handler: @escaping @Sendable (HTTPRequestHead) -> RequestDisposition,
-    _ body: (MicroHTTPDServer, HTTPTestClient) throws -> T
+    _ body: (any TestTransport, HTTPTestClient) throws -> T
 ) throws -> T {
-    var configuration = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
-    configuration.threadPoolSize = 4
-    configuration.libraryErrorLog = verbose
-    configure(&configuration)
-    let server = try MicroHTTPDServer(
-        handler: ClosureHandler(handler), configuration: configuration, logger: testLogger)
+    var settings = TransportSettings()
+    configure(&settings)
+    let server = try makeServer(engine, settings, handler)
     defer { server.shutdown(drainTimeout: 2) }
-    let client = HTTPTestClient(host: configuration.host, port: server.port)
+    let client = HTTPTestClient(host: settings.host, port: server.port)
     defer { client.disconnect() }
     return try body(server, client)
 }

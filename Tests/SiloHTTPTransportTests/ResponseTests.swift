@@ -1,6 +1,5 @@
 import Foundation
 import SiloHTTP
-import SiloMicroHTTPD
 import SiloTesting
 import Synchronization
 import Testing
@@ -29,19 +28,22 @@ final class PatternProducer: ResponseBodyProducer {
 }
 
 @Suite struct ResponseTests {
-    @Test func fileIsSentWholeAndFromAnOffset() throws {
+    @Test(arguments: Engine.allCases) func fileIsSentWholeAndFromAnOffset(engine: Engine) throws {
         let content = patternBytes(300_000)
         let path = try temporaryFile(content)
         defer { unlink(path) }
-        try withServer({ head in
-            let fd = open(path, O_RDONLY)
-            let body: ResponseBody =
-                head.rawPath == "/part"
-                ? .file(OwnedFileDescriptor(fd), offset: 1_000, length: 5_000)
-                : .file(OwnedFileDescriptor(fd), offset: 0, length: Int64(content.count))
-            return .respond(
-                HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body))
-        }) { _, client in
+        try withServer(
+            engine,
+            { head in
+                let fd = open(path, O_RDONLY)
+                let body: ResponseBody =
+                    head.rawPath == "/part"
+                    ? .file(OwnedFileDescriptor(fd), offset: 1_000, length: 5_000)
+                    : .file(OwnedFileDescriptor(fd), offset: 0, length: Int64(content.count))
+                return .respond(
+                    HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body))
+            }
+        ) { _, client in
             let whole = try client.send(method: "GET", target: "/whole")
             #expect(whole.status == 200)
             #expect(whole.headers["Content-Length"] == "\(content.count)")
@@ -59,13 +61,17 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func streamWithKnownLength() throws {
+    @Test(arguments: Engine.allCases) func streamWithKnownLength(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in
-            .respond(
-                HTTPResponse(
-                    status: 200, body: .stream(length: 200_000, PatternProducer(total: 200_000, recorder: recorder))))
-        }) { _, client in
+        try withServer(
+            engine,
+            { _ in
+                .respond(
+                    HTTPResponse(
+                        status: 200, body: .stream(length: 200_000, PatternProducer(total: 200_000, recorder: recorder))
+                    ))
+            }
+        ) { _, client in
             let response = try client.send(method: "GET", target: "/s")
             #expect(response.headers["Content-Length"] == "200000")
             #expect(response.headers["Transfer-Encoding"] == nil)
@@ -74,13 +80,16 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func streamWithUnknownLengthIsChunked() throws {
+    @Test(arguments: Engine.allCases) func streamWithUnknownLengthIsChunked(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in
-            .respond(
-                HTTPResponse(
-                    status: 200, body: .stream(length: nil, PatternProducer(total: 150_001, recorder: recorder))))
-        }) { _, client in
+        try withServer(
+            engine,
+            { _ in
+                .respond(
+                    HTTPResponse(
+                        status: 200, body: .stream(length: nil, PatternProducer(total: 150_001, recorder: recorder))))
+            }
+        ) { _, client in
             let response = try client.send(method: "GET", target: "/s")
             #expect(response.headers["Transfer-Encoding"]?.lowercased() == "chunked")
             #expect(response.body == patternBytes(150_001))
@@ -90,7 +99,7 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func producerErrorCutsTheConnectionAndClosesTheProducer() throws {
+    @Test(arguments: Engine.allCases) func producerErrorCutsTheConnectionAndClosesTheProducer(engine: Engine) throws {
         struct Broken: Error {}
         final class FailingProducer: ResponseBodyProducer {
             let recorder: Recorder
@@ -99,21 +108,27 @@ final class PatternProducer: ResponseBodyProducer {
             func close() { recorder.note("closed") }
         }
         let recorder = Recorder()
-        try withServer({ _ in
-            .respond(HTTPResponse(status: 200, body: .stream(length: 1_000, FailingProducer(recorder: recorder))))
-        }) { _, client in
+        try withServer(
+            engine,
+            { _ in
+                .respond(HTTPResponse(status: 200, body: .stream(length: 1_000, FailingProducer(recorder: recorder))))
+            }
+        ) { _, client in
             #expect(throws: HTTPTestClientError.self) { try client.send(method: "GET", target: "/s") }
             #expect(recorder.waitFor("closed"))
         }
     }
 
-    @Test func headKeepsTheLengthOfBytesAndOfADeclaredLength() throws {
-        try withServer({ head in
-            if head.rawPath == "/declared" {
-                return .respond(HTTPResponse(status: 200, headers: ["Content-Length": "123456", "ETag": "\"e\""]))
+    @Test(arguments: Engine.allCases) func headKeepsTheLengthOfBytesAndOfADeclaredLength(engine: Engine) throws {
+        try withServer(
+            engine,
+            { head in
+                if head.rawPath == "/declared" {
+                    return .respond(HTTPResponse(status: 200, headers: ["Content-Length": "123456", "ETag": "\"e\""]))
+                }
+                return .respond(HTTPResponse(status: 200, body: .bytes(patternBytes(1234))))
             }
-            return .respond(HTTPResponse(status: 200, body: .bytes(patternBytes(1234))))
-        }) { _, client in
+        ) { _, client in
             let bytes = try client.send(method: "HEAD", target: "/bytes")
             #expect(bytes.status == 200)
             #expect(bytes.headers["Content-Length"] == "1234")
@@ -129,13 +144,18 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
-    @Test func headersAndStatusAreSent() throws {
-        try withServer({ _ in
-            .respond(
-                HTTPResponse(
-                    status: 308,
-                    headers: ["Range": "bytes=0-99", "X-Goog-Upload-Status": "active", "X-Multi": "a", "X-Multi": "b"]))
-        }) { _, client in
+    @Test(arguments: Engine.allCases) func headersAndStatusAreSent(engine: Engine) throws {
+        try withServer(
+            engine,
+            { _ in
+                .respond(
+                    HTTPResponse(
+                        status: 308,
+                        headers: [
+                            "Range": "bytes=0-99", "X-Goog-Upload-Status": "active", "X-Multi": "a", "X-Multi": "b",
+                        ]))
+            }
+        ) { _, client in
             let response = try client.send(method: "POST", target: "/r")
             #expect(response.status == 308)
             #expect(response.headers["Range"] == "bytes=0-99")

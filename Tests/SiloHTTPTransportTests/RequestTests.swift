@@ -1,11 +1,10 @@
 import SiloHTTP
-import SiloMicroHTTPD
 import SiloTesting
 import Testing
 
 @Suite struct RequestTests {
-    @Test func rawPathAndQueryArriveUndecoded() throws {
-        try withServer({ head in text("\(head.rawPath)\n\(head.rawQuery)") }) { _, client in
+    @Test(arguments: Engine.allCases) func rawPathAndQueryArriveUndecoded(engine: Engine) throws {
+        try withServer(engine, { head in text("\(head.rawPath)\n\(head.rawQuery)") }) { _, client in
             let response = try client.send(method: "GET", target: "/v0/b/x/o/a%2Fb%20c?name=a+b&x=%2B")
             #expect(response.status == 200)
             #expect(response.text == "/v0/b/x/o/a%2Fb%20c\nname=a+b&x=%2B")
@@ -18,10 +17,13 @@ import Testing
         }
     }
 
-    @Test func headersArriveInOrder() throws {
-        try withServer({ head in
-            text(head.headers.fields.map { "\($0.name)=\($0.value)" }.joined(separator: "|"))
-        }) { _, client in
+    @Test(arguments: Engine.allCases) func headersArriveInOrder(engine: Engine) throws {
+        try withServer(
+            engine,
+            { head in
+                text(head.headers.fields.map { "\($0.name)=\($0.value)" }.joined(separator: "|"))
+            }
+        ) { _, client in
             let response = try client.send(
                 method: "GET", target: "/h",
                 headers: [
@@ -31,20 +33,20 @@ import Testing
         }
     }
 
-    @Test(arguments: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
-    func methodsArrive(method: String) throws {
-        try withServer({ head in text("\(head.method) \(head.version)") }) { _, client in
+    @Test(arguments: Engine.allCases, ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+    func methodsArrive(engine: Engine, method: String) throws {
+        try withServer(engine, { head in text("\(head.method) \(head.version)") }) { _, client in
             let response = try client.send(method: method, target: "/m")
             #expect(response.status == 200)
             #expect(response.text == "\(method) HTTP/1.1")
         }
     }
 
-    @Test func tenMiBUploadArrivesInOrder() throws {
+    @Test(arguments: Engine.allCases) func tenMiBUploadArrivesInOrder(engine: Engine) throws {
         let recorder = Recorder()
         let body = patternBytes(10 * 1024 * 1024)
         let expectedSum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
-        try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
+        try withServer(engine, { _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
             let response = try client.send(method: "PUT", target: "/upload", body: body)
             #expect(response.status == 201)
             #expect(response.text == "\(body.count) \(expectedSum) true")
@@ -55,11 +57,11 @@ import Testing
             recorder.all.filter { $0.hasPrefix("chunks") })
     }
 
-    @Test func chunkedUploadArrivesInOrder() throws {
+    @Test(arguments: Engine.allCases) func chunkedUploadArrivesInOrder(engine: Engine) throws {
         let recorder = Recorder()
         let body = patternBytes(3 * 1024 * 1024 + 17)
         let expectedSum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
-        try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
+        try withServer(engine, { _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
             let response = try client.send(
                 method: "POST", target: "/upload", body: body, bodyMode: .chunked(pieceSize: 100_000))
             #expect(response.status == 201)
@@ -71,9 +73,9 @@ import Testing
         print("upload chunk sizes (chunked):", recorder.all.filter { $0.hasPrefix("chunks") })
     }
 
-    @Test func sinkCanAnswerEarly() throws {
+    @Test(arguments: Engine.allCases) func sinkCanAnswerEarly(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in .readBody(PatternSink(recorder: recorder, failAfter: 100_000)) }) { _, client in
+        try withServer(engine, { _ in .readBody(PatternSink(recorder: recorder, failAfter: 100_000)) }) { _, client in
             let response = try client.send(method: "PUT", target: "/big", body: patternBytes(1024 * 1024))
             #expect(response.status == 413)
             #expect(response.text == "too large")
@@ -86,8 +88,8 @@ import Testing
         }
     }
 
-    @Test func answerBeforeBodyDropsTheBodyAndKeepsTheConnection() throws {
-        try withServer({ _ in text("no such bucket", status: 404) }) { _, client in
+    @Test(arguments: Engine.allCases) func answerBeforeBodyDropsTheBodyAndKeepsTheConnection(engine: Engine) throws {
+        try withServer(engine, { _ in text("no such bucket", status: 404) }) { _, client in
             let response = try client.send(method: "PUT", target: "/nope", body: patternBytes(300_000))
             #expect(response.status == 404)
             #expect(response.text == "no such bucket")
@@ -96,9 +98,9 @@ import Testing
         }
     }
 
-    @Test func expectContinueGetsTheBodySent() throws {
+    @Test(arguments: Engine.allCases) func expectContinueGetsTheBodySent(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
+        try withServer(engine, { _ in .readBody(PatternSink(recorder: recorder)) }) { _, client in
             let body = patternBytes(200_000)
             let response = try client.send(method: "PUT", target: "/c", headers: ["Expect": "100-continue"], body: body)
             #expect(response.status == 201)
@@ -106,8 +108,8 @@ import Testing
         }
     }
 
-    @Test func expectContinueRefusedWithoutTheBody() throws {
-        try withServer({ _ in text("denied", status: 403) }) { _, client in
+    @Test(arguments: Engine.allCases) func expectContinueRefusedWithoutTheBody(engine: Engine) throws {
+        try withServer(engine, { _ in text("denied", status: 403) }) { _, client in
             // The client waits for 100 Continue; the final answer comes instead and no body is sent.
             let response = try client.send(
                 method: "PUT", target: "/c", headers: ["Expect": "100-continue"], body: patternBytes(5_000_000))
@@ -116,9 +118,9 @@ import Testing
         }
     }
 
-    @Test func clientDisconnectingMidUploadAbortsTheSink() throws {
+    @Test(arguments: Engine.allCases) func clientDisconnectingMidUploadAbortsTheSink(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { server, client in
+        try withServer(engine, { _ in .readBody(PatternSink(recorder: recorder)) }) { server, client in
             try client.sendPartialAndDisconnect(
                 method: "PUT", target: "/gone", body: patternBytes(1024 * 1024), sendBytes: 100_000)
             #expect(recorder.waitFor("abort"))
@@ -127,9 +129,9 @@ import Testing
         }
     }
 
-    @Test func clientDisconnectingMidChunkedUploadAbortsTheSink() throws {
+    @Test(arguments: Engine.allCases) func clientDisconnectingMidChunkedUploadAbortsTheSink(engine: Engine) throws {
         let recorder = Recorder()
-        try withServer({ _ in .readBody(PatternSink(recorder: recorder)) }) { server, client in
+        try withServer(engine, { _ in .readBody(PatternSink(recorder: recorder)) }) { server, client in
             let piece = patternBytes(70_000)
             let head = "PUT /gone HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
             try client.sendRaw(

@@ -6,7 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The one error type of SiloMicroHTTPD: a code, a message naming the address or call, and a cause.
+/// The one error type of the HTTP transports (SiloMicroHTTPD, SiloEpollHTTP): a code, a message naming the address
+/// or call, and a cause. It lives here so callers handle both transports alike.
 public struct HTTPServerError: ChainedError {
     /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -23,7 +24,8 @@ public struct HTTPServerError: ChainedError {
         public static let addressInUse = Code(.addressInUse)
         /// Binding failed for another reason (permission, address not on this host, ...).
         public static let bindFailed = Code(.bindFailed)
-        /// libmicrohttpd refused to start for a reason it does not report (set `libraryErrorLog` to see it).
+        /// The transport could not start: libmicrohttpd refused (set `libraryErrorLog` to see why), or creating an
+        /// epoll instance or a thread failed.
         public static let startFailed = Code(.startFailed)
     }
 
@@ -50,5 +52,9 @@ public struct HTTPServerError: ChainedError {
 public struct SystemCallError: Error, Sendable, CustomStringConvertible {
     public var call: String
     public var errno: Int32
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
     public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
 }

@@ -1,14 +1,13 @@
 import Foundation
 import SiloCore
 import SiloHTTP
-import SiloMicroHTTPD
 import SiloTesting
 import Synchronization
 import Testing
 
 @Suite struct ServerLifecycleTests {
-    @Test func keepAliveReusesOneConnectionFor100Requests() throws {
-        try withServer({ head in text(head.rawPath) }) { _, client in
+    @Test(arguments: Engine.allCases) func keepAliveReusesOneConnectionFor100Requests(engine: Engine) throws {
+        try withServer(engine, { head in text(head.rawPath) }) { _, client in
             for i in 0..<100 {
                 let response = try client.send(method: "GET", target: "/n/\(i)")
                 #expect(response.text == "/n/\(i)")
@@ -17,8 +16,8 @@ import Testing
         }
     }
 
-    @Test func concurrentClientsOnSeveralThreads() throws {
-        try withServer({ head in text(head.rawPath) }) { server, _ in
+    @Test(arguments: Engine.allCases) func concurrentClientsOnSeveralThreads(engine: Engine) throws {
+        try withServer(engine, { head in text(head.rawPath) }) { server, _ in
             let failures = Recorder()
             var threads: [DispatchSemaphore] = []
             for t in 0..<6 {
@@ -44,16 +43,15 @@ import Testing
         }
     }
 
-    @Test func shutdownWaitsForASlowRequest() throws {
+    @Test(arguments: Engine.allCases) func shutdownWaitsForASlowRequest(engine: Engine) throws {
         let recorder = Recorder()
-        var configuration = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
-        configuration.threadPoolSize = 2
-        let server = try MicroHTTPDServer(
-            handler: ClosureHandler { _ in
-                recorder.note("started")
-                usleep(600_000)
-                return text("slow done")
-            }, configuration: configuration, logger: .disabled)
+        var settings = TransportSettings()
+        settings.threadPoolSize = 2
+        let server = try makeServer(engine, settings, logger: .disabled) { _ in
+            recorder.note("started")
+            usleep(600_000)
+            return text("slow done")
+        }
         let port = server.port
         let result = ResultBox()
         let done = startThread {
@@ -76,16 +74,15 @@ import Testing
         server.shutdown(drainTimeout: 1)  // a second call is harmless
     }
 
-    @Test func newConnectionsAreRefusedWhileDraining() throws {
+    @Test(arguments: Engine.allCases) func newConnectionsAreRefusedWhileDraining(engine: Engine) throws {
         let recorder = Recorder()
-        var configuration = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
-        configuration.threadPoolSize = 2
-        let server = try MicroHTTPDServer(
-            handler: ClosureHandler { _ in
-                recorder.note("started")
-                usleep(800_000)
-                return text("ok")
-            }, configuration: configuration, logger: testLogger)
+        var settings = TransportSettings()
+        settings.threadPoolSize = 2
+        let server = try makeServer(engine, settings) { _ in
+            recorder.note("started")
+            usleep(800_000)
+            return text("ok")
+        }
         let port = server.port
         startThread { _ = try? HTTPTestClient(port: port).send(method: "GET", target: "/slow") }
         #expect(recorder.waitFor("started"))
@@ -97,13 +94,13 @@ import Testing
         #expect(stopped.wait(timeout: .now() + 5) == .success)
     }
 
-    @Test func bindingABusyPortThrowsAClearError() throws {
-        try withServer({ _ in text("first") }) { server, _ in
-            var configuration = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: server.port)
-            configuration.threadPoolSize = 1
+    @Test(arguments: Engine.allCases) func bindingABusyPortThrowsAClearError(engine: Engine) throws {
+        try withServer(engine, { _ in text("first") }) { server, _ in
+            var settings = TransportSettings()
+            settings.port = server.port
+            settings.threadPoolSize = 1
             do {
-                _ = try MicroHTTPDServer(
-                    handler: ClosureHandler { _ in text("second") }, configuration: configuration, logger: .disabled)
+                _ = try makeServer(engine, settings, logger: .disabled) { _ in text("second") }
                 Issue.record("binding a busy port succeeded")
             } catch let error as HTTPServerError {
                 #expect(error.code == .addressInUse)
@@ -112,17 +109,18 @@ import Testing
         }
     }
 
-    @Test func nonNumericHostIsRejected() throws {
-        let configuration = MicroHTTPDServer.Configuration(host: "example.invalid", port: 0)
+    @Test(arguments: Engine.allCases) func nonNumericHostIsRejected(engine: Engine) throws {
+        var settings = TransportSettings()
+        settings.host = "example.invalid"
         #expect(throws: HTTPServerError.self) {
-            _ = try MicroHTTPDServer(
-                handler: ClosureHandler { _ in text("x") }, configuration: configuration, logger: .disabled)
+            _ = try makeServer(engine, settings, logger: .disabled) { _ in text("x") }
         }
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/net/if_inet6")))
-    func servesIPv6Loopback() throws {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/net/if_inet6")), arguments: Engine.allCases)
+    func servesIPv6Loopback(engine: Engine) throws {
         try withServer(
+            engine,
             configure: {
                 $0.host = "::1"
                 $0.threadPoolSize = 1  // also covers the daemon without a worker pool

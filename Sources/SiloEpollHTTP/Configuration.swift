@@ -1,0 +1,66 @@
+#if os(Linux)
+import SiloHTTP
+
+extension EpollHTTPServer {
+    /// How the server binds and how much it allows; mirrors ``MicroHTTPDServer/Configuration`` where the two
+    /// share a meaning.
+    public struct Configuration: Sendable {
+        /// A numeric IPv4 or IPv6 address (`127.0.0.1`, `::1`, `0.0.0.0`, `::`, `[::1]`); `localhost` means
+        /// `127.0.0.1`.
+        public var host: String = "127.0.0.1"
+        /// 0 binds an ephemeral port; read it back from ``EpollHTTPServer/port``.
+        public var port: Int = 9199
+        /// Event loops, one thread each. Handlers run inline and block on disk and SQLite, so size this for blocking
+        /// work, not for cores: a loop busy in a handler serves none of its other connections meanwhile.
+        public var threadCount: Int = 8
+        /// Simultaneous connections; more are accepted and closed at once.
+        public var connectionLimit: Int = 1024
+        /// Idle seconds before a connection is closed: no byte read or written for this long. Also bounds a stalled
+        /// upload, a slow head (slowloris) and a client that stops reading a response. 0 disables it.
+        public var connectionTimeoutSeconds: Int = 60
+        public var listenBacklog: Int = 1024
+        /// A request head (request line and fields) longer than this is answered with 431.
+        public var maxRequestHeadBytes: Int = 64 * 1024
+        /// Size of the buffer a streamed response body is produced into.
+        public var streamBlockSize: Int = 64 * 1024
+        /// When the answer is known before the body is read (or a body sink gives up early), the rest of the body
+        /// is read and dropped so the client receives the answer; beyond this many bytes the connection is closed
+        /// without an answer instead.
+        public var maxDiscardedBodyBytes: Int64 = 64 * 1024 * 1024
+        /// Each event loop reads request bodies into one buffer of this size, so uploads reach the sink in chunks
+        /// of up to this many bytes (fewer syscalls and sink calls per GiB than small chunks).
+        public var readBufferSize: Int = 256 * 1024
+
+        public init(host: String = "127.0.0.1", port: Int = 9199) {
+            self.host = host
+            self.port = port
+        }
+    }
+}
+
+extension EpollHTTPServer.Configuration {
+    /// `localhost` and bracketed IPv6 literals reduced to what inet_pton accepts.
+    var normalizedHost: String {
+        if host == "localhost" { return "127.0.0.1" }
+        if host.hasPrefix("[") && host.hasSuffix("]") { return String(host.dropFirst().dropLast()) }
+        return host
+    }
+
+    func validate() throws {
+        func invalid(_ text: String) -> HTTPServerError { HTTPServerError(.invalidConfiguration, text) }
+        guard (0...65535).contains(port) else { throw invalid("port \(port) is outside 0...65535") }
+        guard threadCount >= 1 && threadCount <= 1024 else {
+            throw invalid("threadCount \(threadCount) is outside 1...1024")
+        }
+        guard connectionLimit >= 1 else { throw invalid("connectionLimit must be positive") }
+        guard connectionTimeoutSeconds >= 0 else { throw invalid("connectionTimeoutSeconds must not be negative") }
+        guard listenBacklog >= 1, listenBacklog <= Int(Int32.max) else {
+            throw invalid("listenBacklog must be positive")
+        }
+        guard maxRequestHeadBytes >= 1024 else { throw invalid("maxRequestHeadBytes must be at least 1024") }
+        guard streamBlockSize >= 1024 else { throw invalid("streamBlockSize must be at least 1024") }
+        guard maxDiscardedBodyBytes >= 0 else { throw invalid("maxDiscardedBodyBytes must not be negative") }
+        guard readBufferSize >= 4096 else { throw invalid("readBufferSize must be at least 4096") }
+    }
+}
+#endif

@@ -1,0 +1,685 @@
+#if os(Linux)
+internal import CLinux
+import Glibc
+import SiloCore
+import SiloHTTP
+import Synchronization
+
+/// One client connection: its buffers, the request being read and the response being written. Lives on one event
+/// loop and is touched only by that loop's thread (hence not Sendable).
+///
+/// A keep-alive exchange costs one read() (the head, parsed in place from `inbound`) and one send() (head and a
+/// small body from `out`, whose capacity is reused). Requests already buffered are served in order before the
+/// next read; when the socket is full the connection waits for EPOLLOUT and reads nothing meanwhile, so neither
+/// pipelined requests nor response bytes pile up.
+final class Connection {
+    enum Phase {
+        case awaitingHead
+        case readingBody
+        /// The last response is being written; the connection closes once it is out.
+        case closing
+        /// The last response is out and the write side shut down; what the client still sends is read and dropped
+        /// for a moment, so that closing with unread bytes does not reset the connection (a reset can destroy the
+        /// answer before the client has read it).
+        case lingering
+        case closed
+    }
+
+    /// Where the bytes of the request body go.
+    private enum BodyConsumer {
+        case sink(any RequestBodySink)
+        /// The answer is known; the body is dropped. `gaveUp` is a sink that answered early (aborted at the end).
+        case discard(HTTPResponse, gaveUp: (any RequestBodySink)?, dropped: Int64)
+    }
+
+    /// What follows the bytes in `out`.
+    private enum OutBody {
+        case none
+        case file(OwnedFileDescriptor, offset: Int64, remaining: Int64)
+        /// `remaining` nil for a body of unknown length; `chunked` frames each block.
+        case stream(any ResponseBodyProducer, remaining: Int64?, chunked: Bool)
+    }
+
+    /// The request being served.
+    private struct Exchange {
+        var keepAlive = true
+        var isHeadMethod = false
+        var isHTTP10 = false
+    }
+
+    let fd: Int32
+    private unowned let loop: EventLoop
+    private(set) var phase = Phase.awaitingHead
+    /// The events registered with epoll, so epoll_ctl is called only on a change.
+    var registeredEvents: UInt32
+    private(set) var lastActivity: Double
+    /// When the first byte of a head still incomplete arrived: a head must be complete within the idle timeout,
+    /// however slowly its bytes trickle in (slowloris).
+    private var partialHeadSince: Double?
+
+    /// How long the head now being received has been incomplete.
+    func headAge(now: Double) -> Double {
+        guard phase == .awaitingHead, let since = partialHeadSince else { return 0 }
+        return now - since
+    }
+
+    // Inbound: bytes [start, end) of `inbound` are received and not yet consumed.
+    private var inbound = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    private var start = 0
+    private var end = 0
+    /// Where the search for the end of a partial head resumes (relative to `start`).
+    private var headScanResume = 0
+
+    private var exchange = Exchange()
+    /// The handler has the request and no response was planned yet.
+    private var exchangeOpen = false
+    private var consumer: BodyConsumer?
+    private var bodyRemaining: Int64 = 0
+    private var chunked: ChunkedDecoder?
+
+    // Outbound: bytes [outStart, out.count) of `out`, then `outBody`.
+    private var out: [UInt8] = []
+    private var outStart = 0
+    private var outBody = OutBody.none
+    private var streamBuffer: UnsafeMutableRawBufferPointer?
+    /// Waiting for EPOLLOUT.
+    private(set) var outputBlocked = false
+    /// Responses (to handler requests) planned but not yet written in full.
+    private var unsentResponses = 0
+    /// Close by lingering: the client may still be sending (a refused head or body).
+    private var lingers = false
+    private var lingered = 0
+
+    init(fd: Int32, loop: EventLoop, registeredEvents: UInt32) {
+        self.fd = fd
+        self.loop = loop
+        self.registeredEvents = registeredEvents
+        self.lastActivity = loop.now
+    }
+
+    deinit {
+        if inbound.baseAddress != nil { inbound.deallocate() }
+        streamBuffer?.deallocate()
+    }
+
+    private var state: ServerState { loop.state }
+
+    /// No request has started and nothing is left to send: safe to close when draining.
+    var isIdle: Bool {
+        phase == .awaitingHead && !exchangeOpen && start == end && unsentResponses == 0 && !outputBlocked
+    }
+
+    // MARK: - Events
+
+    func handle(events: UInt32) {
+        if phase == .lingering {
+            linger()
+            return
+        }
+        if events & EPOLLOUT.rawValue != 0 && outputBlocked {
+            outputBlocked = false
+            flush()
+            guard phase != .closed else { return }
+            if !outputBlocked {
+                process()
+            }
+            updateInterest()
+            return
+        }
+        if events & EPOLLIN.rawValue == 0 && events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            close(reason: "hang-up")
+            return
+        }
+        if events & EPOLLIN.rawValue != 0 {
+            readAvailable()
+            guard phase != .closed else { return }
+            updateInterest()
+        }
+    }
+
+    private func readAvailable() {
+        if phase == .readingBody && start == end {
+            readBodyDirectly()
+            return
+        }
+        if end == inbound.count {
+            guard makeRoom() else {
+                process()
+                return
+            }
+        }
+        guard let base = inbound.baseAddress else { return }
+        let count = read(fd, base + end, inbound.count - end)
+        if count <= 0 {
+            readFailed(count)
+            return
+        }
+        lastActivity = loop.now
+        end += count
+        process()
+    }
+
+    /// Reads body bytes into the loop's large buffer and hands them to the sink from there, so uploads arrive in
+    /// big chunks without passing through the connection's buffer.
+    private func readBodyDirectly() {
+        let buffer = loop.bodyBuffer
+        guard let base = buffer.baseAddress else { return }
+        // With a known length nothing past the body is read, so no bytes of the next request land here.
+        let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
+        let count = read(fd, base, limit)
+        if count <= 0 {
+            readFailed(count)
+            return
+        }
+        lastActivity = loop.now
+        let used = consumeBody(UnsafeMutableRawBufferPointer(start: base, count: count))
+        guard phase != .closed else { return }
+        if used < count && phase != .closing {
+            // A chunked body ended inside this read: what follows is the next request.
+            append(UnsafeRawBufferPointer(start: base + used, count: count - used))
+        }
+        process()
+    }
+
+    private func readFailed(_ result: Int) {
+        if result < 0 && (errno == EAGAIN || errno == EINTR) { return }
+        // End of stream or a reset: the client is gone; a body in progress is aborted.
+        close(reason: result == 0 ? "client closed" : "read failed")
+    }
+
+    /// Makes space at the end of `inbound`: drops consumed bytes, then grows up to the head limit.
+    private func makeRoom() -> Bool {
+        if start > 0, let base = inbound.baseAddress {
+            let live = end - start
+            if live > 0 { memmove(base, base + start, live) }
+            start = 0
+            end = live
+            if end < inbound.count { return true }
+        }
+        let limit = state.configuration.maxRequestHeadBytes
+        guard inbound.count < limit else { return false }
+        grow(to: inbound.count == 0 ? 4096 : min(limit, inbound.count * 2))
+        return true
+    }
+
+    private func grow(to capacity: Int) {
+        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        if let old = inbound.baseAddress, let new = bigger.baseAddress {
+            if end > start { memcpy(new, old + start, end - start) }
+            inbound.deallocate()
+        }
+        end -= start
+        start = 0
+        inbound = bigger
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        if inbound.count - end < bytes.count {
+            grow(to: max(inbound.count, end - start + bytes.count, 4096))
+        }
+        guard let base = inbound.baseAddress else { return }
+        memcpy(base + end, source, bytes.count)
+        end += bytes.count
+    }
+
+    // MARK: - Requests
+
+    /// Serves what is buffered: heads are parsed and handled, body bytes delivered, responses queued, in order.
+    /// Stops when more bytes are needed or output must drain first.
+    private func process() {
+        while phase != .closed {
+            if outputBlocked { return }
+            if case .none = outBody {
+                if out.count - outStart > 64 * 1024 { flush() }
+            } else {
+                flush()
+            }
+            guard phase != .closed, !outputBlocked else { return }
+            if case .none = outBody {} else { return }
+            switch phase {
+            case .awaitingHead:
+                guard start < end, let base = inbound.baseAddress else {
+                    flush()
+                    return
+                }
+                let bytes = UnsafeRawBufferPointer(start: base + start, count: end - start)
+                switch RequestHeadParser.parse(bytes, resumeAt: headScanResume) {
+                case .incomplete(let resumeAt):
+                    headScanResume = resumeAt
+                    if partialHeadSince == nil { partialHeadSince = loop.now }
+                    if bytes.count >= state.configuration.maxRequestHeadBytes {
+                        reject(431, "request head too large")
+                    }
+                    flush()
+                    return
+                case .invalid(let status, let reason):
+                    reject(status, reason)
+                case .complete(let request, let consumed):
+                    start += consumed
+                    headScanResume = 0
+                    partialHeadSince = nil
+                    begin(request)
+                }
+            case .readingBody:
+                guard start < end, let base = inbound.baseAddress else {
+                    flush()
+                    return
+                }
+                start += consumeBody(UnsafeMutableRawBufferPointer(start: base + start, count: end - start))
+            case .closing, .lingering, .closed:
+                flush()
+                return
+            }
+            if start == end {
+                start = 0
+                end = 0
+            }
+        }
+    }
+
+    private func begin(_ request: ParsedRequest) {
+        exchange = Exchange(
+            keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10)
+        exchangeOpen = true
+        state.inFlight.add(1, ordering: .relaxed)
+        let disposition = state.handler.begin(request.head)
+        loop.refreshClock()
+        lastActivity = loop.now
+        switch (disposition, request.framing) {
+        case (.respond(let response), .none):
+            respond(response)
+        case (.respond(let response), _) where request.awaitsContinue:
+            // The client waits for 100 Continue and will not send the body: answer now, and close, since the
+            // body (if the client sends it anyway) cannot be told apart from a next request.
+            exchange.keepAlive = false
+            lingers = true
+            respond(response)
+        case (.respond(let response), let framing):
+            startBody(framing, .discard(response, gaveUp: nil, dropped: 0))
+        case (.readBody(let sink), .none):
+            let response = sink.finish()
+            loop.refreshClock()
+            respond(response)
+        case (.readBody(let sink), let framing):
+            if request.awaitsContinue { ResponseWriter.append("HTTP/1.1 100 Continue\r\n\r\n", to: &out) }
+            startBody(framing, .sink(sink))
+        }
+    }
+
+    private func startBody(_ framing: RequestFraming, _ consumer: BodyConsumer) {
+        self.consumer = consumer
+        switch framing {
+        case .chunked:
+            chunked = ChunkedDecoder(maxTrailerBytes: state.configuration.maxRequestHeadBytes)
+        case .length(let length):
+            chunked = nil
+            bodyRemaining = length
+        case .none:
+            chunked = nil
+            bodyRemaining = 0
+        }
+        phase = .readingBody
+    }
+
+    /// Feeds body bytes to the consumer; returns how many were part of the body. The buffer is this connection's
+    /// or the loop's, both writable: chunked framing is squeezed out in place, so the sink gets one piece per read
+    /// however small the client's chunks are.
+    private func consumeBody(_ bytes: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        if var decoder = chunked {
+            var index = 0
+            var gathered = 0
+            while true {
+                let step = decoder.next(UnsafeRawBufferPointer(bytes), &index)
+                switch step {
+                case .data(let range):
+                    // Data only moves towards the front, over framing already consumed.
+                    if range.lowerBound != gathered { memmove(base + gathered, base + range.lowerBound, range.count) }
+                    gathered += range.count
+                case .needMore:
+                    chunked = decoder
+                    deliver(UnsafeRawBufferPointer(start: base, count: gathered))
+                    return index
+                case .end:
+                    chunked = decoder
+                    deliver(UnsafeRawBufferPointer(start: base, count: gathered))
+                    if phase == .readingBody { bodyEnded() }
+                    return index
+                case .invalid(let reason):
+                    failBody(reason)
+                    return bytes.count
+                }
+            }
+        }
+        let count = Int(min(Int64(bytes.count), bodyRemaining))
+        bodyRemaining -= Int64(count)
+        deliver(UnsafeRawBufferPointer(start: base, count: count))
+        if bodyRemaining == 0 && phase == .readingBody { bodyEnded() }
+        return count
+    }
+
+    private func deliver(_ chunk: UnsafeRawBufferPointer) {
+        guard chunk.count > 0, let consumer else { return }
+        switch consumer {
+        case .sink(let sink):
+            if var early = sink.receive(chunk) {
+                // The interface promises the connection is closed after an early answer.
+                early.headers.set("Connection", "close")
+                self.consumer = .discard(early, gaveUp: sink, dropped: 0)
+            }
+            loop.refreshClock()
+        case .discard(let response, let gaveUp, let dropped):
+            let total = dropped + Int64(chunk.count)
+            if total > state.configuration.maxDiscardedBodyBytes {
+                state.logger.debug("request body too long to drop, closing")
+                close(reason: "body too long to drop")
+                return
+            }
+            self.consumer = .discard(response, gaveUp: gaveUp, dropped: total)
+        }
+    }
+
+    private func bodyEnded() {
+        let finished = consumer
+        consumer = nil
+        chunked = nil
+        phase = .awaitingHead
+        switch finished {
+        case .sink(let sink):
+            let response = sink.finish()
+            loop.refreshClock()
+            respond(response)
+        case .discard(let response, let gaveUp, _):
+            gaveUp?.abort()
+            respond(response)
+        case nil:
+            break
+        }
+    }
+
+    /// A malformed chunked body: the sink is aborted and the client told why; the connection closes.
+    private func failBody(_ reason: String) {
+        abortConsumer()
+        chunked = nil
+        exchange.keepAlive = false
+        lingers = true
+        respond(errorResponse(400, reason))
+    }
+
+    private func abortConsumer() {
+        let pending = consumer
+        consumer = nil
+        switch pending {
+        case .sink(let sink): sink.abort()
+        case .discard(_, let gaveUp, _): gaveUp?.abort()
+        case nil: break
+        }
+    }
+
+    /// A head the parser refused: answer and close (the stream cannot be trusted to find the next request).
+    private func reject(_ status: Int, _ reason: String) {
+        state.logger.debug("bad request", metadata: ["silo.http.status": "\(status)", "silo.http.reason": reason])
+        exchange = Exchange(keepAlive: false, isHeadMethod: false, isHTTP10: false)
+        start = end
+        lingers = true
+        queue(errorResponse(status, reason), countsInFlight: false)
+    }
+
+    private func errorResponse(_ status: Int, _ reason: String) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: ["Content-Type": "text/plain; charset=utf-8"],
+            body: .bytes(Array("\(reason)\n".utf8)))
+    }
+
+    private func respond(_ response: HTTPResponse) {
+        exchangeOpen = false
+        queue(response, countsInFlight: true)
+    }
+
+    /// Appends the head (and a body in memory) to `out` and sets up a file or stream body to follow.
+    private func queue(_ proposed: HTTPResponse, countsInFlight: Bool) {
+        if countsInFlight { unsentResponses += 1 }
+        var response = proposed
+        if !(200...999).contains(response.status) {
+            // Interim (1xx) and impossible statuses cannot be a final answer; the transport owns `100 Continue`.
+            state.logger.error("invalid response status", metadata: ["silo.http.status": "\(response.status)"])
+            exchange.keepAlive = false
+            if case .stream(_, let producer) = response.body { producer.close() }
+            response = errorResponse(500, "invalid response status")
+        }
+        let plan = ResponsePlan(
+            response, isHeadMethod: exchange.isHeadMethod, isHTTP10: exchange.isHTTP10,
+            keepAlive: exchange.keepAlive, draining: state.draining.load(ordering: .relaxed))
+        if plan.closesConnection { phase = .closing }
+        ResponseWriter.appendHead(response, plan: plan, isHTTP10: exchange.isHTTP10, dateLine: loop.dateLine, to: &out)
+        guard plan.sendsBody else {
+            // The body is described, not sent: a producer is still closed once; a file closes with its owner.
+            if case .stream(_, let producer) = response.body { producer.close() }
+            return
+        }
+        switch response.body {
+        case .empty:
+            break
+        case .bytes(let bytes):
+            out.append(contentsOf: bytes)
+        case .file(let descriptor, let offset, let length):
+            if length > 0 { outBody = .file(descriptor, offset: offset, remaining: length) }
+        case .stream(let length, let producer):
+            if let length, length <= 0 {
+                producer.close()
+            } else {
+                outBody = .stream(producer, remaining: length, chunked: plan.chunked)
+            }
+        }
+    }
+
+    // MARK: - Output
+
+    /// Writes `out`, then the file or stream body, until everything is sent or the socket is full.
+    private func flush() {
+        while phase != .closed {
+            if outStart < out.count {
+                let more = moreFollows
+                let sent = out.withUnsafeBytes { bytes -> Int in
+                    guard let base = bytes.baseAddress else { return 0 }
+                    return send(
+                        fd, base + outStart, bytes.count - outStart,
+                        Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
+                }
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN {
+                        block()
+                        return
+                    }
+                    close(reason: "send failed")
+                    return
+                }
+                lastActivity = loop.now
+                outStart += sent
+                if outStart < out.count {
+                    // A short write means the socket buffer is full; asking again would only return EAGAIN.
+                    block()
+                    return
+                }
+                if out.capacity > 256 * 1024 {
+                    out = []
+                } else {
+                    out.removeAll(keepingCapacity: true)
+                }
+                outStart = 0
+            }
+            switch outBody {
+            case .none:
+                responsesSent()
+                return
+            case .file(let descriptor, let offset, let remaining):
+                guard sendFile(descriptor, offset: offset, remaining: remaining) else { return }
+            case .stream(let producer, let remaining, let chunked):
+                guard produce(producer, remaining: remaining, chunked: chunked) else { return }
+            }
+        }
+    }
+
+    /// Body bytes follow what is in `out` (so the kernel may hold a partial segment for them).
+    private var moreFollows: Bool {
+        if case .none = outBody { return false }
+        return true
+    }
+
+    /// Sends part of a file; returns true to go on flushing.
+    private func sendFile(_ descriptor: OwnedFileDescriptor, offset: Int64, remaining: Int64) -> Bool {
+        var position = off_t(offset)
+        let want = Int(min(remaining, 1 << 30))
+        let sent = sendfile(fd, descriptor.rawValue, &position, want)
+        if sent < 0 {
+            if errno == EINTR { return true }
+            if errno == EAGAIN {
+                block()
+                return false
+            }
+            close(reason: "sendfile failed")
+            return false
+        }
+        if sent == 0 {
+            // The file is shorter than the length promised in the head: the response cannot be completed.
+            close(reason: "file shorter than its declared length")
+            return false
+        }
+        lastActivity = loop.now
+        let left = remaining - Int64(sent)
+        if left == 0 {
+            outBody = .none
+            return true
+        }
+        outBody = .file(descriptor, offset: offset + Int64(sent), remaining: left)
+        if sent < want {
+            block()
+            return false
+        }
+        return true
+    }
+
+    /// Produces the next block of a streamed body into `out`; returns true to go on flushing.
+    private func produce(_ producer: any ResponseBodyProducer, remaining: Int64?, chunked: Bool) -> Bool {
+        let blockSize = state.configuration.streamBlockSize
+        let buffer: UnsafeMutableRawBufferPointer
+        if let existing = streamBuffer {
+            buffer = existing
+        } else {
+            buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
+            streamBuffer = buffer
+        }
+        let limit = remaining.map { Int(min(Int64(blockSize), $0)) } ?? blockSize
+        let count: Int
+        do {
+            count = try producer.produce(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit]))
+        } catch {
+            state.logger.debug("response body producer failed", metadata: ["silo.error": "\(error)"])
+            close(reason: "producer failed")
+            return false
+        }
+        loop.refreshClock()
+        let produced = min(max(count, 0), limit)
+        if produced == 0 {
+            if remaining != nil {
+                // Fewer bytes than the declared Content-Length: the client must see a cut connection.
+                close(reason: "stream shorter than its declared length")
+                return false
+            }
+            finishStream(producer)
+            if chunked { ResponseWriter.append("0\r\n\r\n", to: &out) }
+            return true
+        }
+        if chunked {
+            ResponseWriter.appendHex(produced, to: &out)
+            ResponseWriter.append("\r\n", to: &out)
+        }
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<produced]))
+        if chunked { ResponseWriter.append("\r\n", to: &out) }
+        if let remaining {
+            let left = remaining - Int64(produced)
+            if left == 0 {
+                finishStream(producer)
+            } else {
+                outBody = .stream(producer, remaining: left, chunked: chunked)
+            }
+        }
+        return true
+    }
+
+    private func finishStream(_ producer: any ResponseBodyProducer) {
+        outBody = .none
+        producer.close()
+        streamBuffer?.deallocate()
+        streamBuffer = nil
+    }
+
+    private func block() {
+        outputBlocked = true
+    }
+
+    /// Everything queued is on the wire: those requests are complete.
+    private func responsesSent() {
+        if unsentResponses > 0 {
+            state.inFlight.subtract(unsentResponses, ordering: .releasing)
+            unsentResponses = 0
+        }
+        guard phase == .closing else { return }
+        if lingers {
+            phase = .lingering
+            lastActivity = loop.now
+            _ = shutdown(fd, Int32(SHUT_WR))
+        } else {
+            close(reason: nil)
+        }
+    }
+
+    /// Reads and drops what the client still sends after the final answer, up to a bound.
+    private func linger() {
+        let buffer = loop.bodyBuffer
+        guard let base = buffer.baseAddress else { return }
+        let count = read(fd, base, buffer.count)
+        if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
+        lingered += max(count, 0)
+        if count <= 0 || lingered > 1024 * 1024 { close(reason: nil) }
+    }
+
+    var isLingering: Bool { phase == .lingering }
+
+    /// The events this connection waits for now.
+    var wantedEvents: UInt32 {
+        outputBlocked ? EPOLLOUT.rawValue : EPOLLIN.rawValue
+    }
+
+    private func updateInterest() {
+        guard phase != .closed else { return }
+        loop.updateInterest(self)
+    }
+
+    // MARK: - Closing
+
+    /// Closes the socket once; aborts a body in progress, closes a producer, and ends the requests it held.
+    func close(reason: String?) {
+        guard phase != .closed else { return }
+        phase = .closed
+        if let reason {
+            state.logger.trace("connection closed", metadata: ["silo.http.reason": reason])
+        }
+        abortConsumer()
+        switch outBody {
+        case .stream(let producer, _, _): producer.close()
+        case .file, .none: break
+        }
+        outBody = .none
+        var ended = unsentResponses
+        if exchangeOpen { ended += 1 }
+        exchangeOpen = false
+        unsentResponses = 0
+        if ended > 0 { state.inFlight.subtract(ended, ordering: .releasing) }
+        loop.connectionClosed(self)
+    }
+}
+@available(*, unavailable) extension Connection: Sendable {}
+#endif

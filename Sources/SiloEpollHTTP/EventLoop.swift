@@ -1,0 +1,202 @@
+#if os(Linux)
+internal import CLinux
+import Glibc
+import SiloCore
+import SiloHTTP
+import Synchronization
+
+/// One event-loop thread: its epoll instance, its connections and the buffers they share. Handlers run inline on
+/// this thread. Everything here is confined to that thread (not Sendable); other threads only write to `wakeFD`.
+final class EventLoop {
+    /// epoll tokens below this are not connections (connection tokens are object addresses).
+    static let listenerToken: UInt64 = 0
+    static let wakeToken: UInt64 = 1
+
+    let state: ServerState
+    let epollFD: Int32
+    let wakeFD: Int32
+    /// Monotonic seconds, refreshed after each epoll_wait and after each handler call (for idle timeouts).
+    private(set) var now: Double = 0
+    /// `Date: ...\r\n`, rebuilt when the second changes.
+    private(set) var dateLine: [UInt8] = []
+    private var dateSecond = -1
+    /// Request bodies are read into this buffer and handed to sinks from it.
+    let bodyBuffer: UnsafeMutableRawBufferPointer
+    /// Owns every open connection; epoll tokens point at these objects without retaining them.
+    private var connections: [ObjectIdentifier: Connection] = [:]
+    private var listening = false
+    private var lastSweep: Double = 0
+
+    init(state: ServerState, epollFD: Int32, wakeFD: Int32) {
+        self.state = state
+        self.epollFD = epollFD
+        self.wakeFD = wakeFD
+        bodyBuffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: state.configuration.readBufferSize, alignment: 16)
+        refreshClock()
+        lastSweep = now
+    }
+
+    deinit { bodyBuffer.deallocate() }
+
+    func refreshClock() {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        now = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        let wall = Glibc.time(nil)
+        if wall != dateSecond {
+            dateSecond = wall
+            dateLine = HTTPDate.headerLine(wall)
+        }
+    }
+
+    /// Registers the listener; the caller has registered `wakeFD`.
+    func startListening() -> Bool {
+        listening =
+            silo_epoll_ctl(
+                epollFD, EPOLL_CTL_ADD, state.listenFD, EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue,
+                Self.listenerToken) == 0
+        return listening
+    }
+
+    func run() {
+        let capacity: Int32 = 128
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        defer { events.deallocate() }
+        let idleTimeout = Double(state.configuration.connectionTimeoutSeconds)
+        while true {
+            // Idle timeouts need a tick only while there are connections to time out.
+            let timeout: Int32 = !connections.isEmpty ? 1000 : -1
+            let count = epoll_wait(epollFD, events, capacity, timeout)
+            if count < 0 {
+                if errno == EINTR { continue }
+                state.logger.error(
+                    "epoll_wait failed", metadata: ["silo.error": "\(SystemCallError.now("epoll_wait"))"])
+                break
+            }
+            refreshClock()
+            var woken = false
+            for index in 0..<count {
+                let token = silo_epoll_event_token(events, index)
+                let flags = silo_epoll_event_events(events, index)
+                switch token {
+                case Self.listenerToken:
+                    if flags & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                        stopListening()
+                    } else {
+                        acceptConnections()
+                    }
+                case Self.wakeToken:
+                    woken = true
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                default:
+                    guard let pointer = UnsafeRawPointer(bitPattern: UInt(token)) else { continue }
+                    // Ownership: unretained; `connections` holds the object until connectionClosed, which
+                    // deregisters the descriptor first, so a token never outlives its object.
+                    let connection = Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
+                    connection.handle(events: flags)
+                }
+            }
+            // Control work happens after the batch: closing a connection while later events of the same batch may
+            // still name it would leave them pointing at a freed object.
+            if woken || state.draining.load(ordering: .relaxed) {
+                if state.stopping.load(ordering: .acquiring) { break }
+                if state.draining.load(ordering: .acquiring) { drain() }
+            }
+            if now - lastSweep >= 1 {
+                lastSweep = now
+                sweep(olderThan: idleTimeout > 0 ? idleTimeout : .infinity)
+            }
+        }
+        stopListening()
+        for connection in Array(connections.values) { connection.close(reason: "server stopped") }
+    }
+
+    private func acceptConnections() {
+        guard listening else { return }
+        // A bounded batch: level-triggered epoll reports the rest, and other loops get a share.
+        for _ in 0..<32 {
+            let fd = silo_accept4(state.listenFD, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EAGAIN: return
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory: back off instead of spinning on a listener that stays ready.
+                    state.logger.warning("accept failed", metadata: ["silo.error": "\(SystemCallError.now("accept4"))"])
+                    usleep(10_000)
+                    return
+                default:
+                    // EINVAL after shutdown() on the listener, or another error that will repeat.
+                    stopListening()
+                    return
+                }
+            }
+            if state.draining.load(ordering: .relaxed)
+                || state.connections.load(ordering: .relaxed) >= state.configuration.connectionLimit
+            {
+                _ = close(fd)
+                continue
+            }
+            var on: Int32 = 1
+            // Responses go out in one write per exchange; Nagle would hold the next one for an ACK.
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+            let connection = Connection(fd: fd, loop: self, registeredEvents: EPOLLIN.rawValue)
+            let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
+            guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, token) == 0 else {
+                _ = close(fd)
+                continue
+            }
+            connections[ObjectIdentifier(connection)] = connection
+            state.connections.add(1, ordering: .relaxed)
+        }
+    }
+
+    private func stopListening() {
+        guard listening else { return }
+        listening = false
+        _ = silo_epoll_ctl(epollFD, EPOLL_CTL_DEL, state.listenFD, 0, 0)
+    }
+
+    /// Shutdown began: stop accepting, close connections that have no request in progress.
+    private func drain() {
+        stopListening()
+        for connection in Array(connections.values) where connection.isIdle {
+            connection.close(reason: "server draining")
+        }
+    }
+
+    private func sweep(olderThan seconds: Double) {
+        for connection in Array(connections.values) {
+            let idle = now - connection.lastActivity
+            let headAge = connection.headAge(now: now)
+            // A lingering close waits for the client's last bytes only briefly.
+            if idle > seconds || headAge > seconds || (connection.isLingering && idle > 2) {
+                connection.close(reason: "idle timeout")
+            }
+        }
+    }
+
+    func updateInterest(_ connection: Connection) {
+        let wanted = connection.wantedEvents
+        guard wanted != connection.registeredEvents else { return }
+        let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
+        if silo_epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, wanted, token) == 0 {
+            connection.registeredEvents = wanted
+        } else {
+            connection.close(reason: "epoll_ctl failed")
+        }
+    }
+
+    /// Called once by ``Connection/close(reason:)``: the descriptor leaves epoll before it is closed, so no event
+    /// can name the connection afterwards.
+    func connectionClosed(_ connection: Connection) {
+        _ = silo_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, 0, 0)
+        _ = close(connection.fd)
+        state.connections.subtract(1, ordering: .relaxed)
+        connections.removeValue(forKey: ObjectIdentifier(connection))
+    }
+}
+@available(*, unavailable) extension EventLoop: Sendable {}
+#endif

@@ -1,0 +1,80 @@
+#if os(Linux)
+internal import CLinux
+import Glibc
+import SiloHTTP
+
+/// The listening socket: bound, listening and non-blocking. Every event loop registers it with EPOLLEXCLUSIVE, so
+/// an idle loop takes the next connection; with SO_REUSEPORT listeners instead, the kernel would hash a
+/// connection to one loop even while that loop is blocked in a handler, and a second server could bind the
+/// same port without an error.
+enum Listener {
+    /// Opens the listener; returns its descriptor (owned by the caller) and the bound port.
+    static func open(host: String, port: Int, backlog: Int) throws -> (fd: Int32, port: Int) {
+        let shown = "\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        var storage = sockaddr_storage()
+        let length: socklen_t
+        let family: Int32
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            family = AF_INET
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = UInt16(port).bigEndian
+            withUnsafeBytes(of: v4) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            family = AF_INET6
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = UInt16(port).bigEndian
+            withUnsafeBytes(of: v6) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        } else {
+            throw HTTPServerError(
+                .invalidConfiguration, "cannot bind \(shown): host is not a numeric IPv4 or IPv6 address")
+        }
+        let fd = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw HTTPServerError(
+                .startFailed, "cannot open a socket for \(shown)", cause: SystemCallError.now("socket"))
+        }
+        var on: Int32 = 1
+        // A restarted server can bind while old connections linger in TIME_WAIT (it does not allow two listeners).
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        if bound != 0 {
+            let code = errno
+            _ = close(fd)
+            let reason = String(cString: strerror(code)).lowercased()
+            throw HTTPServerError(
+                code == EADDRINUSE ? .addressInUse : .bindFailed, "cannot bind \(shown): \(reason)",
+                cause: SystemCallError(call: "bind", errno: code))
+        }
+        guard listen(fd, Int32(backlog)) == 0 else {
+            let error = SystemCallError.now("listen")
+            _ = close(fd)
+            throw HTTPServerError(.startFailed, "cannot listen on \(shown)", cause: error)
+        }
+        var actual = sockaddr_storage()
+        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
+        }
+        var boundPort = port
+        if named == 0 {
+            boundPort = withUnsafeBytes(of: actual) { raw in
+                // sin_port and sin6_port sit at the same offset, right after the family.
+                Int(UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
+            }
+        }
+        return (fd, boundPort)
+    }
+}
+
+extension SystemCallError {
+    /// The error of `call` from the current errno.
+    static func now(_ call: String) -> SystemCallError { SystemCallError(call: call, errno: Glibc.errno) }
+}
+#endif

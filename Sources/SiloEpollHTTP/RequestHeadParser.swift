@@ -1,0 +1,320 @@
+import SiloHTTP
+
+/// How the body of a request is delimited, decided from its head.
+enum RequestFraming: Equatable {
+    case none
+    case length(Int64)
+    case chunked
+}
+
+/// A request head plus what the transport decides from it.
+struct ParsedRequest {
+    var head: HTTPRequestHead
+    var framing: RequestFraming
+    /// The connection may serve another request after this one (HTTP/1.1 without `Connection: close`, or
+    /// HTTP/1.0 with `Connection: keep-alive`).
+    var keepAlive: Bool
+    /// `Expect: 100-continue` on HTTP/1.1: the client waits for `100 Continue` before sending the body.
+    var awaitsContinue: Bool
+    var isHeadMethod: Bool
+    var isHTTP10: Bool
+}
+
+enum HeadParseResult {
+    /// No blank line yet; `resumeAt` is where the next search may start (relative to the buffer start).
+    case incomplete(resumeAt: Int)
+    /// The head occupied the first `consumed` bytes.
+    case complete(ParsedRequest, consumed: Int)
+    /// Answer `status` and close the connection.
+    case invalid(status: Int, reason: String)
+}
+
+/// Parses an HTTP/1.x request head from bytes as received: one pass to find the blank line (memchr from line to
+/// line, resumable so a head arriving byte by byte is not rescanned), one pass that builds each string once.
+/// Pure: no I/O, no allocation before the head is complete.
+enum RequestHeadParser {
+    static func parse(_ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0) -> HeadParseResult {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return .incomplete(resumeAt: 0) }
+        // Find the end: a line that is empty (LF or CR LF) after at least one non-empty line. Empty lines before
+        // the request line are skipped (RFC 9112 2.2).
+        var lineStart = resumeAt
+        var headStart = -1
+        var end = -1
+        while lineStart < bytes.count {
+            guard let lf = memchr(base + lineStart, 0x0A, bytes.count - lineStart) else { break }
+            let lfIndex = base.distance(to: UnsafeRawPointer(lf))
+            let lineLength = lfIndex - lineStart
+            let empty = lineLength == 0 || (lineLength == 1 && bytes[lineStart] == 0x0D)
+            if empty {
+                if headStart >= 0 || hasContent(bytes, before: lineStart, resumeAt: resumeAt) {
+                    end = lfIndex + 1
+                    break
+                }
+            } else if headStart < 0 {
+                headStart = lineStart
+            }
+            lineStart = lfIndex + 1
+        }
+        guard end > 0 else {
+            // Resume at the start of the unfinished line; a head that is all empty lines so far resumes after them.
+            return .incomplete(resumeAt: lineStart)
+        }
+        return parseLines(bytes, end: end)
+    }
+
+    /// Whether a non-empty line precedes `index` (known when the search resumed after earlier lines).
+    private static func hasContent(_ bytes: UnsafeRawBufferPointer, before index: Int, resumeAt: Int) -> Bool {
+        var i = 0
+        while i < index {
+            if bytes[i] != 0x0D && bytes[i] != 0x0A { return true }
+            i += 1
+        }
+        return false
+    }
+
+    private static func parseLines(_ bytes: UnsafeRawBufferPointer, end: Int) -> HeadParseResult {
+        var cursor = 0
+        // Skip leading empty lines.
+        while cursor < end && (bytes[cursor] == 0x0D || bytes[cursor] == 0x0A) { cursor += 1 }
+        guard let requestLine = nextLine(bytes, &cursor, end: end) else {
+            return .invalid(status: 400, reason: "no request line")
+        }
+        var request: ParsedRequest
+        switch parseRequestLine(bytes, requestLine) {
+        case .success(let parsed): request = parsed
+        case .failure(let failure): return .invalid(status: failure.status, reason: failure.reason)
+        }
+
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(countLines(bytes, from: cursor, to: end))
+        var contentLength: Int64?
+        var transferEncodings: [Range<Int>] = []
+        var connectionClose = false
+        var connectionKeepAlive = false
+        var expectContinue = false
+        while let line = nextLine(bytes, &cursor, end: end), !line.isEmpty {
+            let first = bytes[line.lowerBound]
+            if first == 0x20 || first == 0x09 { return .invalid(status: 400, reason: "folded header line") }
+            var colon = line.lowerBound
+            while colon < line.upperBound && bytes[colon] != 0x3A {
+                guard isTokenByte(bytes[colon]) else { return .invalid(status: 400, reason: "bad header name") }
+                colon += 1
+            }
+            guard colon < line.upperBound, colon > line.lowerBound else {
+                return .invalid(status: 400, reason: "bad header line")
+            }
+            var valueStart = colon + 1
+            var valueEnd = line.upperBound
+            while valueStart < valueEnd && (bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09) { valueStart += 1 }
+            while valueEnd > valueStart && (bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09) {
+                valueEnd -= 1
+            }
+            for i in valueStart..<valueEnd {
+                let byte = bytes[i]
+                if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+                    return .invalid(status: 400, reason: "control character in header value")
+                }
+            }
+            let name = line.lowerBound..<colon
+            let value = valueStart..<valueEnd
+            if equalsLowercase(bytes, name, "content-length") {
+                guard let length = parseContentLength(bytes, value) else {
+                    return .invalid(status: 400, reason: "bad Content-Length")
+                }
+                if let earlier = contentLength, earlier != length {
+                    return .invalid(status: 400, reason: "conflicting Content-Length")
+                }
+                contentLength = length
+            } else if equalsLowercase(bytes, name, "transfer-encoding") {
+                transferEncodings.append(value)
+            } else if equalsLowercase(bytes, name, "connection") {
+                forEachToken(bytes, value) { token in
+                    if equalsLowercase(bytes, token, "close") { connectionClose = true }
+                    if equalsLowercase(bytes, token, "keep-alive") { connectionKeepAlive = true }
+                }
+            } else if equalsLowercase(bytes, name, "expect") {
+                if equalsLowercase(bytes, value, "100-continue") { expectContinue = true }
+            }
+            headers.add(string(bytes, name), string(bytes, value))
+        }
+
+        if !transferEncodings.isEmpty {
+            // Request smuggling defence: a body framed two ways is refused (RFC 9112 6.3).
+            if contentLength != nil {
+                return .invalid(status: 400, reason: "both Content-Length and Transfer-Encoding")
+            }
+            var codings = 0
+            var onlyChunked = true
+            for value in transferEncodings {
+                forEachToken(bytes, value) { token in
+                    codings += 1
+                    if !equalsLowercase(bytes, token, "chunked") { onlyChunked = false }
+                }
+            }
+            guard codings > 0 else { return .invalid(status: 400, reason: "empty Transfer-Encoding") }
+            guard onlyChunked, codings == 1 else {
+                return .invalid(status: 501, reason: "unsupported transfer coding")
+            }
+            request.framing = .chunked
+        } else if let contentLength, contentLength > 0 {
+            request.framing = .length(contentLength)
+        }
+        request.keepAlive = request.isHTTP10 ? (connectionKeepAlive && !connectionClose) : !connectionClose
+        request.awaitsContinue = expectContinue && !request.isHTTP10
+        request.head.headers = headers
+        return .complete(request, consumed: end)
+    }
+
+    private struct Failure: Error {
+        var status: Int
+        var reason: String
+    }
+
+    private static func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> Result<
+        ParsedRequest, Failure
+    > {
+        // method SP request-target SP HTTP-version, single spaces (RFC 9112 3).
+        var i = line.lowerBound
+        while i < line.upperBound && bytes[i] != 0x20 {
+            guard isTokenByte(bytes[i]) else { return .failure(Failure(status: 400, reason: "bad method")) }
+            i += 1
+        }
+        let method = line.lowerBound..<i
+        guard !method.isEmpty, i < line.upperBound else {
+            return .failure(Failure(status: 400, reason: "bad request line"))
+        }
+        i += 1
+        let targetStart = i
+        var query = -1
+        while i < line.upperBound && bytes[i] != 0x20 {
+            let byte = bytes[i]
+            guard byte > 0x20 && byte != 0x7F else {
+                return .failure(Failure(status: 400, reason: "bad character in request target"))
+            }
+            if byte == 0x3F && query < 0 { query = i }
+            i += 1
+        }
+        let target = targetStart..<i
+        guard !target.isEmpty, i < line.upperBound else {
+            return .failure(Failure(status: 400, reason: "bad request line"))
+        }
+        let version = (i + 1)..<line.upperBound
+        let isHTTP10: Bool
+        if equalsExactly(bytes, version, "HTTP/1.1") {
+            isHTTP10 = false
+        } else if equalsExactly(bytes, version, "HTTP/1.0") {
+            isHTTP10 = true
+        } else if version.count == 8, equalsExactly(bytes, version.lowerBound..<(version.lowerBound + 5), "HTTP/"),
+            isDigit(bytes[version.lowerBound + 5]), bytes[version.lowerBound + 6] == 0x2E,
+            isDigit(bytes[version.lowerBound + 7])
+        {
+            return .failure(Failure(status: 505, reason: "unsupported HTTP version"))
+        } else {
+            return .failure(Failure(status: 400, reason: "bad HTTP version"))
+        }
+        let rawPath = query >= 0 ? string(bytes, targetStart..<query) : string(bytes, target)
+        let rawQuery = query >= 0 ? string(bytes, (query + 1)..<target.upperBound) : ""
+        let methodName = string(bytes, method)
+        let head = HTTPRequestHead(
+            method: methodName, rawPath: rawPath, rawQuery: rawQuery, version: isHTTP10 ? "HTTP/1.0" : "HTTP/1.1")
+        return .success(
+            ParsedRequest(
+                head: head, framing: .none, keepAlive: true, awaitsContinue: false,
+                isHeadMethod: methodName == "HEAD", isHTTP10: isHTTP10))
+    }
+
+    /// Line feeds in `bytes[from..<to]`: an upper bound on the header fields.
+    private static func countLines(_ bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var count = 0
+        var index = from
+        while index < to, let lf = memchr(base + index, 0x0A, to - index) {
+            count += 1
+            index = base.distance(to: UnsafeRawPointer(lf)) + 1
+        }
+        return count
+    }
+
+    /// The next line before `end`, without its CR LF (or bare LF); advances `cursor` past the line break.
+    private static func nextLine(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int, end: Int) -> Range<Int>? {
+        guard cursor < end else { return nil }
+        var i = cursor
+        while i < end && bytes[i] != 0x0A { i += 1 }
+        guard i < end else { return nil }
+        var lineEnd = i
+        if lineEnd > cursor && bytes[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+        let line = cursor..<lineEnd
+        cursor = i + 1
+        // A CR elsewhere in the line is caught by the checks on names, targets and values (all refuse controls).
+        return line
+    }
+
+    private static func parseContentLength(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
+        guard !range.isEmpty, range.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for i in range {
+            guard isDigit(bytes[i]) else { return nil }
+            value = value * 10 + Int64(bytes[i] - 0x30)
+        }
+        return value
+    }
+
+    /// Calls `body` with each non-empty comma-separated element, trimmed of spaces and tabs.
+    private static func forEachToken(
+        _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ body: (Range<Int>) -> Void
+    ) {
+        var start = range.lowerBound
+        while start <= range.upperBound {
+            var stop = start
+            while stop < range.upperBound && bytes[stop] != 0x2C { stop += 1 }
+            var a = start
+            var b = stop
+            while a < b && (bytes[a] == 0x20 || bytes[a] == 0x09) { a += 1 }
+            while b > a && (bytes[b - 1] == 0x20 || bytes[b - 1] == 0x09) { b -= 1 }
+            if a < b { body(a..<b) }
+            start = stop + 1
+        }
+    }
+
+    private static func string(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// ASCII case-insensitive comparison with a lowercase literal.
+    private static func equalsLowercase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lower: StaticString)
+        -> Bool
+    {
+        guard range.count == lower.utf8CodeUnitCount else { return false }
+        let literal = lower.utf8Start
+        for (k, i) in range.enumerated() {
+            var byte = bytes[i]
+            if byte >= 0x41 && byte <= 0x5A { byte += 32 }
+            if byte != literal[k] { return false }
+        }
+        return true
+    }
+
+    private static func equalsExactly(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString)
+        -> Bool
+    {
+        guard range.count == literal.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
+        return memcmp(base + range.lowerBound, literal.utf8Start, range.count) == 0
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    /// RFC 9110 tchar.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: return true
+        default: return false
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

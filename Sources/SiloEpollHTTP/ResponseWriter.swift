@@ -1,0 +1,182 @@
+import SiloHTTP
+
+/// What the transport sends for one response, decided from the response and the request it answers.
+struct ResponsePlan {
+    /// The `Content-Length` value to send, if any.
+    var contentLength: Int64?
+    /// The body goes out with chunked framing (length unknown, HTTP/1.1 client).
+    var chunked: Bool
+    /// Body bytes follow the head (false for HEAD, 1xx, 204 and 304).
+    var sendsBody: Bool
+    /// The connection closes after this response.
+    var closesConnection: Bool
+
+    init(_ response: HTTPResponse, isHeadMethod: Bool, isHTTP10: Bool, keepAlive: Bool, draining: Bool) {
+        let status = response.status
+        let noContent = status == 204 || (100...199).contains(status)
+        let bodyless = isHeadMethod || status == 304 || noContent
+        let length = response.body.length
+        sendsBody = !bodyless
+        var close = !keepAlive || draining
+        // An early answer from a body sink carries `Connection: close` (the rest of the body is not read).
+        if let connection = response.headers["Connection"], connection.utf8.count == 5,
+            equalsIgnoringCase(connection, "close")
+        {
+            close = true
+        }
+        chunked = false
+        if noContent {
+            contentLength = nil
+        } else if bodyless {
+            // HEAD and 304 describe a body without sending it: the handler may declare its length.
+            if case .empty = response.body {
+                contentLength = response.headers["Content-Length"].flatMap { Int64($0) } ?? 0
+            } else {
+                contentLength = length
+            }
+        } else if let length {
+            contentLength = length
+        } else if isHTTP10 {
+            // HTTP/1.0 has no chunked framing: the end of the body is the end of the connection.
+            contentLength = nil
+            close = true
+        } else {
+            contentLength = nil
+            chunked = true
+        }
+        closesConnection = close
+    }
+}
+
+/// Serializes response heads into a byte buffer, without building intermediate strings.
+enum ResponseWriter {
+    static func appendHead(
+        _ response: HTTPResponse, plan: ResponsePlan, isHTTP10: Bool, dateLine: [UInt8], to out: inout [UInt8]
+    ) {
+        append("HTTP/1.1 ", to: &out)
+        appendDecimal(Int64(response.status), to: &out)
+        out.append(0x20)
+        append(reasonPhrase(response.status), to: &out)
+        append("\r\n", to: &out)
+        var sawDate = false
+        for field in response.headers {
+            // The transport owns the framing and connection headers: they must match what it sends.
+            if isFramingHeader(field.name) { continue }
+            if !sawDate && field.name.utf8.count == 4 && equalsIgnoringCase(field.name, "Date") { sawDate = true }
+            out.append(contentsOf: field.name.utf8)
+            append(": ", to: &out)
+            out.append(contentsOf: field.value.utf8)
+            append("\r\n", to: &out)
+        }
+        if !sawDate { out.append(contentsOf: dateLine) }
+        if let length = plan.contentLength {
+            append("Content-Length: ", to: &out)
+            appendDecimal(length, to: &out)
+            append("\r\n", to: &out)
+        }
+        if plan.chunked { append("Transfer-Encoding: chunked\r\n", to: &out) }
+        if plan.closesConnection {
+            append("Connection: close\r\n", to: &out)
+        } else if isHTTP10 {
+            append("Connection: keep-alive\r\n", to: &out)
+        }
+        append("\r\n", to: &out)
+    }
+
+    static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        guard value > 0 else {
+            out.append(0x30)
+            return
+        }
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0 {
+                buffer[19 - count] = UInt8(0x30 + rest % 10)
+                rest /= 10
+                count += 1
+            }
+            out.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// Lowercase hexadecimal, for chunk sizes.
+    static func appendHex(_ value: Int, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789abcdef"
+        var shift = (Int.bitWidth / 4 - 1) * 4
+        var started = false
+        while shift >= 0 {
+            let digit = (value >> shift) & 0xF
+            if digit != 0 || started || shift == 0 {
+                started = true
+                out.append(hex.utf8Start[digit])
+            }
+            shift -= 4
+        }
+    }
+
+    private static func isFramingHeader(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 10: equalsIgnoringCase(name, "Connection")
+        case 14: equalsIgnoringCase(name, "Content-Length")
+        case 17: equalsIgnoringCase(name, "Transfer-Encoding")
+        default: false
+        }
+    }
+
+    static func reasonPhrase(_ status: Int) -> StaticString {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 402: "Payment Required"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 428: "Precondition Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 499: "Client Closed Request"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        case 507: "Insufficient Storage"
+        default: "Status"
+        }
+    }
+}
