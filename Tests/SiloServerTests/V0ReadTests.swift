@@ -73,6 +73,31 @@ import Testing
         #expect(r.headers["Last-Modified"]?.hasSuffix("GMT") == true)
     }
 
+    /// Download headers are kept per version (blob and metageneration); a metadata change must show at once.
+    @Test func downloadHeadersFollowMetadataChanges() throws {
+        try client.mediaUpload("public/changing.txt", bytes("abc"), contentType: "text/plain")
+        let path = objectPath("public/changing.txt") + "?alt=media"
+        let before = try client.get(path)
+        #expect(before.headers["Content-Type"] == "text/plain")
+        let metageneration = try #require(before.headers["X-Goog-Metageneration"].flatMap { Int($0) })
+        let patched = try client.send(
+            method: "PATCH", target: objectPath("public/changing.txt"), headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"contentType":"image/png","cacheControl":"no-store"}"#))
+        #expect(patched.status == 200)
+        let after = try client.get(path)
+        #expect(after.headers["Content-Type"] == "image/png")
+        #expect(after.headers["Cache-Control"] == "no-store")
+        #expect(after.headers["X-Goog-Metageneration"] == String(metageneration + 1))
+        #expect(after.headers["ETag"] != before.headers["ETag"])
+        // A new version under the same name has its own headers, hash included.
+        try client.mediaUpload("public/changing.txt", bytes("abcd"), contentType: "text/csv")
+        let replaced = try client.get(path)
+        #expect(replaced.body == bytes("abcd"))
+        #expect(replaced.headers["Content-Type"] == "text/csv")
+        let md5 = Base64.encode(MD5Hasher.digest(bytes("abcd")))
+        #expect(replaced.headers["X-Goog-Hash"]?.hasSuffix("md5=\(md5)") == true)
+    }
+
     @Test("8.1.4 content disposition of an object without one")
     func attachmentDisposition() throws {
         try client.multipartUpload(

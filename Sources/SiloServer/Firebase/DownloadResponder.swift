@@ -23,21 +23,9 @@ struct DownloadResponder {
     }
 
     func respond(_ record: ObjectRecord, request: HTTPRequestHead) throws -> HTTPResponse {
-        // Every name is added once (no `set`, which scans the list): this runs on every download.
-        var headers = HTTPHeaders(minimumCapacity: 16)
-        let etag = "\"\(record.etag)\""
-        headers.add("ETag", etag)
-        headers.add("Last-Modified", record.updated.rfc1123)
-        headers.add("Accept-Ranges", "bytes")
-        headers.add("Content-Type", record.fields.contentType ?? "application/octet-stream")
-        headers.add("Content-Disposition", Self.contentDisposition(record))
-        if let cacheControl = record.fields.cacheControl { headers.add("Cache-Control", cacheControl) }
-        if let language = record.fields.contentLanguage { headers.add("Content-Language", language) }
-        headers.add("X-Goog-Generation", String(record.generation))
-        headers.add("X-Goog-Metageneration", String(record.metageneration))
-        headers.add("X-Goog-Storage-Class", "STANDARD")
-        headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
-        headers.add("X-Goog-Stored-Content-Length", String(record.size))
+        let prepared = service.downloadHeaders.headers(record)
+        var headers = prepared.base
+        let etag = prepared.etag
 
         if let match = request.headers["If-None-Match"], Self.matches(match, etag: etag) {
             return HTTPResponse(status: 304, headers: headers)
@@ -55,6 +43,7 @@ struct DownloadResponder {
                 status: 200, headers: headers,
                 body: .stream(length: nil, try GunzipProducer(reader: reader ?? openReader(record))))
         }
+        // (The whole-object headers carry Content-Encoding already.)
         if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
 
         switch ByteRange.resolve(request.headers["Range"], size: record.size) {
@@ -63,11 +52,8 @@ struct DownloadResponder {
             headers.remove("Content-Type")
             return HTTPResponse(status: 416, headers: headers)
         case .whole:
-            headers.add(
-                "X-Goog-Hash",
-                "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
             return HTTPResponse(
-                status: 200, headers: headers,
+                status: 200, headers: prepared.whole,
                 body: try body(record, cached: cached, reader: reader, offset: 0, length: record.size))
         case .partial(let start, let end):
             headers.add("Content-Range", "bytes \(start)-\(end)/\(record.size)")

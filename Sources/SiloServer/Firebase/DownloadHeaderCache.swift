@@ -1,0 +1,65 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// The response headers of one object version's downloads, which depend on nothing but the version.
+struct DownloadHeaders {
+    /// The quoted ETag, for `If-None-Match`.
+    let etag: String
+    /// Validators, type, disposition and the `X-Goog-*` fields every download carries.
+    let base: HTTPHeaders
+    /// `base` plus `Content-Encoding` (when stored) and `X-Goog-Hash`: a whole-object 200, as sent.
+    let whole: HTTPHeaders
+
+    init(_ record: ObjectRecord) {
+        // Every name is added once (no `set`, which scans the list).
+        var headers = HTTPHeaders(minimumCapacity: 16)
+        etag = "\"\(record.etag)\""
+        headers.add("ETag", etag)
+        headers.add("Last-Modified", record.updated.rfc1123)
+        headers.add("Accept-Ranges", "bytes")
+        headers.add("Content-Type", record.fields.contentType ?? "application/octet-stream")
+        headers.add("Content-Disposition", DownloadResponder.contentDisposition(record))
+        if let cacheControl = record.fields.cacheControl { headers.add("Cache-Control", cacheControl) }
+        if let language = record.fields.contentLanguage { headers.add("Content-Language", language) }
+        headers.add("X-Goog-Generation", String(record.generation))
+        headers.add("X-Goog-Metageneration", String(record.metageneration))
+        headers.add("X-Goog-Storage-Class", "STANDARD")
+        headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
+        headers.add("X-Goog-Stored-Content-Length", String(record.size))
+        base = headers
+        if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
+        headers.add(
+            "X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
+        whole = headers
+    }
+}
+
+/// ``DownloadHeaders`` of recently downloaded versions, so a repeated download formats no dates, numbers or hashes.
+///
+/// A blob id belongs to one generation and a metadata change bumps the metageneration, so (blob, metageneration)
+/// names one immutable set of headers: entries never go stale. At most `capacity` are kept; when full, the cache
+/// starts over (cheap, and a hot object is back after one request).
+final class DownloadHeaderCache: Sendable {
+    private struct Key: Hashable {
+        var blob: BlobID
+        var metageneration: Int64
+    }
+
+    let capacity: Int
+    private let entries = BlockingMutex([Key: DownloadHeaders]())
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func headers(_ record: ObjectRecord) -> DownloadHeaders {
+        guard capacity > 0 else { return DownloadHeaders(record) }
+        let key = Key(blob: record.blobID, metageneration: record.metageneration)
+        if let hit = entries.withLock({ $0[key] }) { return hit }
+        let built = DownloadHeaders(record)
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = built
+        }
+        return built
+    }
+}
