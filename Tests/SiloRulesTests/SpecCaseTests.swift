@@ -8,16 +8,29 @@ private let D = false
 private let MiB: Int64 = 1_048_576
 
 /// Every test case of spec §11 through `RulesAccessPolicy.allows`.
+///
+/// The cases of one ruleset share one policy, as the requests of one server do, and each case asks twice: a
+/// decision the policy remembered by path (``PathDecisionCache``) must still be right for every other case on that
+/// path, whatever its credentials or object.
 @Suite struct SpecCaseTests {
+    private static let policies = BlockingMutex([String: RulesAccessPolicy]())
+
     static func check(_ source: String, _ c: Case, listChildMode: Bool = false, documents: (any DocumentSource)? = nil)
         throws
     {
-        let policy = RulesAccessPolicy(
+        let fresh = RulesAccessPolicy(
             program: try F.compile(source), documents: documents, listChildMode: listChildMode)
-        let decision = policy.decide(c.request, trace: true)
-        #expect(
-            policy.allows(c.request) == c.allowed,
-            "\(c.id): \(decision.reason)\n\(decision.trace.joined(separator: "\n"))")
+        let key = "\(listChildMode) \(documents.map { "\(type(of: $0))" } ?? "-") \(source)"
+        let shared = policies.withLock { policies in
+            if let existing = policies[key] { return existing }
+            policies[key] = fresh
+            return fresh
+        }
+        let decision = fresh.decide(c.request, trace: true)
+        let explanation = "\(c.id): \(decision.reason)\n\(decision.trace.joined(separator: "\n"))"
+        #expect(fresh.allows(c.request) == c.allowed, "\(explanation)")
+        #expect(shared.allows(c.request) == c.allowed, "\(explanation) (shared policy)")
+        #expect(shared.allows(c.request) == c.allowed, "\(explanation) (shared policy, asked again)")
     }
 
     static let r1: [Case] = [

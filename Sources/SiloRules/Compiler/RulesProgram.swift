@@ -64,4 +64,7 @@ public struct RulesDecision: Sendable {
     /// One line per evaluated `allow` (and `debug()` output) when tracing was requested; empty otherwise.
     public var trace: [String]
     public var expressionsEvaluated: Int
+    /// True when the decision was reached without reading `request`, `resource` or a Firestore document: the same
+    /// operation on the same path then always gets the same answer (until the rules change).
+    public var dependsOnlyOnPath: Bool = false
 }

@@ -64,7 +64,8 @@ extension RulesProgram {
             reason = "denied: no condition was true" + (search.lastFailure.map { "; last: " + $0 } ?? "")
         }
         return RulesDecision(
-            allowed: search.granted, reason: reason, trace: trace, expressionsEvaluated: interp.expressionsEvaluated)
+            allowed: search.granted, reason: reason, trace: trace, expressionsEvaluated: interp.expressionsEvaluated,
+            dependsOnlyOnPath: !interp.variables.wereRead && !interp.documents.wereUsed)
     }
 }
 

@@ -11,9 +11,13 @@ final class DocumentCache {
     private let source: (any DocumentSource)?
     private var cache: [[String]: [String: RulesValue]?] = [:]
 
+    /// Whether the rules asked for a document (the decision then depends on more than the path).
+    private(set) var wereUsed = false
+
     init(source: (any DocumentSource)?) { self.source = source }
 
     func call(exists: Bool, path: [String], at: Int, _ interp: Interpreter) -> RulesValue {
+        wereUsed = true
         guard let source else {
             return .error(RulesFault("firestore is not available: no document source is configured", offset: at))
         }

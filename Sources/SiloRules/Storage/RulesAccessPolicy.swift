@@ -5,19 +5,29 @@ public struct RulesAccessPolicy: AccessPolicy {
     public let program: RulesProgram
     public let documents: (any DocumentSource)?
     public let listChildMode: Bool
+    /// Decisions that depended on the operation and path alone (`allow read: if true`, `if false`, wildcards
+    /// only), so a public object is not evaluated again on every download. Lives as long as these rules: a reload
+    /// builds a new policy.
+    public let pathDecisions: PathDecisionCache
 
-    public init(program: RulesProgram, documents: (any DocumentSource)? = nil, listChildMode: Bool = false) {
+    public init(
+        program: RulesProgram, documents: (any DocumentSource)? = nil, listChildMode: Bool = false,
+        pathDecisionCapacity: Int = 4096
+    ) {
         self.program = program
         self.documents = documents
         self.listChildMode = listChildMode
+        self.pathDecisions = PathDecisionCache(capacity: pathDecisionCapacity)
     }
 
     /// Admin credentials bypass rules entirely (spec §8.3); everything else is decided by the program.
     public func allows(_ request: AccessRequest) -> Bool {
         if request.principal?.isAdmin == true { return true }
-        return program.evaluate(
-            request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode)
-        ).allowed
+        if let known = pathDecisions.decision(request) { return known }
+        let decision = program.evaluate(
+            request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode))
+        if decision.dependsOnlyOnPath { pathDecisions.remember(decision.allowed, for: request) }
+        return decision.allowed
     }
 
     /// The full decision with a reason (and optionally a trace), for logging denials.
@@ -27,5 +37,38 @@ public struct RulesAccessPolicy: AccessPolicy {
         }
         return program.evaluate(
             request, documents: documents, options: .init(trace: trace, explain: true, listChildMode: listChildMode))
+    }
+}
+
+/// Rules decisions by (operation, bucket, path), for decisions that read nothing else. Bounded: when full it starts
+/// over.
+public final class PathDecisionCache: Sendable {
+    private struct Key: Hashable {
+        var operation: AccessRequest.Operation
+        var bucket: BucketName
+        var path: String
+    }
+
+    public let capacity: Int
+    private let entries = BlockingMutex([Key: Bool]())
+
+    public init(capacity: Int) { self.capacity = capacity }
+
+    /// How many decisions are remembered (for tests).
+    public var count: Int { entries.withLock { $0.count } }
+
+    func decision(_ request: AccessRequest) -> Bool? {
+        guard capacity > 0 else { return nil }
+        let key = Key(operation: request.operation, bucket: request.bucket, path: request.path)
+        return entries.withLock { $0[key] }
+    }
+
+    func remember(_ allowed: Bool, for request: AccessRequest) {
+        guard capacity > 0 else { return }
+        let key = Key(operation: request.operation, bucket: request.bucket, path: request.path)
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = allowed
+        }
     }
 }

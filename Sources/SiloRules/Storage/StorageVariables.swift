@@ -12,9 +12,28 @@ final class StorageVariables {
         self.segments = segments
     }
 
-    lazy var resource: RulesValue = access.resource.map { .map(StorageVariables.objectMap($0)) } ?? .null
+    /// Whether the rules read `request` or `resource`: if not, the decision depended on the path alone.
+    private(set) var wereRead = false
+    private var resourceValue: RulesValue?
+    private var requestValue: RulesValue?
 
-    lazy var request: RulesValue = {
+    var resource: RulesValue {
+        wereRead = true
+        if let resourceValue { return resourceValue }
+        let value = access.resource.map { .map(StorageVariables.objectMap($0)) } ?? RulesValue.null
+        resourceValue = value
+        return value
+    }
+
+    var request: RulesValue {
+        wereRead = true
+        if let requestValue { return requestValue }
+        let value = makeRequest()
+        requestValue = value
+        return value
+    }
+
+    private func makeRequest() -> RulesValue {
         var r: [String: RulesValue] = [
             "path": .path(segments),
             "time": .timestamp(StorageVariables.time(access.time)),
@@ -23,7 +42,7 @@ final class StorageVariables {
         ]
         r["auth"] = auth
         return .map(r)
-    }()
+    }
 
     /// `null` without a credential or without a user id; otherwise `{uid, token}` with every claim.
     private var auth: RulesValue {
