@@ -39,13 +39,6 @@ extension EpollHTTPServer {
 }
 
 extension EpollHTTPServer.Configuration {
-    /// `localhost` and bracketed IPv6 literals reduced to what inet_pton accepts.
-    var normalizedHost: String {
-        if host == "localhost" { return "127.0.0.1" }
-        if host.hasPrefix("[") && host.hasSuffix("]") { return String(host.dropFirst().dropLast()) }
-        return host
-    }
-
     func validate() throws {
         func invalid(_ text: String) -> HTTPServerError { HTTPServerError(.invalidConfiguration, text) }
         guard (0...65535).contains(port) else { throw invalid("port \(port) is outside 0...65535") }

@@ -27,7 +27,7 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
         // sendfile() to a socket the client closed raises SIGPIPE (it has no MSG_NOSIGNAL); a server must not die
         // of a client going away. `silo serve` ignores it too; this covers servers started by tests and tools.
         signal(SIGPIPE, SIG_IGN)
-        let host = configuration.normalizedHost
+        let host = ServerLifecycle.normalizedHost(configuration.host)
         let listener = try Listener.open(host: host, port: configuration.port, backlog: configuration.listenBacklog)
         self.port = listener.port
         let state = ServerState(
@@ -61,11 +61,7 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
         // The descriptor itself is closed after the threads are gone (they may still name it in epoll_ctl).
         _ = Glibc.shutdown(state.listenFD, Int32(SHUT_RDWR))
         for loop in running { loop.wake() }
-        let deadline = monotonicSeconds() + max(0, drainTimeout)
-        while state.inFlight.load(ordering: .acquiring) > 0 && monotonicSeconds() < deadline {
-            usleep(2_000)
-        }
-        let unfinished = state.inFlight.load(ordering: .acquiring)
+        let unfinished = ServerLifecycle.drain(timeout: drainTimeout) { state.inFlight.load(ordering: .acquiring) }
         if unfinished > 0 {
             logger.notice("http server drain timed out", metadata: ["silo.http.inFlight": "\(unfinished)"])
         }
@@ -166,11 +162,5 @@ private func loopThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutab
     let loop = Unmanaged<EventLoop>.fromOpaque(argument).takeRetainedValue()
     loop.run()
     return nil
-}
-
-private func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 #endif

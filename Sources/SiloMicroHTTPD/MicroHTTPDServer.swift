@@ -29,7 +29,7 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
             handler: handler, logger: logger, streamBlockSize: configuration.streamBlockSize,
             maxDiscardedBodyBytes: configuration.maxDiscardedBodyBytes)
         self.context = context
-        let host = configuration.normalizedHost
+        let host = ServerLifecycle.normalizedHost(configuration.host)
         let address = "\(host.contains(":") ? "[\(host)]" : host):\(configuration.port)"
 
         // Ownership: the daemon context is retained for MHD here and released after MHD_stop_daemon (stop()),
@@ -75,11 +75,7 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
         if listenSocket >= 0 { _ = Glibc.shutdown(listenSocket, Int32(SHUT_RDWR)) }
         logger.debug("http server draining", metadata: ["silo.http.listenSocket": "\(listenSocket)"])
 
-        let deadline = monotonicSeconds() + max(0, drainTimeout)
-        while context.inFlight.load(ordering: .acquiring) > 0 && monotonicSeconds() < deadline {
-            usleep(2_000)
-        }
-        let unfinished = context.inFlight.load(ordering: .acquiring)
+        let unfinished = ServerLifecycle.drain(timeout: drainTimeout) { context.inFlight.load(ordering: .acquiring) }
         if unfinished > 0 {
             logger.notice("http server drain timed out", metadata: ["silo.http.inFlight": "\(unfinished)"])
         }
@@ -109,20 +105,7 @@ private struct DaemonHandle: @unchecked Sendable {
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }
 
-private func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
 extension MicroHTTPDServer.Configuration {
-    /// `localhost` and bracketed IPv6 literals reduced to what inet_pton accepts.
-    var normalizedHost: String {
-        if host == "localhost" { return "127.0.0.1" }
-        if host.hasPrefix("[") && host.hasSuffix("]") { return String(host.dropFirst().dropLast()) }
-        return host
-    }
-
     func validate() throws {
         func invalid(_ text: String) -> HTTPServerError { HTTPServerError(.invalidConfiguration, text) }
         guard (0...65535).contains(port) else { throw invalid("port \(port) is outside 0...65535") }

@@ -40,8 +40,7 @@ public struct RulesAccessPolicy: AccessPolicy {
     }
 }
 
-/// Rules decisions by (operation, bucket, path), for decisions that read nothing else. Bounded: when full it starts
-/// over.
+/// Rules decisions by (operation, bucket, path), for decisions that read nothing else.
 public final class PathDecisionCache: Sendable {
     private struct Key: Hashable {
         var operation: AccessRequest.Operation
@@ -49,26 +48,18 @@ public final class PathDecisionCache: Sendable {
         var path: String
     }
 
-    public let capacity: Int
-    private let entries = BlockingMutex([Key: Bool]())
+    private let entries: BoundedCache<Key, Bool>
 
-    public init(capacity: Int) { self.capacity = capacity }
+    public init(capacity: Int) { entries = BoundedCache(capacity: capacity) }
 
     /// How many decisions are remembered (for tests).
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { entries.count }
 
     func decision(_ request: AccessRequest) -> Bool? {
-        guard capacity > 0 else { return nil }
-        let key = Key(operation: request.operation, bucket: request.bucket, path: request.path)
-        return entries.withLock { $0[key] }
+        entries.value(for: Key(operation: request.operation, bucket: request.bucket, path: request.path))
     }
 
     func remember(_ allowed: Bool, for request: AccessRequest) {
-        guard capacity > 0 else { return }
-        let key = Key(operation: request.operation, bucket: request.bucket, path: request.path)
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = allowed
-        }
+        entries.insert(allowed, for: Key(operation: request.operation, bucket: request.bucket, path: request.path))
     }
 }

@@ -3,7 +3,7 @@ import SiloHTTP
 import SiloWire
 
 /// The response headers of one object version's downloads, which depend on nothing but the version.
-struct DownloadHeaders {
+struct DownloadHeaders: Sendable {
     /// The quoted ETag, for `If-None-Match`.
     let etag: String
     /// Validators, type, disposition and the `X-Goog-*` fields every download carries.
@@ -38,28 +38,22 @@ struct DownloadHeaders {
 /// ``DownloadHeaders`` of recently downloaded versions, so a repeated download formats no dates, numbers or hashes.
 ///
 /// A blob id belongs to one generation and a metadata change bumps the metageneration, so (blob, metageneration)
-/// names one immutable set of headers: entries never go stale. At most `capacity` are kept; when full, the cache
-/// starts over (cheap, and a hot object is back after one request).
+/// names one immutable set of headers: entries never go stale.
 final class DownloadHeaderCache: Sendable {
     private struct Key: Hashable {
         var blob: BlobID
         var metageneration: Int64
     }
 
-    let capacity: Int
-    private let entries = BlockingMutex([Key: DownloadHeaders]())
+    private let entries: BoundedCache<Key, DownloadHeaders>
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int) { entries = BoundedCache(capacity: capacity) }
 
     func headers(_ record: ObjectRecord) -> DownloadHeaders {
-        guard capacity > 0 else { return DownloadHeaders(record) }
         let key = Key(blob: record.blobID, metageneration: record.metageneration)
-        if let hit = entries.withLock({ $0[key] }) { return hit }
+        if let hit = entries.value(for: key) { return hit }
         let built = DownloadHeaders(record)
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = built
-        }
+        entries.insert(built, for: key)
         return built
     }
 }
