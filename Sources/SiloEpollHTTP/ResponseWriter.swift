@@ -59,14 +59,19 @@ enum ResponseWriter {
         append(reasonPhrase(response.status), to: &out)
         append("\r\n", to: &out)
         var sawDate = false
-        for field in response.headers {
-            // The transport owns the framing and connection headers: they must match what it sends.
-            if isFramingHeader(field.name) { continue }
-            if !sawDate && field.name.utf8.count == 4 && equalsIgnoringCase(field.name, "Date") { sawDate = true }
-            out.append(contentsOf: field.name.utf8)
-            append(": ", to: &out)
-            out.append(contentsOf: field.value.utf8)
-            append("\r\n", to: &out)
+        if let wire = response.headers.wireFormat {
+            // Formatted once for many responses; it holds no Date and no field the transport owns.
+            out.append(contentsOf: wire)
+        } else {
+            for field in response.headers {
+                // The transport owns the framing and connection headers: they must match what it sends.
+                if HTTPHeaders.isTransportField(field.name) { continue }
+                if !sawDate && field.name.utf8.count == 4 && equalsIgnoringCase(field.name, "Date") { sawDate = true }
+                out.append(contentsOf: field.name.utf8)
+                append(": ", to: &out)
+                out.append(contentsOf: field.value.utf8)
+                append("\r\n", to: &out)
+            }
         }
         if !sawDate { out.append(contentsOf: dateLine) }
         if let length = plan.contentLength {
@@ -121,15 +126,6 @@ enum ResponseWriter {
                 out.append(hex.utf8Start[digit])
             }
             shift -= 4
-        }
-    }
-
-    private static func isFramingHeader(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 10: equalsIgnoringCase(name, "Connection")
-        case 14: equalsIgnoringCase(name, "Content-Length")
-        case 17: equalsIgnoringCase(name, "Transfer-Encoding")
-        default: false
         }
     }
 

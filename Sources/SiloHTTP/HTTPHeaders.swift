@@ -1,6 +1,12 @@
 /// An ordered list of header fields with case-insensitive lookup.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [(name: String, value: String)]
+    public private(set) var fields: [(name: String, value: String)] {
+        didSet { wireFormat = nil }
+    }
+    /// The fields as `Name: value\r\n` lines, set by ``preformatted()`` for headers sent many times unchanged (a
+    /// version's download headers); any change drops it. Only set when no field is one the transport writes itself
+    /// (``isTransportField(_:)``) or `Date`, so a transport may copy it as it is.
+    public private(set) var wireFormat: [UInt8]?
 
     public init() { fields = [] }
     /// Room for `minimumCapacity` fields without growing (responses whose header count is known).
@@ -38,6 +44,35 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public mutating func remove(_ name: String) { fields.removeAll { equalsIgnoringCase($0.name, name) } }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// These headers with their ``wireFormat`` computed (unchanged when a field is one the transport owns).
+    public func preformatted() -> HTTPHeaders {
+        guard !fields.contains(where: { Self.isTransportField($0.name) || equalsIgnoringCase($0.name, "Date") }) else {
+            return self
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        for field in fields {
+            bytes.append(contentsOf: field.name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: field.value.utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
+        }
+        var copy = self
+        copy.wireFormat = bytes
+        return copy
+    }
+
+    /// Framing and connection fields (`Connection`, `Content-Length`, `Transfer-Encoding`): the transport writes
+    /// them to match what it sends, and drops a handler's values for them.
+    public static func isTransportField(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 10: equalsIgnoringCase(name, "Connection")
+        case 14: equalsIgnoringCase(name, "Content-Length")
+        case 17: equalsIgnoringCase(name, "Transfer-Encoding")
+        default: false
+        }
+    }
 }
 
 /// ASCII case-insensitive comparison (header names and tokens are ASCII).

@@ -165,3 +165,48 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 }
+
+/// Headers formatted once (``HTTPHeaders/preformatted()``) reach the client exactly as the same headers built field
+/// by field, and a changed copy never sends the stale formatting.
+@Suite struct PreformattedHeaderTests {
+    static let fields: HTTPHeaders = ["ETag": "\"abc\"", "Content-Type": "text/plain", "X-Goog-Generation": "7"]
+
+    @Test func formattingIsDroppedOnChangeAndRefusedForTransportFields() {
+        let formatted = Self.fields.preformatted()
+        #expect(formatted.wireFormat == Array("ETag: \"abc\"\r\nContent-Type: text/plain\r\nX-Goog-Generation: 7\r\n".utf8))
+        var changed = formatted
+        changed.add("Content-Range", "bytes 0-1/2")
+        #expect(changed.wireFormat == nil)
+        var removed = formatted
+        removed.remove("ETag")
+        #expect(removed.wireFormat == nil)
+        let framing: HTTPHeaders = ["Content-Length": "3", "A": "b"]
+        #expect(framing.preformatted().wireFormat == nil)
+        let dated: HTTPHeaders = ["Date": "Sun, 29 Nov 2026 00:00:00 GMT"]
+        #expect(dated.preformatted().wireFormat == nil)
+    }
+
+    @Test(arguments: Engine.allCases) func preformattedHeadersAreSentAsBuilt(engine: Engine) throws {
+        try withServer(
+            engine,
+            { head in
+                let headers = head.rawPath == "/formatted" ? Self.fields.preformatted() : Self.fields
+                return .respond(HTTPResponse(status: 200, headers: headers, body: .bytes(Array("hi".utf8))))
+            }
+        ) { _, client in
+            let formatted = try client.send(method: "GET", target: "/formatted")
+            let plain = try client.send(method: "GET", target: "/plain")
+            for response in [formatted, plain] {
+                #expect(response.status == 200)
+                #expect(response.body == Array("hi".utf8))
+                #expect(response.headers["ETag"] == "\"abc\"")
+                #expect(response.headers["Content-Type"] == "text/plain")
+                #expect(response.headers["X-Goog-Generation"] == "7")
+                #expect(response.headers["Content-Length"] == "2")
+                #expect(response.headers["Date"] != nil)
+            }
+            #expect(formatted.headers.fields.map(\.name) == plain.headers.fields.map(\.name))
+            #expect(client.connectionsOpened == 1)
+        }
+    }
+}

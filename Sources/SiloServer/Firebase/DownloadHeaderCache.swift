@@ -31,7 +31,8 @@ struct DownloadHeaders: Sendable {
         if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
         headers.add(
             "X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
-        whole = headers
+        // Sent as it is on every repeated whole-object download: formatted once.
+        whole = headers.preformatted()
     }
 }
 
