@@ -11,7 +11,7 @@ final class ObjectService: Sendable {
     let credentials: any CredentialVerifier
     let logger: Logger
     let smallBlobs: SmallBlobCache
-    let downloadHeaders: DownloadHeaderCache
+    let versionResponses: VersionResponseCache
 
     init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -25,7 +25,7 @@ final class ObjectService: Sendable {
         self.logger = logger
         self.smallBlobs = SmallBlobCache(
             capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit))
-        self.downloadHeaders = DownloadHeaderCache(capacity: configuration.downloadHeaderCacheEntries)
+        self.versionResponses = VersionResponseCache(capacity: configuration.versionResponseCacheEntries)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve.

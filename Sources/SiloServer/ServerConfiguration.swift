@@ -12,8 +12,8 @@ public struct ServerConfiguration: Sendable {
     public var inlineDownloadLimit: Int64 = 64 << 10
     /// Memory kept for the bytes of recently read objects up to `inlineDownloadLimit` (0 turns the cache off).
     public var smallBlobCacheBytes = 4 << 20
-    /// Versions whose download headers are kept ready (about 1 KiB each; 0 turns the cache off).
-    public var downloadHeaderCacheEntries = 2048
+    /// Versions whose download headers and v0 metadata JSON are kept ready (about 2 KiB each; 0 turns it off).
+    public var versionResponseCacheEntries = 2048
     /// Upload sessions untouched for this long expire (GCS keeps them a week).
     public var sessionLifetimeSeconds: Int64 = 7 * 24 * 3600
     /// A pending blob younger than this is never collected (longer than any single request can take).

@@ -173,7 +173,8 @@ final class PatternProducer: ResponseBodyProducer {
 
     @Test func formattingIsDroppedOnChangeAndRefusedForTransportFields() {
         let formatted = Self.fields.preformatted()
-        #expect(formatted.wireFormat == Array("ETag: \"abc\"\r\nContent-Type: text/plain\r\nX-Goog-Generation: 7\r\n".utf8))
+        #expect(
+            formatted.wireFormat == Array("ETag: \"abc\"\r\nContent-Type: text/plain\r\nX-Goog-Generation: 7\r\n".utf8))
         var changed = formatted
         changed.add("Content-Range", "bytes 0-1/2")
         #expect(changed.wireFormat == nil)

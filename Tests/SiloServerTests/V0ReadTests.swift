@@ -73,7 +73,8 @@ import Testing
         #expect(r.headers["Last-Modified"]?.hasSuffix("GMT") == true)
     }
 
-    /// Download headers are kept per version (blob and metageneration); a metadata change must show at once.
+    /// Download headers and metadata JSON are kept per version (blob and metageneration); a metadata change must
+    /// show at once.
     @Test func downloadHeadersFollowMetadataChanges() throws {
         try client.mediaUpload("public/changing.txt", bytes("abc"), contentType: "text/plain")
         let path = objectPath("public/changing.txt") + "?alt=media"
@@ -86,6 +87,10 @@ import Testing
         #expect(patched.status == 200)
         let after = try client.get(path)
         #expect(after.headers["Content-Type"] == "image/png")
+        // The metadata JSON is kept per version too.
+        let metadata = try client.get(objectPath("public/changing.txt")).json()
+        #expect(metadata["contentType"] == .string("image/png"))
+        #expect(metadata["cacheControl"] == .string("no-store"))
         #expect(after.headers["Cache-Control"] == "no-store")
         #expect(after.headers["X-Goog-Metageneration"] == String(metageneration + 1))
         #expect(after.headers["ETag"] != before.headers["ETag"])
@@ -96,6 +101,7 @@ import Testing
         #expect(replaced.headers["Content-Type"] == "text/csv")
         let md5 = Base64.encode(MD5Hasher.digest(bytes("abcd")))
         #expect(replaced.headers["X-Goog-Hash"]?.hasSuffix("md5=\(md5)") == true)
+        #expect(try client.get(objectPath("public/changing.txt")).json()["contentType"] == .string("text/csv"))
     }
 
     @Test("8.1.4 content disposition of an object without one")

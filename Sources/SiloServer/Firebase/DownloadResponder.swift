@@ -23,7 +23,7 @@ struct DownloadResponder {
     }
 
     func respond(_ record: ObjectRecord, request: HTTPRequestHead) throws -> HTTPResponse {
-        let prepared = service.downloadHeaders.headers(record)
+        let prepared = service.versionResponses.downloadHeaders(record)
         var headers = prepared.base
         let etag = prepared.etag
 

@@ -75,7 +75,8 @@ struct FirebaseRoutes {
         }
         guard wantsMedia else {
             let record = try service.readableObject(bucket, name, context: context)
-            return Reply.json(200, FirebaseMetadata.json(try service.ensureDownloadToken(record, time: context.time)))
+            let current = try service.ensureDownloadToken(record, time: context.time)
+            return Reply.json(200, serialized: service.versionResponses.firebaseMetadata(current))
         }
         return try download.respond(request: context.head) {
             try service.ensureDownloadToken(

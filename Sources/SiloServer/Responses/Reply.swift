@@ -10,6 +10,16 @@ enum Reply {
         return HTTPResponse(status: status, headers: headers, body: .bytes(value.serialized()))
     }
 
+    /// JSON already serialized (a cached metadata document).
+    static func json(_ status: Int, serialized: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: jsonHeaders, body: .bytes(serialized))
+    }
+
+    private static let jsonHeaders: HTTPHeaders = {
+        let headers: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
+        return headers.preformatted()
+    }()
+
     static func empty(_ status: Int, headers: HTTPHeaders = [:]) -> HTTPResponse {
         HTTPResponse(status: status, headers: headers, body: .empty)
     }

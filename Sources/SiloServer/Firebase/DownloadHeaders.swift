@@ -35,26 +35,3 @@ struct DownloadHeaders: Sendable {
         whole = headers.preformatted()
     }
 }
-
-/// ``DownloadHeaders`` of recently downloaded versions, so a repeated download formats no dates, numbers or hashes.
-///
-/// A blob id belongs to one generation and a metadata change bumps the metageneration, so (blob, metageneration)
-/// names one immutable set of headers: entries never go stale.
-final class DownloadHeaderCache: Sendable {
-    private struct Key: Hashable {
-        var blob: BlobID
-        var metageneration: Int64
-    }
-
-    private let entries: BoundedCache<Key, DownloadHeaders>
-
-    init(capacity: Int) { entries = BoundedCache(capacity: capacity) }
-
-    func headers(_ record: ObjectRecord) -> DownloadHeaders {
-        let key = Key(blob: record.blobID, metageneration: record.metageneration)
-        if let hit = entries.value(for: key) { return hit }
-        let built = DownloadHeaders(record)
-        entries.insert(built, for: key)
-        return built
-    }
-}

@@ -1,0 +1,44 @@
+import SiloCore
+import SiloWire
+
+/// One version's metadata exactly: a blob id belongs to one generation, and any metadata change bumps the
+/// metageneration. What is derived from a record alone can be cached under it and never goes stale.
+struct VersionKey: Hashable, Sendable {
+    var blob: BlobID
+    var metageneration: Int64
+
+    init(_ record: ObjectRecord) {
+        blob = record.blobID
+        metageneration = record.metageneration
+    }
+}
+
+/// What repeated reads of one version send, derived once: download headers, and the v0 metadata JSON.
+final class VersionResponseCache: Sendable {
+    private let headers: BoundedCache<VersionKey, DownloadHeaders>
+    private let firebaseJSON: BoundedCache<VersionKey, [UInt8]>
+
+    init(capacity: Int) {
+        headers = BoundedCache(capacity: capacity)
+        firebaseJSON = BoundedCache(capacity: capacity)
+    }
+
+    func downloadHeaders(_ record: ObjectRecord) -> DownloadHeaders {
+        cached(headers, record) { DownloadHeaders($0) }
+    }
+
+    /// The v0 metadata JSON of `record`, serialized.
+    func firebaseMetadata(_ record: ObjectRecord) -> [UInt8] {
+        cached(firebaseJSON, record) { FirebaseMetadata.json($0).serialized() }
+    }
+
+    private func cached<Value>(
+        _ cache: BoundedCache<VersionKey, Value>, _ record: ObjectRecord, _ build: (ObjectRecord) -> Value
+    ) -> Value {
+        let key = VersionKey(record)
+        if let hit = cache.value(for: key) { return hit }
+        let built = build(record)
+        cache.insert(built, for: key)
+        return built
+    }
+}
