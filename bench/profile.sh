@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Where `silo serve` spends its CPU, by library and by symbol (perf), under the load bench/run measures:
+#   bench/profile.sh get       1 KiB v0 GETs, wrk -c64, for 4 s
+#   bench/profile.sh metadata  v0 getMetadata, wrk -c64, for 4 s
+#   bench/profile.sh upload    three 256 MiB resumable uploads (curl -T)
+# The server runs on CPU 0 and the load on CPU 1 (with 2+ cores), with the same public rules file as bench/run.
+# Needs perf (linux-perf) and, for get/metadata, wrk. Prints the top of `perf report`; keeps nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-get}
+case "$mode" in get | metadata | upload) ;; *) echo "usage: bench/profile.sh get|metadata|upload" >&2; exit 64 ;; esac
+command -v perf >/dev/null || { echo "perf is not installed (apt install linux-perf)" >&2; exit 69; }
+swift build -c release --product silo >/dev/null
+bin=$(swift build -c release --show-bin-path)/silo
+server_cpu=0 load_cpu=1
+[ "$(nproc)" -ge 2 ] || load_cpu=0
+
+work=$(mktemp -d /tmp/silo-profile-XXXXXX)
+server_pid=""
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+cat >"$work/public.rules" <<'EOF'
+rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /{allPaths=**} {
+      allow read: if true;
+      allow write: if true;
+    }
+  }
+}
+EOF
+taskset -c "$server_cpu" "$bin" serve --port 0 --data "$work/data" --rules "$work/public.rules" >"$work/log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do grep -q 'http://127.0.0.1:' "$work/log" && break; sleep 0.1; done
+port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/log" | head -1 | cut -d: -f3)
+base="http://127.0.0.1:$port/v0/b/bench.appspot.com/o"
+
+record() { perf record -F 4000 -g -p "$server_pid" -o "$work/perf.data" -- sleep "$1" >/dev/null 2>&1; }
+if [ "$mode" = upload ]; then
+    head -c $((256 << 20)) /dev/urandom >"$work/big.bin"
+    upload() {
+        local url
+        url=$(curl -sS -f -D - -o /dev/null -X POST -H 'X-Goog-Upload-Protocol: resumable' \
+            -H 'X-Goog-Upload-Command: start' "$base?name=big.bin" \
+            | tr -d '\r' | awk -F': ' 'tolower($1)=="x-goog-upload-url" {print $2}')
+        taskset -c "$load_cpu" curl -sS -f -o /dev/null -X POST -H 'X-Goog-Upload-Command: upload, finalize' \
+            -H 'X-Goog-Upload-Offset: 0' -T "$work/big.bin" "$url"
+    }
+    upload
+    # perf stops when the uploads are done (SIGINT), not after a fixed time.
+    perf record -F 4000 -g -p "$server_pid" -o "$work/perf.data" >/dev/null 2>&1 &
+    recorder=$!
+    sleep 0.5
+    for _ in 1 2 3; do upload; done
+    kill -INT "$recorder" 2>/dev/null || true
+    wait "$recorder" || true
+else
+    head -c 1024 /dev/urandom >"$work/small.bin"
+    curl -sS -f -o /dev/null -X POST --data-binary @"$work/small.bin" "$base?name=small.bin"
+    url="$base/small.bin"
+    [ "$mode" = get ] && url="$url?alt=media"
+    taskset -c "$load_cpu" wrk -t1 -c64 -d7 "$url" >/dev/null &
+    load=$!
+    sleep 1.5
+    record 4
+    wait "$load" || true
+fi
+echo "== silo serve, $mode: share of CPU samples by library"
+perf report -i "$work/perf.data" --no-children --sort dso -g none 2>/dev/null | grep '%' | head -8
+echo "== by symbol"
+perf report -i "$work/perf.data" --no-children --sort sym -g none 2>/dev/null | grep '%' | head -25 | cut -c1-150
