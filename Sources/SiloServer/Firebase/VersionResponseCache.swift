@@ -1,14 +1,19 @@
 import SiloCore
 import SiloWire
 
-/// One version's metadata exactly: a blob id belongs to one generation, and any metadata change bumps the
-/// metageneration. What is derived from a record alone can be cached under it and never goes stale.
+/// One version's metadata exactly: a generation names one version of one object, and any metadata change bumps
+/// the metageneration. What is derived from a record alone can be cached under it and never goes stale. (Not the
+/// blob id: a store may let versions share a blob.)
 struct VersionKey: Hashable, Sendable {
-    var blob: BlobID
+    var bucket: BucketName
+    var name: ObjectName
+    var generation: Int64
     var metageneration: Int64
 
     init(_ record: ObjectRecord) {
-        blob = record.blobID
+        bucket = record.bucket
+        name = record.name
+        generation = record.generation
         metageneration = record.metageneration
     }
 }
