@@ -11,29 +11,13 @@ enum Listener {
     /// Opens the listener; returns its descriptor (owned by the caller) and the bound port.
     static func open(host: String, port: Int, backlog: Int) throws -> (fd: Int32, port: Int) {
         let shown = "\(host.contains(":") ? "[\(host)]" : host):\(port)"
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        let family: Int32
-        var v4 = sockaddr_in()
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-            family = AF_INET
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = UInt16(port).bigEndian
-            withUnsafeBytes(of: v4) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-            family = AF_INET6
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = UInt16(port).bigEndian
-            withUnsafeBytes(of: v6) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
+        guard let address = SocketAddress(numericHost: host, port: port) else {
             throw HTTPServerError(
                 .invalidConfiguration, "cannot bind \(shown): host is not a numeric IPv4 or IPv6 address")
         }
         let fd = socket(
-            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0)
         guard fd >= 0 else {
             throw HTTPServerError(
                 .startFailed, "cannot open a socket for \(shown)", cause: SystemCallError.now("socket"))
@@ -41,9 +25,7 @@ enum Listener {
         var on: Int32 = 1
         // A restarted server can bind while old connections linger in TIME_WAIT (it does not allow two listeners).
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
+        let bound = address.withSockaddr { bind(fd, $0, $1) }
         if bound != 0 {
             let code = errno
             _ = close(fd)

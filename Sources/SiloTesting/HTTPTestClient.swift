@@ -201,28 +201,10 @@ public final class HTTPTestClient {
     // MARK: - Socket
 
     private func connect() throws {
-        let name = host == "localhost" ? "127.0.0.1" : host
-        var storage = sockaddr_storage()
-        var length: socklen_t = 0
-        let family: Int32
-        var v4 = sockaddr_in()
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET, name, &v4.sin_addr) == 1 {
-            family = AF_INET
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = UInt16(port).bigEndian
-            withUnsafeBytes(of: v4) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        } else if inet_pton(AF_INET6, name, &v6.sin6_addr) == 1 {
-            family = AF_INET6
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = UInt16(port).bigEndian
-            withUnsafeBytes(of: v6) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
+        guard let address = SocketAddress(numericHost: ServerLifecycle.normalizedHost(host), port: port) else {
             throw HTTPTestClientError("host \(host) is not a numeric address")
         }
-        let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestClientError(call: "socket") }
         var timeout = timeval(
             tv_sec: Int(timeoutSeconds), tv_usec: Int((timeoutSeconds - timeoutSeconds.rounded(.down)) * 1e6))
@@ -231,9 +213,7 @@ public final class HTTPTestClient {
         var on: Int32 = 1
         // Head and body go out in separate writes; without this, Nagle plus delayed ACK adds 40 ms per request.
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        let result = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
-        }
+        let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
         guard result == 0 else {
             let error = HTTPTestClientError(call: "connect to \(host):\(port)")
             _ = close(fd)
