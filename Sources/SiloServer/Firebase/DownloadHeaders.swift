@@ -8,7 +8,9 @@ struct DownloadHeaders: Sendable {
     let etag: String
     /// Validators, type, disposition and the `X-Goog-*` fields every download carries.
     let base: HTTPHeaders
-    /// `base` plus `Content-Encoding` (when stored) and `X-Goog-Hash`: a whole-object 200, as sent.
+    /// `base` plus `Content-Encoding` when one is stored: where 206 and 416 answers start.
+    let encoded: HTTPHeaders
+    /// `encoded` plus `X-Goog-Hash`: a whole-object 200, as sent.
     let whole: HTTPHeaders
 
     init(_ record: ObjectRecord) {
@@ -29,6 +31,7 @@ struct DownloadHeaders: Sendable {
         headers.add("X-Goog-Stored-Content-Length", String(record.size))
         base = headers
         if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
+        encoded = headers
         headers.add(
             "X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
         // Sent as it is on every repeated whole-object download: formatted once.

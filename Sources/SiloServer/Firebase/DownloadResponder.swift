@@ -24,11 +24,8 @@ struct DownloadResponder {
 
     func respond(_ record: ObjectRecord, request: HTTPRequestHead) throws -> HTTPResponse {
         let prepared = service.versionResponses.downloadHeaders(record)
-        var headers = prepared.base
-        let etag = prepared.etag
-
-        if let match = request.headers["If-None-Match"], Self.matches(match, etag: etag) {
-            return HTTPResponse(status: 304, headers: headers)
+        if let match = request.headers["If-None-Match"], Self.matches(match, etag: prepared.etag) {
+            return HTTPResponse(status: 304, headers: prepared.base)
         }
 
         let isGzip = record.fields.contentEncoding.map { equalsIgnoringCase($0, "gzip") } ?? false
@@ -40,22 +37,22 @@ struct DownloadResponder {
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
             return HTTPResponse(
-                status: 200, headers: headers,
+                status: 200, headers: prepared.base,
                 body: .stream(length: nil, try GunzipProducer(reader: reader ?? openReader(record))))
         }
-        // (The whole-object headers carry Content-Encoding already.)
-        if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
-
         switch ByteRange.resolve(request.headers["Range"], size: record.size) {
         case .unsatisfiable:
+            var headers = prepared.encoded
             headers.add("Content-Range", "bytes */\(record.size)")
             headers.remove("Content-Type")
             return HTTPResponse(status: 416, headers: headers)
         case .whole:
+            // Prepared with Content-Encoding and X-Goog-Hash, formatted once: no copy of the list per request.
             return HTTPResponse(
                 status: 200, headers: prepared.whole,
                 body: try body(record, cached: cached, reader: reader, offset: 0, length: record.size))
         case .partial(let start, let end):
+            var headers = prepared.encoded
             headers.add("Content-Range", "bytes \(start)-\(end)/\(record.size)")
             return HTTPResponse(
                 status: 206, headers: headers,
