@@ -452,7 +452,13 @@ final class Connection {
             response, isHeadMethod: exchange.isHeadMethod, isHTTP10: exchange.isHTTP10,
             keepAlive: exchange.keepAlive, draining: state.draining.load(ordering: .relaxed))
         if plan.closesConnection { phase = .closing }
-        ResponseWriter.appendHead(response, plan: plan, isHTTP10: exchange.isHTTP10, dateLine: loop.dateLine, to: &out)
+        let refused = ResponseWriter.appendHead(
+            response, plan: plan, isHTTP10: exchange.isHTTP10, dateLine: loop.dateLine, to: &out)
+        if !refused.isEmpty {
+            state.logger.error(
+                "response header with a control character dropped",
+                metadata: ["silo.http.headers": refused.joined(separator: ",")])
+        }
         guard plan.sendsBody else {
             // The body is described, not sent: a producer is still closed once; a file closes with its owner.
             if case .stream(_, let producer) = response.body { producer.close() }

@@ -50,9 +50,12 @@ struct ResponsePlan {
 
 /// Serializes response heads into a byte buffer, without building intermediate strings.
 enum ResponseWriter {
+    /// Returns the names of fields left out because they could not be sent safely (see `HTTPHeaders.isSendable`).
+    @discardableResult
     static func appendHead(
         _ response: HTTPResponse, plan: ResponsePlan, isHTTP10: Bool, dateLine: [UInt8], to out: inout [UInt8]
-    ) {
+    ) -> [String] {
+        var refused: [String] = []
         append("HTTP/1.1 ", to: &out)
         appendDecimal(Int64(response.status), to: &out)
         out.append(0x20)
@@ -66,6 +69,11 @@ enum ResponseWriter {
             for field in response.headers {
                 // The transport owns the framing and connection headers: they must match what it sends.
                 if HTTPHeaders.isTransportField(field.name) { continue }
+                // A CR or LF here would let a stored value split the response: the field is dropped.
+                guard HTTPHeaders.isSendable(field) else {
+                    refused.append(String(field.name.prefix(64)))
+                    continue
+                }
                 if !sawDate && field.name.utf8.count == 4 && equalsIgnoringCase(field.name, "Date") { sawDate = true }
                 out.append(contentsOf: field.name.utf8)
                 append(": ", to: &out)
@@ -86,6 +94,7 @@ enum ResponseWriter {
             append("Connection: keep-alive\r\n", to: &out)
         }
         append("\r\n", to: &out)
+        return refused
     }
 
     static func append(_ literal: StaticString, to out: inout [UInt8]) {

@@ -1,3 +1,5 @@
+import SiloCore
+
 /// An ordered list of header fields with case-insensitive lookup.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var fields: [(name: String, value: String)] {
@@ -45,9 +47,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
-    /// These headers with their ``wireFormat`` computed (unchanged when a field is one the transport owns).
+    /// These headers with their ``wireFormat`` computed (unchanged when a field is one the transport owns, or one
+    /// a transport must refuse to send).
     public func preformatted() -> HTTPHeaders {
-        guard !fields.contains(where: { Self.isTransportField($0.name) || equalsIgnoringCase($0.name, "Date") }) else {
+        guard
+            !fields.contains(where: {
+                Self.isTransportField($0.name) || equalsIgnoringCase($0.name, "Date") || !Self.isSendable($0)
+            })
+        else {
             return self
         }
         var bytes: [UInt8] = []
@@ -61,6 +68,22 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         var copy = self
         copy.wireFormat = bytes
         return copy
+    }
+
+    /// Whether a field may go on the wire: a token for a name and a value without CR, LF, NUL or other controls
+    /// (RFC 9110 §5). Values are checked where they enter (issue 12); this is the transports' second wall, so no
+    /// stored value can ever split a response.
+    public static func isSendable(_ field: (name: String, value: String)) -> Bool {
+        !field.name.isEmpty && field.name.utf8.allSatisfy(isTokenByte) && FieldText.isValid(field.value)
+    }
+
+    /// RFC 9110 tchar.
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
+        default: false
+        }
     }
 
     /// Framing and connection fields (`Connection`, `Content-Length`, `Transfer-Encoding`): the transport writes

@@ -31,7 +31,8 @@ func queueResponse(
     // Ownership: MHD reference-counts responses; queueing takes its own reference, so ours is dropped at once.
     defer { MHD_destroy_response(mhdResponse) }
     for field in response.headers where !isComputedByLibrary(field.name) {
-        if MHD_add_response_header(mhdResponse, field.name, field.value) == .NO {
+        // The same wall as the epoll transport's: a NUL would cut the C string, a CR or LF split the response.
+        if !HTTPHeaders.isSendable(field) || MHD_add_response_header(mhdResponse, field.name, field.value) == .NO {
             daemon.logger.warning(
                 "response header rejected", metadata: ["silo.http.header": field.name, "silo.http.target": target])
         }

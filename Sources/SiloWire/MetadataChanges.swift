@@ -59,7 +59,10 @@ public struct MetadataChanges: Sendable, Equatable {
             switch object[key] {
             case nil: return .keep
             case .null?: return .remove
-            case .string(let s)?: return .set(s)
+            case .string(let s)?:
+                // These fields become download headers: refused here, where they enter (issue 12).
+                try FieldText.check(s, field: key)
+                return .set(s)
             default: throw StorageError(.invalidArgument, "metadata field \(key) must be a string or null")
             }
         }
@@ -70,7 +73,7 @@ public struct MetadataChanges: Sendable, Equatable {
         cacheControl = try field("cacheControl")
         customTime = try field("customTime")
         if case .set(let t) = customTime, Timestamp(rfc3339: t) == nil {
-            throw StorageError(.invalidArgument, "customTime must be an RFC 3339 timestamp: \(t)")
+            throw StorageError(.invalidArgument, "customTime must be an RFC 3339 timestamp: \(t.prefix(80))")
         }
         if case .string(let s)? = object["md5Hash"] { md5Hash = s }
         if case .string(let s)? = object["crc32c"] { crc32c = s }
@@ -88,6 +91,11 @@ public struct MetadataChanges: Sendable, Equatable {
                 case .bool(let b): text = b ? "true" : "false"
                 default: throw StorageError(.invalidArgument, "custom metadata value for \(key) must be a string")
                 }
+                guard !key.isEmpty, FieldText.isValid(key) else {
+                    throw StorageError(
+                        .invalidArgument,
+                        "custom metadata key \(key.debugDescription.prefix(80)) is empty or has a control character")
+                }
                 if key == ObjectFields.downloadTokensKey {
                     downloadTokens = text.map(Self.splitTokens) ?? []
                 } else {
@@ -102,8 +110,17 @@ public struct MetadataChanges: Sendable, Equatable {
         text.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
     }
 
-    /// Applies the changes to `fields`.
-    public func apply(to fields: inout ObjectFields) {
+    /// Applies the changes to `fields`, then checks the result (header-safe text, custom metadata within GCS's
+    /// 8 KiB): a merge of small changes must not grow an object's metadata past the limit either. Throws
+    /// `.invalidArgument` and leaves `fields` unchanged when the result is refused.
+    public func apply(to fields: inout ObjectFields) throws {
+        var result = fields
+        merge(into: &result)
+        try result.validate()
+        fields = result
+    }
+
+    private func merge(into fields: inout ObjectFields) {
         contentType.apply(to: &fields.contentType)
         contentEncoding.apply(to: &fields.contentEncoding)
         contentDisposition.apply(to: &fields.contentDisposition)

@@ -41,7 +41,7 @@ import Testing
             json: JSONValue.parse(
                 #"{"contentType":null,"contentLanguage":"en","metadata":{"k":null,"n":5,"firebaseStorageDownloadTokens":"u1, u2"},"size":"9"}"#
             ))
-        changes.apply(to: &fields)
+        try changes.apply(to: &fields)
         #expect(fields.contentType == nil)
         #expect(fields.cacheControl == "c")
         #expect(fields.contentLanguage == "en")

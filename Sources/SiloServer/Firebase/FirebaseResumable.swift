@@ -35,7 +35,7 @@ struct FirebaseResumable {
                         }
                         declaredSize = value
                     }
-                    let fields = UploadFields.firebase(changes, fallbackContentType: headerType, name: name)
+                    let fields = try UploadFields.firebase(changes, fallbackContentType: headerType, name: name)
                     let blobID = BlobID.random()
                     try service.metadata.registerPendingBlob(blobID, at: context.time)
                     try service.blobs.makeWriter(blobID, at: 0).close()

@@ -131,7 +131,7 @@ struct FirebaseRoutes {
                     try service.checkServed(bucket)
                     let existing = try service.metadata.object(bucket, name, generation: nil)
                     var proposed = existing?.fields ?? ObjectFields()
-                    changes.apply(to: &proposed)
+                    try changes.apply(to: &proposed)
                     try service.authorize(
                         AccessRequest(
                             operation: .update, bucket: bucket, path: name.rawValue, principal: context.principal,
@@ -142,7 +142,7 @@ struct FirebaseRoutes {
                         bucket, name,
                         conditions: Preconditions(ifMetagenerationMatch: existing.metageneration), at: context.time
                     ) { fields in
-                        changes.apply(to: &fields)
+                        try changes.apply(to: &fields)
                     }
                     return Reply.json(200, FirebaseMetadata.json(record))
                 }
@@ -179,6 +179,8 @@ struct FirebaseRoutes {
                 fields.downloadTokens.removeAll { $0 == removing }
                 if fields.downloadTokens.isEmpty { fields.downloadTokens = [RandomID.uuid()] }
             }
+            // Tokens count towards the 8 KiB of custom metadata, as in GCS.
+            try fields.validate()
         }
         return Reply.json(200, FirebaseMetadata.json(record))
     }
@@ -215,7 +217,7 @@ struct FirebaseRoutes {
             let ingest = try BlobIngest(service: service, time: context.time)
             return .readBody(
                 MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
-                    let fields = UploadFields.firebase(
+                    let fields = try UploadFields.firebase(
                         nil, fallbackContentType: context.headers["Content-Type"], name: name)
                     let record = try service.commitUpload(
                         bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
@@ -243,7 +245,7 @@ struct FirebaseRoutes {
                 makeIngest: { try BlobIngest(service: service, time: context.time) }, fail: { Reply.firebaseError($0) }
             ) { parts in
                 let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: parts.changes)
-                let fields = UploadFields.firebase(
+                let fields = try UploadFields.firebase(
                     parts.changes, fallbackContentType: parts.mediaContentType, name: name)
                 if service.configuration.strictV0Checksums {
                     try UploadChecks.verify(

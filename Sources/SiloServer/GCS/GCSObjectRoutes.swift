@@ -69,7 +69,7 @@ struct GCSObjectRoutes {
                             fields = ObjectFields()
                             fields.downloadTokens = tokens
                         }
-                        changes.apply(to: &fields)
+                        try changes.apply(to: &fields)
                     }
                     return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
                 }
@@ -152,7 +152,7 @@ struct GCSObjectRoutes {
                             fields.customMetadata = [:]
                             fields.downloadTokens = []
                         }
-                        changes.apply(to: &fields)
+                        try changes.apply(to: &fields)
                     }
                     let record = try service.copyBytes(
                         of: [original], into: destination.0, destination.1, fields: fields,

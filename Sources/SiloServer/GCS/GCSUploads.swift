@@ -41,12 +41,13 @@ struct GCSUploads {
 
     /// Fields of a GCS upload: the JSON's, content type from JSON, else the protocol's header, else octet-stream.
     /// Unlike v0 uploads, no download token and no content disposition are invented.
-    static func fields(_ changes: MetadataChanges?, fallbackContentType: String?) -> ObjectFields {
+    static func fields(_ changes: MetadataChanges?, fallbackContentType: String?) throws -> ObjectFields {
         var fields = ObjectFields()
-        changes?.apply(to: &fields)
+        try changes?.apply(to: &fields)
         if fields.contentType == nil {
             fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         }
+        try fields.validate()
         return fields
     }
 
@@ -57,7 +58,7 @@ struct GCSUploads {
         try UploadChecks.verify(summary, md5: changes?.md5Hash, crc32c: changes?.crc32c, object: "\(bucket)/\(name)")
         let record = try service.commitUpload(
             bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
-            fields: Self.fields(changes, fallbackContentType: fallbackContentType),
+            fields: try Self.fields(changes, fallbackContentType: fallbackContentType),
             conditions: try GCSConditions.destination(context.query), principal: Self.admin, time: Timestamp.now())
         return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
     }
@@ -115,7 +116,7 @@ struct GCSUploads {
                     try service.blobs.makeWriter(blobID, at: 0).close()
                     var session = UploadSession(
                         id: RandomID.sessionID(), bucket: bucket, name: name,
-                        fields: Self.fields(changes, fallbackContentType: context.headers["X-Upload-Content-Type"]),
+                        fields: try Self.fields(changes, fallbackContentType: context.headers["X-Upload-Content-Type"]),
                         declaredSize: declared, blobID: blobID, conditions: conditions, principal: nil,
                         created: context.time,
                         api: .gcs)

@@ -7,9 +7,11 @@ enum UploadFields {
     /// Applies the client's metadata to empty fields, then fills the defaults: content type from the JSON, else the
     /// protocol's header type, else `application/octet-stream`; one fresh download token unless the client set
     /// `firebaseStorageDownloadTokens`; an inline content disposition naming the file.
-    static func firebase(_ changes: MetadataChanges?, fallbackContentType: String?, name: ObjectName) -> ObjectFields {
+    static func firebase(_ changes: MetadataChanges?, fallbackContentType: String?, name: ObjectName) throws
+        -> ObjectFields
+    {
         var fields = ObjectFields()
-        changes?.apply(to: &fields)
+        try changes?.apply(to: &fields)
         if fields.contentType == nil {
             fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         }
@@ -17,6 +19,8 @@ enum UploadFields {
         if fields.contentDisposition == nil {
             fields.contentDisposition = "inline; filename*=utf-8''" + PercentCoding.encodeComponent(name.lastComponent)
         }
+        // The fallback type came from a request header.
+        try fields.validate()
         return fields
     }
 
