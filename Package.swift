@@ -103,7 +103,7 @@ let package = Package(
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore",
-                "SiloHTTP", "SiloAuth",
+                "SiloHTTP", "SiloAuth", "SiloWire",
             ]
         ),
 

@@ -234,13 +234,15 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
-    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
-        stored: ObjectRecord, replaced: ObjectRecord?
-    ) {
+    public func insertObject(
+        _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
+    ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?) {
         try write { connection in
             try lockName(draft.bucket, draft.name, connection)
             let current = try live(draft.bucket, draft.name, connection, forUpdate: true)
             try conditions.check(current, describing: describe(draft.bucket, draft.name))
+            // Locked, so a finalize of the same session on another node waits and then finds it final.
+            let session = try sessionID.map { try activeSession($0, connection) }
             // Objects imply their bucket, as in the Firebase emulator.
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
@@ -273,6 +275,7 @@ public final class PostgresMetadataStore: MetadataStore {
                 """,
                 Codec.objectValues(stored, live: true))
             try connection.query("DELETE FROM blob_garbage WHERE blob_id = $1", [.text(draft.blobID.rawValue)])
+            if let session { try storeSession(session.finalized(generation: generation, at: time), connection) }
             return (stored, current)
         }
     }
@@ -414,20 +417,36 @@ public final class PostgresMetadataStore: MetadataStore {
 
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try write { connection in
-            guard
-                var session = try connection.query("SELECT record FROM sessions WHERE id = $1 FOR UPDATE", [.text(id)])
-                    .first(Codec.session)
-            else { throw StorageError(.notFound, "No such upload session") }
+            guard var session = try lockedSession(id, connection) else {
+                throw StorageError(.notFound, "No such upload session")
+            }
             try change(&session)
             guard session.id == id else { throw StorageError(.invalidArgument, "an upload session's id cannot change") }
-            try connection.query(
-                "UPDATE sessions SET blob_id = $1, state = $2, updated = $3, record = $4 WHERE id = $5",
-                [
-                    .text(session.blobID.rawValue), .text(session.state.rawValue),
-                    .int64(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(id),
-                ])
+            try storeSession(session, connection)
             return session
         }
+    }
+
+    private func lockedSession(_ id: String, _ connection: Connection) throws -> UploadSession? {
+        try connection.query("SELECT record FROM sessions WHERE id = $1 FOR UPDATE", [.text(id)]).first(Codec.session)
+    }
+
+    /// The session `id`, locked, which must still be active (a finalize in progress).
+    private func activeSession(_ id: String, _ connection: Connection) throws -> UploadSession {
+        guard let session = try lockedSession(id, connection) else {
+            throw StorageError(.notFound, "No such upload session")
+        }
+        guard session.state == .active else { throw UploadSession.notActive(id, state: session.state) }
+        return session
+    }
+
+    private func storeSession(_ session: UploadSession, _ connection: Connection) throws {
+        try connection.query(
+            "UPDATE sessions SET blob_id = $1, state = $2, updated = $3, record = $4 WHERE id = $5",
+            [
+                .text(session.blobID.rawValue), .text(session.state.rawValue),
+                .int64(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(session.id),
+            ])
     }
 
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
@@ -472,6 +491,17 @@ public final class PostgresMetadataStore: MetadataStore {
 
     public func forgetBlob(_ id: BlobID) throws {
         try write { _ = try $0.query("DELETE FROM blob_garbage WHERE blob_id = $1", [.text(id.rawValue)]) }
+    }
+
+    public func isBlobReferenced(_ id: BlobID) throws -> Bool {
+        try read { connection in
+            try connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM objects WHERE blob_id = $1)
+                    OR EXISTS (SELECT 1 FROM sessions WHERE blob_id = $1 AND state = 'active')
+                """, [.text(id.rawValue)]
+            ).first { try $0.bool(0) } ?? false
+        }
     }
 
     public func reset() throws {

@@ -215,12 +215,13 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
     }
 
-    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
-        stored: ObjectRecord, replaced: ObjectRecord?
-    ) {
+    public func insertObject(
+        _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
+    ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?) {
         let result = try write { connection, lastGeneration in
             let current = try live(draft.bucket, draft.name, connection)
             try conditions.check(current, describing: describe(draft.bucket, draft.name))
+            let session = try sessionID.map { try activeSession($0, connection) }
             // Objects imply their bucket, as in the Firebase emulator.
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
@@ -246,6 +247,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 Codec.objectValues(stored, live: true))
             try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(draft.blobID.rawValue)])
             try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
+            if let session { try storeSession(session.finalized(generation: generation, at: time), connection) }
             lastGeneration = generation
             return Inserted(stored: stored, replaced: current)
         }
@@ -394,23 +396,36 @@ public final class SQLiteMetadataStore: MetadataStore {
 
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try write { connection, _ in
-            guard
-                var session = try connection.row(
-                    "SELECT record FROM sessions WHERE id = ?", [.text(id)],
-                    {
-                        try Codec.session($0.text(0))
-                    })
-            else { throw StorageError(.notFound, "No such upload session") }
+            guard var session = try storedSession(id, connection) else {
+                throw StorageError(.notFound, "No such upload session")
+            }
             try change(&session)
             guard session.id == id else { throw StorageError(.invalidArgument, "an upload session's id cannot change") }
-            try connection.run(
-                "UPDATE sessions SET blob_id = ?, state = ?, updated = ?, record = ? WHERE id = ?",
-                [
-                    .text(session.blobID.rawValue), .text(session.state.rawValue),
-                    .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(id),
-                ])
+            try storeSession(session, connection)
             return session
         }
+    }
+
+    private func storedSession(_ id: String, _ connection: Connection) throws -> UploadSession? {
+        try connection.row("SELECT record FROM sessions WHERE id = ?", [.text(id)]) { try Codec.session($0.text(0)) }
+    }
+
+    /// The session `id`, which must still be active (a finalize in progress).
+    private func activeSession(_ id: String, _ connection: Connection) throws -> UploadSession {
+        guard let session = try storedSession(id, connection) else {
+            throw StorageError(.notFound, "No such upload session")
+        }
+        guard session.state == .active else { throw UploadSession.notActive(id, state: session.state) }
+        return session
+    }
+
+    private func storeSession(_ session: UploadSession, _ connection: Connection) throws {
+        try connection.run(
+            "UPDATE sessions SET blob_id = ?, state = ?, updated = ?, record = ? WHERE id = ?",
+            [
+                .text(session.blobID.rawValue), .text(session.state.rawValue),
+                .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(session.id),
+            ])
     }
 
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
@@ -459,6 +474,17 @@ public final class SQLiteMetadataStore: MetadataStore {
     public func forgetBlob(_ id: BlobID) throws {
         try write { connection, _ in
             try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(id.rawValue)])
+        }
+    }
+
+    public func isBlobReferenced(_ id: BlobID) throws -> Bool {
+        try read { connection in
+            try connection.row(
+                """
+                SELECT EXISTS (SELECT 1 FROM objects WHERE blob_id = ?1)
+                    OR EXISTS (SELECT 1 FROM sessions WHERE blob_id = ?1 AND state = 'active')
+                """, [.text(id.rawValue)]
+            ) { $0.int64(0) != 0 } ?? false
         }
     }
 

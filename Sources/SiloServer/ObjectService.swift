@@ -81,51 +81,115 @@ final class ObjectService: Sendable {
         }
     }
 
-    /// Makes an uploaded blob the live version of `name`: authorizes `create` with the proposed object,
-    /// commits in one metadata transaction, then deletes the replaced blob.
+    /// Decides an upload before any of its bytes is stored (issue 12): `create` of `name` by `principal`, with the
+    /// metadata and the size the request declares. What only the bytes can tell (their checksums, a size nobody
+    /// declared) is unknown, so a rule that depends on it does not deny here; ``commitUpload`` decides again with
+    /// the real values. Also refuses a declared size over `maxObjectSize` with 413.
+    func authorizeUploadStart(
+        bucket: BucketName, name: ObjectName, fields: ObjectFields, declaredSize: Int64?, principal: Principal?,
+        time: Timestamp
+    ) throws {
+        try checkServed(bucket)
+        if let declaredSize { try checkObjectSize(declaredSize, "\(bucket)/\(name)") }
+        guard principal?.isAdmin != true else { return }
+        var request = AccessRequest(
+            operation: .create, bucket: bucket, path: name.rawValue, principal: principal,
+            resource: try metadata.object(bucket, name, generation: nil), proposedFields: fields,
+            proposedSize: declaredSize, time: time)
+        request.bytesKnown = false
+        try authorize(request)
+    }
+
+    /// Throws 413 for an object larger than the server accepts.
+    func checkObjectSize(_ size: Int64, _ object: @autoclosure () -> String) throws {
+        guard size <= configuration.maxObjectSize else {
+            throw StorageError(
+                .payloadTooLarge,
+                "\(object()) would be \(size) bytes; this server accepts objects up to \(configuration.maxObjectSize)")
+        }
+    }
+
+    /// Makes an uploaded blob the live version of `name`: authorizes `create` with the proposed object (fields,
+    /// size and checksums of the bytes received) against the live version, and commits with that version pinned
+    /// (see ``pinned(_:_:conditions:principal:check:write:)``), then deletes the replaced blob. With `sessionID`
+    /// the commit also finalizes that resumable session, in the same transaction.
     func commitUpload(
         bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
-        conditions: Preconditions, principal: Principal?, time: Timestamp
+        conditions: Preconditions, principal: Principal?, time: Timestamp, finalizing sessionID: String? = nil
     ) throws -> ObjectRecord {
         try checkServed(bucket)
-        let existing = try metadata.object(bucket, name, generation: nil)
-        try authorize(
-            AccessRequest(
-                // An overwrite is a `create` with `resource` set (issue 4; the Firebase emulator does the same).
-                operation: .create, bucket: bucket, path: name.rawValue,
-                principal: principal, resource: existing, proposedFields: fields, proposedSize: summary.size, time: time
-            ))
-        return try commit(
-            ObjectDraft(bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields),
-            conditions: conditions, time: time)
+        let draft = ObjectDraft(bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields)
+        return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
+            try authorize(
+                AccessRequest(
+                    // An overwrite is a `create` with `resource` set (issue 4; the Firebase emulator does the same).
+                    operation: .create, bucket: bucket, path: name.rawValue, principal: principal, resource: existing,
+                    proposedFields: fields, proposedBlob: summary, time: time))
+        } write: { pins in
+            try commit(draft, conditions: pins, time: time, finalizing: sessionID)
+        }
     }
+
+    /// Runs a rules-checked write so that the decision holds for the version it was made about (issue 12 §6):
+    /// reads the live version, runs `check` on it (rules), checks the client's `conditions`, then runs `write`
+    /// with those conditions plus the version's generation and metageneration pinned (generation 0: the object must
+    /// still not exist). If another write got in between, the pinned precondition fails in the store's
+    /// transaction and the whole sequence runs again on the new version, so two racing uploads cannot both pass a
+    /// create-only rule. Admin writes are not rules-checked and go straight to `write` with the client's conditions.
+    func pinned<Result>(
+        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, principal: Principal?,
+        check: (ObjectRecord?) throws -> Void, write: (Preconditions) throws -> Result
+    ) throws -> Result {
+        if principal?.isAdmin == true { return try write(conditions) }
+        var attempts = 0
+        while true {
+            let existing = try metadata.object(bucket, name, generation: nil)
+            try check(existing)
+            try conditions.check(existing, describing: "\(bucket)/\(name)")
+            var pins = conditions
+            pins.ifGenerationMatch = existing?.generation ?? 0
+            pins.ifMetagenerationMatch = existing?.metageneration
+            do {
+                return try write(pins)
+            } catch let error as StorageError where error.code == .preconditionFailed {
+                attempts += 1
+                guard attempts < Self.pinnedAttempts else {
+                    throw StorageError(
+                        .unavailable, "\(bucket)/\(name) keeps changing under concurrent writes; try again",
+                        cause: error)
+                }
+            }
+        }
+    }
+
+    static let pinnedAttempts = 4
 
     /// Makes `draft` live (the store creates the bucket if needed and checks `conditions` in its transaction), then
     /// releases the version it replaced.
-    func commit(_ draft: ObjectDraft, conditions: Preconditions, time: Timestamp) throws -> ObjectRecord {
-        let (stored, replaced) = try metadata.insertObject(draft, conditions: conditions, at: time)
+    func commit(_ draft: ObjectDraft, conditions: Preconditions, time: Timestamp, finalizing sessionID: String? = nil)
+        throws -> ObjectRecord
+    {
+        try checkObjectSize(draft.blob.size, "\(draft.bucket)/\(draft.name)")
+        let (stored, replaced) = try metadata.insertObject(
+            draft, conditions: conditions, at: time, finalizing: sessionID)
         if let replaced { release(replaced) }
         return stored
     }
 
-    /// Deletes the blob of a version the store has just replaced or deleted — unless the bucket keeps it as a
-    /// noncurrent version, or the blob store cannot keep it readable for downloads already under way (then the
-    /// collector deletes it after its grace period; the store has it on the garbage list).
+    /// Deletes the blob of a version the store has just replaced or deleted — unless anything still points to it
+    /// (the bucket keeps it as a noncurrent version, or it is the new version's own blob), or the blob store cannot
+    /// keep it readable for downloads already under way (then the collector deletes it after its grace period; the
+    /// store has it on the garbage list).
     func release(_ version: ObjectRecord) {
         guard blobs.readersSurviveDeletion else { return }
-        do {
-            guard try metadata.object(version.bucket, version.name, generation: version.generation) == nil else {
-                return
-            }
-        } catch {
-            return  // The collector decides later, from the store's garbage list.
-        }
         discardBlob(version.blobID)
     }
 
-    /// Deletes a blob nothing references any more, and forgets it. Failures are left to the collector.
+    /// Deletes a blob nothing references any more, and forgets it. The store is asked first, so no path can delete
+    /// the bytes of a live or noncurrent version or of an active session. Failures are left to the collector.
     func discardBlob(_ id: BlobID) {
         do {
+            guard try !metadata.isBlobReferenced(id) else { return }
             try blobs.deleteBlob(id)
             try metadata.forgetBlob(id)
         } catch {

@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     public var openAdminAPI = true
     /// Reject v0 uploads whose JSON `md5Hash` does not match the data (off by default: iOS re-sends old hashes).
     public var strictV0Checksums = false
+    /// The largest object accepted (413 beyond it), checked against declared sizes before any byte is stored and
+    /// against the bytes as they arrive. GCS's own limit, 5 TiB, by default.
+    public var maxObjectSize: Int64 = 5 << 40
 
     public init() {}
 }

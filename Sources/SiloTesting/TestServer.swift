@@ -30,8 +30,10 @@ public final class TestServer {
     public init(
         backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
-        directory reuse: TemporaryDirectory? = nil
+        directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil
     ) throws {
+        var metadata: any MetadataStore
+        var blobs: any BlobStore
         switch backend {
         case .embedded:
             let directory = try reuse ?? TemporaryDirectory()
@@ -43,6 +45,13 @@ public final class TestServer {
             metadata = InMemoryMetadataStore()
             blobs = InMemoryBlobStore()
         }
+        if let hooks {
+            // Outermost, so a hook sees each call exactly as the server makes it.
+            metadata = FaultInjectingMetadataStore(metadata, hooks: hooks)
+            blobs = FaultInjectingBlobStore(blobs, hooks: hooks)
+        }
+        self.metadata = metadata
+        self.blobs = blobs
         app = SiloServerApp(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: .disabled)

@@ -24,17 +24,6 @@ func pattern(_ count: Int, seed: UInt64 = 42) -> [UInt8] {
     }
 }
 
-extension TestResponse {
-    func json() throws -> JSONObject {
-        guard case .object(let o) = try JSONValue.parse(body) else {
-            throw StorageError(.invalidArgument, "not a JSON object: \(text)")
-        }
-        return o
-    }
-    func string(_ key: String) throws -> String? { try json()[key]?.stringValue }
-    var errorCode: Int? { (try? json())?["error"]?.objectValue?["code"]?.int64Value.map(Int.init) }
-}
-
 extension HTTPTestClient {
     /// A v0 media upload (`POST /v0/b/{b}/o?name=`).
     @discardableResult
@@ -66,9 +55,6 @@ extension HTTPTestClient {
             ], body: payload)
     }
 
-    func get(_ target: String, headers: HTTPHeaders = [:]) throws -> TestResponse {
-        try send(method: "GET", target: target, headers: headers)
-    }
 }
 
 /// Access decisions in the shape of the wire spec's test vectors: `public/**` for everyone, `testing/**` for

@@ -594,6 +594,64 @@ import Testing
         #expect(try store.session(id: older.id) == older)
     }
 
+    @Test(arguments: MetadataBackend.allCases)
+    func insertFinalizingASessionIsOneStepAndHappensOnce(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let blob = BlobID.random()
+        try store.registerPendingBlob(blob, at: Timestamp(microseconds: 1))
+        let session = UploadSession(
+            id: RandomID.sessionID(), bucket: bucket, name: objectName("final"), fields: ObjectFields(),
+            declaredSize: 3, blobID: blob, created: Timestamp(microseconds: 10))
+        try store.insertSession(session)
+        let (stored, replaced) = try store.insertObject(
+            draft("final", bucket: bucket, blobID: blob), conditions: .none, at: Timestamp(microseconds: 20),
+            finalizing: session.id)
+        #expect(replaced == nil)
+        let final = try #require(try store.session(id: session.id))
+        #expect(final.state == .finalized)
+        #expect(final.resultGeneration == stored.generation)
+        #expect(final.updated == Timestamp(microseconds: 20))
+        // A second finalize of the same session writes nothing: the blob is committed once.
+        let again = #expect(throws: StorageError.self) {
+            _ = try store.insertObject(
+                draft("final", bucket: bucket, blobID: blob), conditions: .none, at: Timestamp(microseconds: 30),
+                finalizing: session.id)
+        }
+        #expect(again?.code == .conflict)
+        #expect(try store.object(bucket, objectName("final"), generation: nil) == stored)
+        let missing = #expect(throws: StorageError.self) {
+            _ = try store.insertObject(
+                draft("other", bucket: bucket), conditions: .none, at: Timestamp(microseconds: 40),
+                finalizing: "no-such-session")
+        }
+        #expect(missing?.code == .notFound)
+        #expect(try store.object(bucket, objectName("other"), generation: nil) == nil)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func blobReferencesCountVersionsAndActiveSessions(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let live = BlobID.random()
+        let sessionBlob = BlobID.random()
+        #expect(try !store.isBlobReferenced(live))
+        _ = try store.insertObject(
+            draft("r", bucket: bucket, blobID: live), conditions: .none, at: Timestamp(microseconds: 5))
+        #expect(try store.isBlobReferenced(live))
+        let session = UploadSession(
+            id: RandomID.sessionID(), bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+            blobID: sessionBlob, created: Timestamp(microseconds: 6))
+        try store.insertSession(session)
+        #expect(try store.isBlobReferenced(sessionBlob))
+        _ = try store.updateSession(id: session.id) { $0.state = .cancelled }
+        #expect(try !store.isBlobReferenced(sessionBlob))
+        _ = try store.deleteObject(bucket, objectName("r"), generation: nil, conditions: .none)
+        #expect(try !store.isBlobReferenced(live))
+    }
+
     // MARK: Garbage bookkeeping
 
     @Test(arguments: MetadataBackend.allCases)

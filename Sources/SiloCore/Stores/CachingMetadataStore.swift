@@ -83,11 +83,11 @@ public final class CachingMetadataStore: MetadataStore {
         return try body()
     }
 
-    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
-        stored: ObjectRecord, replaced: ObjectRecord?
-    ) {
+    public func insertObject(
+        _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
+    ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?) {
         try writing([Key(bucket: draft.bucket, name: draft.name)]) {
-            try inner.insertObject(draft, conditions: conditions, at: time)
+            try inner.insertObject(draft, conditions: conditions, at: time, finalizing: sessionID)
         }
     }
 
@@ -155,4 +155,5 @@ public final class CachingMetadataStore: MetadataStore {
         try inner.garbageBlobs(registeredBefore: time, limit: limit)
     }
     public func forgetBlob(_ id: BlobID) throws { try inner.forgetBlob(id) }
+    public func isBlobReferenced(_ id: BlobID) throws -> Bool { try inner.isBlobReferenced(id) }
 }

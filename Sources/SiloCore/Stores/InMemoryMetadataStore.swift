@@ -116,13 +116,21 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
-    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
-        stored: ObjectRecord, replaced: ObjectRecord?
-    ) {
+    public func insertObject(
+        _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
+    ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?) {
         let key = ObjectKey(bucket: draft.bucket, name: draft.name)
         return try state.withLock { state in
             let current = state.live(key)
             try conditions.check(current, describing: describe(draft.bucket, draft.name))
+            var session: UploadSession?
+            if let sessionID {
+                guard let found = state.sessions[sessionID] else {
+                    throw StorageError(.notFound, "No such upload session")
+                }
+                guard found.state == .active else { throw UploadSession.notActive(sessionID, state: found.state) }
+                session = found
+            }
             // Objects imply their bucket, as in the Firebase emulator.
             let bucket = state.ensureBucket(draft.bucket, at: time)
             let generation = max(time.microseconds, state.lastGeneration + 1)
@@ -143,6 +151,7 @@ public final class InMemoryMetadataStore: MetadataStore {
             versions.live = generation
             state.objects[key] = versions
             state.garbage[draft.blobID] = nil
+            if let session { state.sessions[session.id] = session.finalized(generation: generation, at: time) }
             return (stored, current)
         }
     }
@@ -285,6 +294,13 @@ public final class InMemoryMetadataStore: MetadataStore {
 
     public func forgetBlob(_ id: BlobID) throws {
         state.withLock { _ = $0.garbage.removeValue(forKey: id) }
+    }
+
+    public func isBlobReferenced(_ id: BlobID) throws -> Bool {
+        state.withLock { state in
+            state.objects.values.contains { $0.byGeneration.values.contains { $0.blobID == id } }
+                || state.sessions.values.contains { $0.state == .active && $0.blobID == id }
+        }
     }
 
     public func reset() throws {

@@ -28,9 +28,14 @@ public protocol MetadataStore: Sendable {
     /// assigns a new generation (greater than any before it) with metageneration 1, and removes `draft.blobID`
     /// from the pending-blob list. The replaced version's blob becomes garbage (see `garbageBlobs`).
     /// Returns the stored record and the replaced one.
-    func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
-        stored: ObjectRecord, replaced: ObjectRecord?
-    )
+    ///
+    /// With `sessionID`, the same transaction finalizes that upload session (state `finalized`, `resultGeneration`
+    /// the new generation), so an upload is never live while its session is still open: a retried finalize finds
+    /// the session final and answers with its object instead of committing the same blob twice (issue 12). Throws
+    /// `.conflict`, writing nothing, when the session is not active any more; `.notFound` when there is none.
+    func insertObject(
+        _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
+    ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?)
 
     /// Read-modify-write of the live version's metadata in one transaction: `change` edits the fields; the store
     /// then bumps metageneration and sets `updated`. Throws `.notFound` if there is no live version.
@@ -71,7 +76,36 @@ public protocol MetadataStore: Sendable {
     func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID]
     /// Forgets a blob after it has been deleted from the blob store.
     func forgetBlob(_ id: BlobID) throws
+    /// Whether an object version (live or noncurrent) or an active upload session points to `id`. A blob is
+    /// deleted only when this says no: nothing may release the bytes a live version still reads.
+    func isBlobReferenced(_ id: BlobID) throws -> Bool
 
     /// Drops every object, bucket and session (the emulator's `POST /internal/reset`); their blobs become garbage.
     func reset() throws
+}
+
+extension MetadataStore {
+    /// ``insertObject(_:conditions:at:finalizing:)`` outside any upload session.
+    public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
+        stored: ObjectRecord, replaced: ObjectRecord?
+    ) {
+        try insertObject(draft, conditions: conditions, at: time, finalizing: nil)
+    }
+}
+
+extension UploadSession {
+    /// The session as the finalize that made generation `generation` at `time` leaves it. Stores apply this inside
+    /// the transaction that makes the object live, and only to an active session.
+    public func finalized(generation: Int64, at time: Timestamp) -> UploadSession {
+        var session = self
+        session.state = .finalized
+        session.resultGeneration = generation
+        session.updated = time
+        return session
+    }
+
+    /// What a store throws when asked to finalize a session that is no longer active.
+    public static func notActive(_ id: String, state: State) -> StorageError {
+        StorageError(.conflict, "upload session \(id.prefix(64)) is \(state.rawValue), not active")
+    }
 }

@@ -67,4 +67,7 @@ public struct RulesDecision: Sendable {
     /// True when the decision was reached without reading `request`, `resource` or a Firestore document: the same
     /// operation on the same path then always gets the same answer (until the rules change).
     public var dependsOnlyOnPath: Bool = false
+    /// Not granted, but some `allow` depended on a value not known yet (`AccessRequest.bytesKnown` false): the
+    /// request may be granted once it is known. False when granted.
+    public var undetermined: Bool = false
 }

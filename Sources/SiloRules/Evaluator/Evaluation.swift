@@ -58,6 +58,8 @@ extension RulesProgram {
             reason = "denied: \(abort)"
         } else if search.candidates == 0 {
             reason = "denied: no match block matches /" + segments.joined(separator: "/")
+        } else if search.undetermined {
+            reason = "undetermined: a condition depends on the upload's bytes, not received yet"
         } else if search.evaluated == 0 {
             reason = "denied: no allow statement for '\(request.operation.rawValue)' in the matching blocks"
         } else {
@@ -65,7 +67,8 @@ extension RulesProgram {
         }
         return RulesDecision(
             allowed: search.granted, reason: reason, trace: trace, expressionsEvaluated: interp.expressionsEvaluated,
-            dependsOnlyOnPath: !interp.variables.wereRead && !interp.documents.wereUsed)
+            dependsOnlyOnPath: !interp.variables.wereRead && !interp.documents.wereUsed,
+            undetermined: !search.granted && search.undetermined && interp.abortReason == nil)
     }
 }
 
@@ -87,6 +90,8 @@ struct Search {
     var steps = 0
     var trace: [String] = []
     var lastFailure: String?
+    /// An allow's condition depended on a value not known yet.
+    var undetermined = false
 
     init(program: RulesProgram, interp: Interpreter, method: MethodSet, trace: Bool, explain: Bool) {
         self.program = program
@@ -157,6 +162,7 @@ struct Search {
                 return false
             }
             if case .bool(true) = value { return grant(allow, "true") }
+            if case .error(let fault) = value, fault.undetermined { undetermined = true }
             if tracing || explaining {
                 let outcome: String
                 switch value {

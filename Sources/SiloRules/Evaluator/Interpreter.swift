@@ -111,37 +111,45 @@ final class Interpreter {
         }
     }
 
-    /// CEL-style `&&` (spec §5.5): false anywhere decides; otherwise an error wins over true.
+    /// CEL-style `&&` (spec §5.5): false anywhere decides; otherwise an error wins over true — a certain error
+    /// over an undetermined one (the conjunction can then never be true, whatever the unknown value is).
     private func evalAnd(_ items: [Expr], _ locals: [RulesValue], _ at: Int) -> RulesValue {
-        var firstError: RulesValue?
+        var error: RulesFault?
         for item in items {
             switch eval(item, locals) {
             case .bool(true): continue
             case .bool(false): return .bool(false)
-            case .error(let f): if firstError == nil { firstError = .error(f) }
+            case .error(let f): error = Self.keep(error, f, preferUndetermined: false)
             case let other:
-                if firstError == nil {
-                    firstError = fault("operand of '&&' is \(other.typeName), not bool", item.offset)
-                }
+                let f = RulesFault("operand of '&&' is \(other.typeName), not bool", offset: item.offset)
+                error = Self.keep(error, f, preferUndetermined: false)
             }
         }
-        return firstError ?? .bool(true)
+        return error.map { .error($0) } ?? .bool(true)
     }
 
+    /// `||`: true anywhere decides; otherwise an error wins over false — an undetermined one over a certain one
+    /// (the unknown operand may yet be true).
     private func evalOr(_ items: [Expr], _ locals: [RulesValue], _ at: Int) -> RulesValue {
-        var firstError: RulesValue?
+        var error: RulesFault?
         for item in items {
             switch eval(item, locals) {
             case .bool(true): return .bool(true)
             case .bool(false): continue
-            case .error(let f): if firstError == nil { firstError = .error(f) }
+            case .error(let f): error = Self.keep(error, f, preferUndetermined: true)
             case let other:
-                if firstError == nil {
-                    firstError = fault("operand of '||' is \(other.typeName), not bool", item.offset)
-                }
+                let f = RulesFault("operand of '||' is \(other.typeName), not bool", offset: item.offset)
+                error = Self.keep(error, f, preferUndetermined: true)
             }
         }
-        return firstError ?? .bool(false)
+        return error.map { .error($0) } ?? .bool(false)
+    }
+
+    /// The first fault seen, unless a later one is of the preferred kind and the first is not.
+    private static func keep(_ first: RulesFault?, _ next: RulesFault, preferUndetermined: Bool) -> RulesFault {
+        guard let first else { return next }
+        if first.undetermined != preferUndetermined && next.undetermined == preferUndetermined { return next }
+        return first
     }
 
     private func evalList(_ items: [Expr], _ locals: [RulesValue], _ at: Int) -> RulesValue {

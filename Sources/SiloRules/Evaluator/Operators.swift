@@ -18,7 +18,11 @@ enum Operators {
 
     static func binary(_ op: BinaryOp, _ a: RulesValue, _ b: RulesValue, _ at: Int, _ interp: Interpreter) -> RulesValue
     {
-        if case .error = a { return a }
+        if case .error(let fa) = a {
+            // A certain fault on the other side makes the result certainly ⊥, whatever the unknown turns out to be.
+            if fa.undetermined, case .error(let fb) = b, !fb.undetermined { return b }
+            return a
+        }
         if case .error = b { return b }
         switch op {
         case .equal: return .bool(Compare.equal(a, b))

@@ -27,7 +27,8 @@ public struct RulesAccessPolicy: AccessPolicy {
         let decision = program.evaluate(
             request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode))
         if decision.dependsOnlyOnPath { pathDecisions.remember(decision.allowed, for: request) }
-        return decision.allowed
+        // Before an upload's bytes arrive, only a certain denial refuses it (it is decided again at commit).
+        return decision.allowed || (!request.bytesKnown && decision.undetermined)
     }
 
     /// The full decision with a reason (and optionally a trace), for logging denials.

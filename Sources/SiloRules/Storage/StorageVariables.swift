@@ -76,10 +76,13 @@ final class StorageVariables {
             var map = StorageVariables.fieldMap(fields)
             map["name"] = .string(access.path)
             map["bucket"] = .string(access.bucket.rawValue)
-            map["size"] = .int(access.proposedSize ?? 0)
+            map["size"] = access.proposedSize.map { .int($0) } ?? (access.bytesKnown ? .int(0) : Self.unknown("size"))
             if let blob = access.proposedBlob {
                 map["md5Hash"] = .string(Base64.encode(blob.md5))
                 map["crc32c"] = .string(StorageVariables.crc32cText(blob.crc32c))
+            } else if !access.bytesKnown {
+                map["md5Hash"] = Self.unknown("md5Hash")
+                map["crc32c"] = Self.unknown("crc32c")
             }
             map["generation"] = .int(access.time.microseconds)
             map["metageneration"] = .int(1)
@@ -87,6 +90,11 @@ final class StorageVariables {
             map["updated"] = .timestamp(now)
             return .map(map)
         }
+    }
+
+    /// A property of bytes that have not arrived yet (see `AccessRequest.bytesKnown`).
+    private static func unknown(_ name: String) -> RulesValue {
+        .error(RulesFault("request.resource.\(name) is not known before the upload's bytes arrive", undetermined: true))
     }
 
     static func time(_ t: Timestamp) -> TimeValue {

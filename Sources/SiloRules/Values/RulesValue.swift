@@ -27,10 +27,16 @@ public enum RulesValue: Sendable {
 public struct RulesFault: Sendable, Error, Equatable {
     public var message: String
     public var offset: Int
+    /// The value is not known yet (an upload's checksums before its bytes arrive): an `allow` whose condition ends
+    /// in such a fault neither grants nor denies; see `RulesDecision.undetermined`. Operators pass faults on
+    /// unchanged, so the mark survives everything that depended on the unknown value, while `false && ⊥` and
+    /// `true || ⊥` still decide.
+    public var undetermined: Bool
 
-    public init(_ message: String, offset: Int = -1) {
+    public init(_ message: String, offset: Int = -1, undetermined: Bool = false) {
         self.message = message
         self.offset = offset
+        self.undetermined = undetermined
     }
 }
 

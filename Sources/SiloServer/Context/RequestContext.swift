@@ -18,6 +18,11 @@ struct RequestContext {
     }
 
     var method: String { head.method }
+
+    /// The body's length when the request declares it (`Content-Length`); nil for a chunked body.
+    var declaredBodyLength: Int64? {
+        head.headers["Content-Length"].flatMap { Int64($0) }
+    }
     var headers: HTTPHeaders { head.headers }
 
     /// `scheme://host[:port]` as the client addressed us: upload URLs and links must use the client's view of the

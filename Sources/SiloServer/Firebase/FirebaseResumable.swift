@@ -36,6 +36,10 @@ struct FirebaseResumable {
                         declaredSize = value
                     }
                     let fields = try UploadFields.firebase(changes, fallbackContentType: headerType, name: name)
+                    // Access is decided before a session (and its blob) exists (issue 12 §2).
+                    try service.authorizeUploadStart(
+                        bucket: bucket, name: name, fields: fields, declaredSize: declaredSize,
+                        principal: context.principal, time: context.time)
                     let blobID = BlobID.random()
                     try service.metadata.registerPendingBlob(blobID, at: context.time)
                     try service.blobs.makeWriter(blobID, at: 0).close()

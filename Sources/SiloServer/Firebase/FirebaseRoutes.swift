@@ -129,20 +129,21 @@ struct FirebaseRoutes {
                 run {
                     let changes = try MetadataChanges(json: JSONValue.parse(body))
                     try service.checkServed(bucket)
-                    let existing = try service.metadata.object(bucket, name, generation: nil)
-                    var proposed = existing?.fields ?? ObjectFields()
-                    try changes.apply(to: &proposed)
-                    try service.authorize(
-                        AccessRequest(
-                            operation: .update, bucket: bucket, path: name.rawValue, principal: context.principal,
-                            resource: existing, proposedFields: proposed, proposedSize: existing?.size,
-                            time: context.time))
-                    guard let existing else { throw StorageError.objectNotFound(bucket, name) }
-                    let record = try service.metadata.updateObject(
-                        bucket, name,
-                        conditions: Preconditions(ifMetagenerationMatch: existing.metageneration), at: context.time
-                    ) { fields in
-                        try changes.apply(to: &fields)
+                    // The rules decide about the version they saw: its generation and metageneration are pinned.
+                    let record = try service.pinned(bucket, name, conditions: .none, principal: context.principal) {
+                        existing in
+                        var proposed = existing?.fields ?? ObjectFields()
+                        try changes.apply(to: &proposed)
+                        try service.authorize(
+                            AccessRequest(
+                                operation: .update, bucket: bucket, path: name.rawValue, principal: context.principal,
+                                resource: existing, proposedFields: proposed, proposedSize: existing?.size,
+                                time: context.time))
+                        guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
+                    } write: { pins in
+                        try service.metadata.updateObject(bucket, name, conditions: pins, at: context.time) {
+                            try changes.apply(to: &$0)
+                        }
                     }
                     return Reply.json(200, FirebaseMetadata.json(record))
                 }
@@ -151,13 +152,15 @@ struct FirebaseRoutes {
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         try service.checkServed(bucket)
-        let existing = try service.metadata.object(bucket, name, generation: nil)
-        try service.authorize(
-            AccessRequest(
-                operation: .delete, bucket: bucket, path: name.rawValue, principal: context.principal,
-                resource: existing, time: context.time))
-        guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
-        let deleted = try service.metadata.deleteObject(bucket, name, generation: nil, conditions: .none)
+        let deleted = try service.pinned(bucket, name, conditions: .none, principal: context.principal) { existing in
+            try service.authorize(
+                AccessRequest(
+                    operation: .delete, bucket: bucket, path: name.rawValue, principal: context.principal,
+                    resource: existing, time: context.time))
+            guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
+        } write: { pins in
+            try service.metadata.deleteObject(bucket, name, generation: nil, conditions: pins)
+        }
         service.release(deleted)
         return Reply.empty(204)
     }
@@ -212,13 +215,16 @@ struct FirebaseRoutes {
 
     private func media(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) -> RequestDisposition {
         do {
-            try service.checkServed(bucket)
             let name = try UploadFields.objectName(pathName: pathName, query: context.query)
+            let fields = try UploadFields.firebase(
+                nil, fallbackContentType: context.headers["Content-Type"], name: name)
+            // Decided before the first byte is stored; again with the bytes at commit.
+            try service.authorizeUploadStart(
+                bucket: bucket, name: name, fields: fields, declaredSize: context.declaredBodyLength,
+                principal: context.principal, time: context.time)
             let ingest = try BlobIngest(service: service, time: context.time)
             return .readBody(
                 MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
-                    let fields = try UploadFields.firebase(
-                        nil, fallbackContentType: context.headers["Content-Type"], name: name)
                     let record = try service.commitUpload(
                         bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
                         fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
@@ -242,7 +248,15 @@ struct FirebaseRoutes {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
-                makeIngest: { try BlobIngest(service: service, time: context.time) }, fail: { Reply.firebaseError($0) }
+                makeIngest: { changes, mediaContentType in
+                    // The metadata part is in: decided before the first media byte is stored.
+                    let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: changes)
+                    let fields = try UploadFields.firebase(changes, fallbackContentType: mediaContentType, name: name)
+                    try service.authorizeUploadStart(
+                        bucket: bucket, name: name, fields: fields, declaredSize: nil, principal: context.principal,
+                        time: context.time)
+                    return try BlobIngest(service: service, time: context.time)
+                }, fail: { Reply.firebaseError($0) }
             ) { parts in
                 let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: parts.changes)
                 let fields = try UploadFields.firebase(

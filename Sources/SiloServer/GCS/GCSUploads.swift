@@ -67,6 +67,7 @@ struct GCSUploads {
         do {
             let name = try UploadFields.objectName(pathName: nil, query: context.query)
             _ = try GCSConditions.destination(context.query)
+            if let declared = context.declaredBodyLength { try service.checkObjectSize(declared, "\(bucket)/\(name)") }
             let ingest = try BlobIngest(service: service, time: context.time)
             return .readBody(
                 MediaUploadSink(ingest: ingest, fail: { Reply.gcsError($0) }) { ingest, summary in
@@ -88,7 +89,8 @@ struct GCSUploads {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
-                makeIngest: { try BlobIngest(service: service, time: context.time) }, fail: { Reply.gcsError($0) }
+                makeIngest: { _, _ in try BlobIngest(service: service, time: context.time) },
+                fail: { Reply.gcsError($0) }
             ) { parts in
                 let name = try UploadFields.objectName(pathName: nil, query: context.query, json: parts.changes)
                 return try commit(
@@ -110,6 +112,7 @@ struct GCSUploads {
                             throw StorageError(.invalidArgument, "invalid X-Upload-Content-Length \(text.prefix(40))")
                         }
                         declared = value
+                        try service.checkObjectSize(value, "\(bucket)/\(name)")
                     }
                     let blobID = BlobID.random()
                     try service.metadata.registerPendingBlob(blobID, at: context.time)

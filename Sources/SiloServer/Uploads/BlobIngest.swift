@@ -23,6 +23,8 @@ final class BlobIngest {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let appender else { throw StorageError(.internalError, "write after the upload was closed") }
+        // Refused before the bytes past the limit are written (a chunked body declares no length up front).
+        try service.checkObjectSize(appender.appended + Int64(bytes.count), "the upload")
         try appender.append(bytes)
     }
 

@@ -13,7 +13,8 @@ final class MultipartUploadSink: RequestBodySink {
     }
 
     private var parser: MultipartParser
-    private let makeIngest: () throws -> BlobIngest
+    /// Called once the metadata part is parsed, with it and the media part's type, before any media byte.
+    private let makeIngest: (MetadataChanges?, String?) throws -> BlobIngest
     private let commit: (Parts) throws -> HTTPResponse
     private let fail: (any Error) -> HTTPResponse
     private var changes: MetadataChanges?
@@ -22,7 +23,8 @@ final class MultipartUploadSink: RequestBodySink {
     private var done = false
 
     init(
-        boundary: String, maxMetadataBytes: Int, makeIngest: @escaping () throws -> BlobIngest,
+        boundary: String, maxMetadataBytes: Int,
+        makeIngest: @escaping (MetadataChanges?, String?) throws -> BlobIngest,
         fail: @escaping (any Error) -> HTTPResponse, commit: @escaping (Parts) throws -> HTTPResponse
     ) {
         parser = MultipartParser(boundary: boundary, maxMetadataBytes: maxMetadataBytes)
@@ -39,7 +41,7 @@ final class MultipartUploadSink: RequestBodySink {
                     changes = try UploadFields.parseChanges(bytes)
                 case .mediaStart(let contentType):
                     mediaContentType = contentType
-                    ingest = try makeIngest()
+                    ingest = try makeIngest(changes, contentType)
                 case .mediaBytes(let bytes):
                     try ingest?.write(bytes)
                 }

@@ -40,6 +40,7 @@ final class ResumableChunkSink: RequestBodySink {
 
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
         do {
+            if let appender { try checkRoom(appender.appended + Int64(chunk.count)) }
             try appender?.append(chunk)
             return nil
         } catch {
@@ -47,6 +48,17 @@ final class ResumableChunkSink: RequestBodySink {
             release()
             return respond(.failure(StorageError.wrap(error)))
         }
+    }
+
+    /// A session never takes more bytes than it declared, nor more than the server accepts for one object: the
+    /// chunk is refused before those bytes are written.
+    private func checkRoom(_ total: Int64) throws {
+        let object = "\(session.bucket)/\(session.name)"
+        if let declared = session.declaredSize, total > declared {
+            throw StorageError(
+                .invalidArgument, "upload of \(object) announced \(declared) bytes but more are being sent")
+        }
+        try service.checkObjectSize(total, object)
     }
 
     func finish() -> HTTPResponse {
@@ -74,6 +86,13 @@ final class ResumableChunkSink: RequestBodySink {
             let object: ObjectRecord
             do {
                 object = try commit(current)
+            } catch let error as StorageError where error.code == .conflict {
+                // Another finalize of this session (on another node) won the race; answer as it did.
+                let latest = try service.metadata.session(id: session.id) ?? current
+                guard latest.state == .finalized, let generation = latest.resultGeneration,
+                    let made = try service.metadata.object(latest.bucket, latest.name, generation: generation)
+                else { throw error }
+                return respond(.success(Outcome(session: latest, object: made)))
             } catch let error as StorageError
                 where error.code != .ioError && error.code != .internalError && error.code != .unavailable
             {
@@ -88,11 +107,9 @@ final class ResumableChunkSink: RequestBodySink {
                 service.discardBlob(current.blobID)
                 return respond(.failure(error))
             }
-            current = try service.metadata.updateSession(id: session.id) { stored in
-                stored.state = .finalized
-                stored.resultGeneration = object.generation
-                stored.updated = Timestamp.now()
-            }
+            // The store finalized the session in the commit's own transaction.
+            current.state = .finalized
+            current.resultGeneration = object.generation
             return respond(.success(Outcome(session: current, object: object)))
         } catch {
             return respond(.failure(StorageError.wrap(error)))
@@ -127,7 +144,8 @@ final class ResumableChunkSink: RequestBodySink {
                 ?? nil
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
-            fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now())
+            fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now(),
+            finalizing: current.id)
     }
 
     /// Recomputes the checksums from the stored bytes (after a restart the running hasher is gone).
