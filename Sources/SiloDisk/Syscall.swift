@@ -33,9 +33,10 @@ extension SystemCallError {
         let code: StorageError.Code
         switch errno {
         case ENOENT, ENOTDIR: code = .notFound
-        case EACCES, EPERM, EROFS: code = .permissionDenied
-        // Out of space is a server condition the client may retry later, not a fault of the bytes.
-        case ENOSPC, EDQUOT: code = .unavailable
+        // The server's own files refusing the server is a server fault (500), never the caller's missing permission.
+        case EACCES, EPERM, EROFS: code = .ioError
+        // Out of space is a server condition (507), not a fault of the bytes.
+        case ENOSPC, EDQUOT: code = .insufficientStorage
         default: code = .ioError
         }
         return StorageError(code, description, cause: self)

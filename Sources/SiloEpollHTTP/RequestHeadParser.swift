@@ -143,6 +143,9 @@ enum RequestHeadParser {
             if contentLength != nil {
                 return .invalid(status: 400, reason: "both Content-Length and Transfer-Encoding")
             }
+            // HTTP/1.0 has no transfer codings; a proxy in front would frame the body by the connection's end while
+            // we decode chunks (RFC 9112 6.1).
+            if request.isHTTP10 { return .invalid(status: 400, reason: "Transfer-Encoding on HTTP/1.0") }
             var codings = 0
             var onlyChunked = true
             for value in transferEncodings {
@@ -186,15 +189,22 @@ enum RequestHeadParser {
         i += 1
         let targetStart = i
         var query = -1
+        var nonASCII = false
         while i < line.upperBound && bytes[i] != 0x20 {
             let byte = bytes[i]
             guard byte > 0x20 && byte != 0x7F else {
                 return .failure(Failure(status: 400, reason: "bad character in request target"))
             }
             if byte == 0x3F && query < 0 { query = i }
+            if byte >= 0x80 { nonASCII = true }
             i += 1
         }
         let target = targetStart..<i
+        // Raw UTF-8 in a target is tolerated (some clients send it); bytes that are not UTF-8 would be replaced
+        // while decoding and name a different object than the client meant.
+        if nonASCII && String(validating: UnsafeRawBufferPointer(rebasing: bytes[target]), as: UTF8.self) == nil {
+            return .failure(Failure(status: 400, reason: "request target is not valid UTF-8"))
+        }
         guard !target.isEmpty, i < line.upperBound else {
             return .failure(Failure(status: 400, reason: "bad request line"))
         }

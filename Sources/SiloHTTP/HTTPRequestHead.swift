@@ -32,28 +32,38 @@ public struct HTTPRequestHead: Sendable {
         }
     }
 
-    /// Query parameters decoded form-style (`+` is a space), in order; duplicates kept.
-    public var queryItems: [(name: String, value: String)] {
+    /// Query parameters decoded form-style (`+` is a space), in order; duplicates kept. Nil when a name or value
+    /// has a malformed escape or decodes to invalid UTF-8: such a query names nothing reliably (`?name=%FF` must not
+    /// become an object called `%FF`), so the server refuses it.
+    public var queryItems: [(name: String, value: String)]? {
         guard !rawQuery.isEmpty else { return [] }
-        return rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { bytes in
+        var items: [(name: String, value: String)] = []
+        for bytes in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             // '&' and '=' are ASCII, so these UTF-8 indices are valid String indices.
             let pair = rawQuery[bytes.startIndex..<bytes.endIndex]
-            if let eq = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
-                return (
-                    PercentCoding.decodeQueryComponent(pair[..<eq]) ?? String(pair[..<eq]),
-                    PercentCoding.decodeQueryComponent(pair[pair.index(after: eq)...])
-                        ?? String(pair[pair.index(after: eq)...])
-                )
-            }
-            return (PercentCoding.decodeQueryComponent(pair) ?? String(pair), "")
+            let eq = pair.utf8.firstIndex(of: UInt8(ascii: "="))
+            guard let name = PercentCoding.decodeQueryComponent(pair[..<(eq ?? pair.endIndex)]),
+                let value = eq.map({ PercentCoding.decodeQueryComponent(pair[pair.index(after: $0)...]) }) ?? ""
+            else { return nil }
+            items.append((name, value))
         }
+        return items
     }
 }
 
 /// Parsed query parameters with first-wins lookup.
 public struct QueryParameters: Sendable {
     public let items: [(name: String, value: String)]
-    public init(_ head: HTTPRequestHead) { items = head.queryItems }
+
+    /// Throws `.invalidArgument` for a query with a malformed escape or invalid UTF-8.
+    public init(_ head: HTTPRequestHead) throws {
+        guard let items = head.queryItems else {
+            throw StorageError(
+                .invalidArgument,
+                "malformed percent-encoding or invalid UTF-8 in the query \(head.rawQuery.prefix(200))")
+        }
+        self.items = items
+    }
     public subscript(name: String) -> String? { items.first { $0.name == name }?.value }
     /// Case-insensitive lookup, for parameters some clients spell differently (`ifMetaGenerationNotMatch`).
     public func ignoringCase(_ name: String) -> String? { items.first { equalsIgnoringCase($0.name, name) }?.value }

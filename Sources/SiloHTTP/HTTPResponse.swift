@@ -3,6 +3,8 @@ public struct HTTPResponse {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: ResponseBody
+    /// Why a request failed on the server's side (a 5xx): kept for the server's log, never sent.
+    public var failure: (any Error & Sendable)?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty) {
         self.status = status

@@ -39,8 +39,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         case "23505": mapped = .alreadyExists
         case let state? where state.hasPrefix("23"): mapped = .conflict
         case "40001", "40P01": mapped = .unavailable
+        case "53100": mapped = .insufficientStorage
         case let state? where state.hasPrefix("53") || state == "57014" || state == "55P03": mapped = .unavailable
-        case let state? where state.hasPrefix("42501") || state.hasPrefix("28"): mapped = .permissionDenied
+        // The database refusing Silo's own role is a server fault (500), never the caller's missing permission.
+        case let state? where state.hasPrefix("42501") || state.hasPrefix("28"): mapped = .internalError
         case let state? where state.hasPrefix("XX") || state.hasPrefix("58"): mapped = .ioError
         default: mapped = .internalError
         }

@@ -38,14 +38,15 @@ extension SQLiteError {
         let mapped: StorageError.Code
         switch code {
         case SQLITE_BUSY, SQLITE_LOCKED: mapped = .unavailable
-        case SQLITE_FULL: mapped = .unavailable
+        case SQLITE_FULL: mapped = .insufficientStorage
         case SQLITE_CONSTRAINT:
             // SQLITE_CONSTRAINT_PRIMARYKEY (1555) and SQLITE_CONSTRAINT_UNIQUE (2067).
             let unique = extendedCode == 1555 || extendedCode == 2067
             mapped = unique ? .alreadyExists : .conflict
         case SQLITE_CORRUPT, SQLITE_NOTADB: mapped = .corrupt
         case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_PROTOCOL: mapped = .ioError
-        case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH: mapped = .permissionDenied
+        // A read-only or forbidden database file is the server's fault (500), not the caller's permission.
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH: mapped = .ioError
         default: mapped = .internalError
         }
         return StorageError(mapped, "\(context): \(message)", cause: self)

@@ -29,15 +29,28 @@ public final class SiloServerApp: HTTPHandler {
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
         if head.method == "OPTIONS" { return .respond(CORS.preflight(head)) }
-        let disposition = route(head)
-        guard head.headers["Origin"] != nil else { return disposition }
-        switch disposition {
+        switch route(head) {
         case .respond(var response):
-            CORS.decorate(&response, request: head)
+            finish(&response, head)
             return .respond(response)
         case .readBody(let sink):
-            return .readBody(DecoratingSink(sink) { CORS.decorate(&$0, request: head) })
+            return .readBody(DecoratingSink(sink) { [self] in finish(&$0, head) })
         }
+    }
+
+    /// What every answer passes through once: the log line of a server-side failure, and CORS.
+    private func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead) {
+        if let failure = response.failure as? ServerFailure {
+            service.logger.error(
+                "request failed",
+                metadata: [
+                    "silo.request_id": failure.requestID, "silo.http.status": "\(response.status)",
+                    "silo.http.method": head.method, "silo.http.path": String(head.rawPath.prefix(300)),
+                    // One line: the cause chain joined, so a log reader sees one entry per failure.
+                    "silo.error": failure.error.detailedDescription().split(separator: "\n").joined(separator: " |"),
+                ])
+        }
+        if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
     }
 
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {

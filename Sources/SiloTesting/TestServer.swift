@@ -30,7 +30,7 @@ public final class TestServer {
     public init(
         backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
-        directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil
+        directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled
     ) throws {
         var metadata: any MetadataStore
         var blobs: any BlobStore
@@ -54,8 +54,17 @@ public final class TestServer {
         self.blobs = blobs
         app = SiloServerApp(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
-            logger: .disabled)
+            logger: logger)
         self.http = try Self.makeHTTPServer(app)
+    }
+
+    /// The transport test servers run on: `epoll` (Linux default) or `mhd` (`SILO_HTTP_ENGINE=mhd`).
+    public static var engineName: String {
+        #if os(Linux)
+        return ProcessInfo.processInfo.environment["SILO_HTTP_ENGINE"] == "mhd" ? "mhd" : "epoll"
+        #else
+        return "mhd"
+        #endif
     }
 
     private static func makeHTTPServer(_ app: SiloServerApp) throws -> any HTTPServer {

@@ -104,9 +104,20 @@ import Testing
         ("PUT / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 501),
         ("PUT / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", 501),
         ("PUT / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", 501),
+        // HTTP/1.0 has no transfer codings (issue 12 §7).
+        ("PUT / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
     ])
     func adversarialHeadsAreRefused(text: String, expected: Int) {
         #expect(status(text) == expected, "\(text.debugDescription)")
+    }
+
+    @Test func aTargetThatIsNotUTF8IsRefused() {
+        let bytes = Array("GET /a".utf8) + [0xFF, 0xC0] + Array(" HTTP/1.1\r\n\r\n".utf8)
+        guard case .invalid(let status, _) = bytes.withUnsafeBytes({ RequestHeadParser.parse($0) }) else {
+            Issue.record("accepted a target that is not UTF-8")
+            return
+        }
+        #expect(status == 400)
     }
 
     @Test func nonUTF8BytesDoNotCrash() throws {

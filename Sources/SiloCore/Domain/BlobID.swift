@@ -45,6 +45,13 @@ public enum RandomID {
             + String(c[20..<32])
     }
 
+    /// A short id (64 bits, hex) that ties a failed request's answer to its log line.
+    public static func requestID() -> String {
+        let value = UInt64.random(in: 0...UInt64.max)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     /// An unguessable URL-safe session id (160 bits).
     public static func sessionID() -> String {
         BlobID.random().rawValue + String(BlobID.random().rawValue.prefix(8))

@@ -5,7 +5,8 @@ public struct StorageError: ChainedError {
         private enum Wrapped: String, Sendable {
             case invalidArgument, notFound, alreadyExists, preconditionFailed, notModified
             case permissionDenied, unauthenticated, rangeNotSatisfiable, conflict
-            case ioError, corrupt, unavailable, internalError, cancelled, payloadTooLarge
+            case ioError, corrupt, unavailable, internalError, cancelled, payloadTooLarge, insufficientStorage
+            case tooManyRequests
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -28,6 +29,10 @@ public struct StorageError: ChainedError {
         public static let internalError = Code(.internalError)
         public static let cancelled = Code(.cancelled)
         public static let payloadTooLarge = Code(.payloadTooLarge)
+        /// The server's disk (or the database's) is full: HTTP 507. A server condition, not the request's fault.
+        public static let insufficientStorage = Code(.insufficientStorage)
+        /// A per-caller quota (open upload sessions, bytes in flight): HTTP 429.
+        public static let tooManyRequests = Code(.tooManyRequests)
     }
 
     public var code: Code

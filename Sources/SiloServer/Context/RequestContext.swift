@@ -8,13 +8,36 @@ struct RequestContext {
     let principal: Principal?
     let time: Timestamp
 
-    /// Throws `.unauthenticated` when the request carries a credential that is not acceptable.
+    /// Throws `.unauthenticated` when the request carries a credential that is not acceptable, `.invalidArgument`
+    /// for a malformed query or an ambiguous head (two `Authorization` or `Host` fields, none on HTTP/1.1).
     init(head: HTTPRequestHead, credentials: any CredentialVerifier) throws {
         let time = Timestamp.now()
+        try Self.checkUnambiguous(head)
         self.head = head
-        self.query = QueryParameters(head)
+        self.query = try QueryParameters(head)
         self.principal = try credentials.authenticate(authorizationHeader: head.headers["Authorization"], at: time)
         self.time = time
+    }
+
+    /// Fields whose repetition makes a request mean two things: which credential, which host (RFC 9112 §3.2: a
+    /// request with no Host, or several, is a 400). Checked here so both transports refuse the same heads.
+    private static func checkUnambiguous(_ head: HTTPRequestHead) throws {
+        var authorization = 0
+        var host = 0
+        for field in head.headers {
+            switch field.name.utf8.count {
+            case 4 where equalsIgnoringCase(field.name, "Host"): host += 1
+            case 13 where equalsIgnoringCase(field.name, "Authorization"): authorization += 1
+            default: continue
+            }
+        }
+        guard authorization <= 1 else {
+            throw StorageError(.invalidArgument, "the request has more than one Authorization header")
+        }
+        guard host == 1 || (host == 0 && head.version == "HTTP/1.0") else {
+            throw StorageError(
+                .invalidArgument, host == 0 ? "an HTTP/1.1 request needs a Host header" : "more than one Host header")
+        }
     }
 
     var method: String { head.method }

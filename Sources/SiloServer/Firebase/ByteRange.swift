@@ -20,13 +20,29 @@ enum ByteRange: Equatable {
         // (JS getBytes(max) on an empty file).
         if size == 0 { return .whole }
         if first.isEmpty {
-            guard let suffix = Int64(last), suffix > 0 else { return last.isEmpty ? .whole : .unsatisfiable }
+            guard let suffix = position(last), suffix > 0 else { return last.isEmpty ? .whole : .unsatisfiable }
             return .partial(start: max(0, size - suffix), end: size - 1)
         }
-        guard let start = Int64(first), start >= 0 else { return .whole }
+        guard let start = position(first) else { return .whole }
         guard start < size else { return .unsatisfiable }
         if last.isEmpty { return .partial(start: start, end: size - 1) }
-        guard let end = Int64(last), end >= start else { return .whole }
+        guard let end = position(last), end >= start else { return .whole }
         return .partial(start: start, end: min(end, size - 1))
+    }
+
+    /// A byte position: 1*DIGIT (RFC 9110 §14.1.1), saturating at Int64.max, since any position that large is past
+    /// the end of every object (`bytes=99999999999999999999-` is unsatisfiable, `bytes=0-99999999999999999999` is
+    /// the whole object, as for any other number past the end). Nil unless all digits.
+    static func position(_ text: String) -> Int64? {
+        guard !text.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in text.utf8 {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(Int64(byte - 0x30))
+            if o1 || o2 { return .max }
+            value = sum
+        }
+        return value
     }
 }

@@ -33,7 +33,25 @@ enum Reply {
     /// The v0 error shape `{"error":{"code":N,"message":"..."}}`.
     static func firebaseError(_ error: StorageError, headers: HTTPHeaders = [:]) -> HTTPResponse {
         let status = HTTPStatus.of(error.code)
-        return json(status, FirebaseMetadata.errorJSON(status: status, message: error.message), headers: headers)
+        return failing(error, status: status, headers: headers) { message, headers in
+            json(status, FirebaseMetadata.errorJSON(status: status, message: message), headers: headers)
+        }
+    }
+
+    /// Renders an error answer. A server-side failure (5xx) is never described to the client — store messages can
+    /// name files, SQL and hosts — but gets a request id, in the message and in `X-Request-Id`, and carries the
+    /// error for ``SiloServerApp`` to log once with its whole cause chain under that id (issue 12 §8).
+    static func failing(
+        _ error: StorageError, status: Int, headers: HTTPHeaders,
+        render: (_ message: String, _ headers: HTTPHeaders) -> HTTPResponse
+    ) -> HTTPResponse {
+        guard status >= 500 else { return render(error.message, headers) }
+        let id = RandomID.requestID()
+        var headers = headers
+        headers.set("X-Request-Id", id)
+        var response = render("\(ServerFailure.summary(status)) (request id \(id))", headers)
+        response.failure = ServerFailure(requestID: id, error: error)
+        return response
     }
 
     static func firebaseError(_ error: any Error, headers: HTTPHeaders = [:]) -> HTTPResponse {
@@ -54,6 +72,8 @@ enum HTTPStatus {
         case .rangeNotSatisfiable: 416
         case .notModified: 304
         case .unavailable: 503
+        case .insufficientStorage: 507
+        case .tooManyRequests: 429
         case .cancelled: 499
         default: 500
         }
@@ -80,6 +100,23 @@ extension Reply {
         let storage = StorageError.wrap(error)
         let status = HTTPStatus.of(storage.code)
         if status == 304 { return empty(304, headers: headers) }
-        return json(status, GCSJSON.error(status: status, message: storage.message), headers: headers)
+        return failing(storage, status: status, headers: headers) { message, headers in
+            json(status, GCSJSON.error(status: status, message: message), headers: headers)
+        }
+    }
+}
+
+/// A 5xx's cause, with the request id its answer named.
+struct ServerFailure: Error, Sendable {
+    var requestID: String
+    var error: StorageError
+
+    /// What the client is told instead of the cause.
+    static func summary(_ status: Int) -> String {
+        switch status {
+        case 503: "The service is unavailable; try again"
+        case 507: "The server has no room to store this"
+        default: "Internal error"
+        }
     }
 }

@@ -94,7 +94,7 @@ final class ResumableChunkSink: RequestBodySink {
                 else { throw error }
                 return respond(.success(Outcome(session: latest, object: made)))
             } catch let error as StorageError
-                where error.code != .ioError && error.code != .internalError && error.code != .unavailable
+                where HTTPStatus.of(error.code) < 500 && error.code != .tooManyRequests
             {
                 // A refusal (rules, preconditions, size or checksum mismatch) ends the session; repeating finalize
                 // repeats the refusal, as production does.
