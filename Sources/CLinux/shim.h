@@ -10,12 +10,32 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <string.h>
 
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without; it is in every glibc.
 extern int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 
-/// accept4 without the peer address (the server does not use it).
-static inline int silo_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+/// accept4 that also writes the peer's address into `peer` as 16 bytes, IPv4 as an IPv4-mapped IPv6 address
+/// (::ffff:a.b.c.d); all zero when the family is neither (per-client connection limits key on it).
+static inline int silo_accept4_peer(int fd, int flags, uint8_t *_Nonnull peer) {
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof(storage);
+    int connection = accept4(fd, (struct sockaddr *) &storage, &length, flags);
+    memset(peer, 0, 16);
+    if (connection >= 0) {
+        if (storage.ss_family == AF_INET) {
+            const struct sockaddr_in *v4 = (const struct sockaddr_in *) &storage;
+            peer[10] = 0xff;
+            peer[11] = 0xff;
+            memcpy(peer + 12, &v4->sin_addr, 4);
+        } else if (storage.ss_family == AF_INET6) {
+            const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &storage;
+            memcpy(peer, &v6->sin6_addr, 16);
+        }
+    }
+    return connection;
+}
 
 // epoll_event is packed on x86_64; these keep Swift away from its layout.
 static inline int silo_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {

@@ -34,6 +34,7 @@ typedef struct silo_mhd_start_options {
     unsigned int connection_limit;
     unsigned int connection_timeout_seconds;
     unsigned int listen_backlog;
+    unsigned int per_ip_connection_limit;
 } silo_mhd_start_options;
 
 /// Why silo_mhd_start failed.
@@ -103,7 +104,7 @@ static inline struct MHD_Daemon *_Nullable silo_mhd_start(const silo_mhd_start_o
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | o->extra_flags;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     // MHD_OPTION_ARRAY ends at the first MHD_OPTION_END; optional limits are appended only when set (0 = default).
-    struct MHD_OptionItem options[10];
+    struct MHD_OptionItem options[11];
     int n = 0;
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) o->completed, o->completed_cls};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) o->uri_log, o->uri_log_cls};
@@ -120,6 +121,8 @@ static inline struct MHD_Daemon *_Nullable silo_mhd_start(const silo_mhd_start_o
         options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_seconds, NULL};
     if (o->listen_backlog > 0)
         options[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, o->listen_backlog, NULL};
+    if (o->per_ip_connection_limit > 0)
+        options[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL};
     options[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
     struct MHD_Daemon *daemon = MHD_start_daemon(flags, o->port, NULL, NULL, o->access_handler,
@@ -130,6 +133,21 @@ static inline struct MHD_Daemon *_Nullable silo_mhd_start(const silo_mhd_start_o
         *errno_out = probe;
     }
     return daemon;
+}
+
+/// The client's address as 16 bytes (IPv4 as ::ffff:a.b.c.d); all zero when unknown.
+static inline void silo_mhd_client_address(struct MHD_Connection *_Nonnull connection, uint8_t *_Nonnull peer) {
+    memset(peer, 0, 16);
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        peer[10] = 0xff;
+        peer[11] = 0xff;
+        memcpy(peer + 12, &((const struct sockaddr_in *) address)->sin_addr, 4);
+    } else if (address->sa_family == AF_INET6) {
+        memcpy(peer, &((const struct sockaddr_in6 *) address)->sin6_addr, 16);
+    }
 }
 
 /// The port the daemon's listen socket is bound to (useful after binding port 0); 0 if unknown.

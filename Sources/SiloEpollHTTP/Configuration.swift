@@ -13,11 +13,17 @@ extension EpollHTTPServer {
         /// Event loops, one thread each. Handlers run inline and block on disk and SQLite, so size this for blocking
         /// work, not for cores: a loop busy in a handler serves none of its other connections meanwhile.
         public var threadCount: Int = 8
-        /// Simultaneous connections; more are accepted and closed at once.
+        /// Simultaneous connections. At the limit a new connection takes the place of this loop's longest-idle
+        /// keep-alive connection (one with no request under way); if there is none it is closed at once.
         public var connectionLimit: Int = 1024
+        /// Simultaneous connections from one IP address; more are closed at once. 0: no limit per client.
+        public var perClientConnectionLimit: Int = 0
         /// Idle seconds before a connection is closed: no byte read or written for this long. Also bounds a stalled
-        /// upload, a slow head (slowloris) and a client that stops reading a response. 0 disables it.
+        /// upload and a client that stops reading a response. 0 disables it.
         public var connectionTimeoutSeconds: Int = 60
+        /// A request head must be complete this many seconds after its first byte — or, on a new connection, after
+        /// the connection was accepted — however slowly its bytes trickle in (slowloris). 0 disables it.
+        public var headTimeoutSeconds: Int = 20
         public var listenBacklog: Int = 1024
         /// A request head (request line and fields) longer than this is answered with 431.
         public var maxRequestHeadBytes: Int = 64 * 1024
@@ -47,6 +53,8 @@ extension EpollHTTPServer.Configuration {
         }
         guard connectionLimit >= 1 else { throw invalid("connectionLimit must be positive") }
         guard connectionTimeoutSeconds >= 0 else { throw invalid("connectionTimeoutSeconds must not be negative") }
+        guard headTimeoutSeconds >= 0 else { throw invalid("headTimeoutSeconds must not be negative") }
+        guard perClientConnectionLimit >= 0 else { throw invalid("perClientConnectionLimit must not be negative") }
         guard listenBacklog >= 1, listenBacklog <= Int(Int32.max) else {
             throw invalid("listenBacklog must be positive")
         }

@@ -48,6 +48,8 @@ final class Connection {
     }
 
     let fd: Int32
+    /// The client's address, for per-client limits and for the handler.
+    let peer: PeerAddress
     private unowned let loop: EventLoop
     private(set) var phase = Phase.awaitingHead
     /// The events registered with epoll, so epoll_ctl is called only on a change.
@@ -90,12 +92,18 @@ final class Connection {
     private var lingers = false
     private var lingered = 0
 
-    init(fd: Int32, loop: EventLoop, registeredEvents: UInt32) {
+    init(fd: Int32, peer: PeerAddress, loop: EventLoop, registeredEvents: UInt32) {
         self.fd = fd
+        self.peer = peer
         self.loop = loop
         self.registeredEvents = registeredEvents
         self.lastActivity = loop.now
+        // The first head is due within the head timeout of the accept, even if no byte of it ever comes.
+        self.partialHeadSince = loop.now
     }
+
+    /// Part of a head has arrived (or, on a new connection, none yet): not a connection to evict.
+    var hasPartialHead: Bool { phase == .awaitingHead && partialHeadSince != nil && start < end }
 
     deinit {
         if inbound.baseAddress != nil { inbound.deallocate() }
@@ -279,6 +287,8 @@ final class Connection {
     }
 
     private func begin(_ request: ParsedRequest) {
+        var request = request
+        request.head.peer = peer
         exchange = Exchange(
             keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10)
         exchangeOpen = true

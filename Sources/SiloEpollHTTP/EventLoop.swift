@@ -64,6 +64,7 @@ final class EventLoop {
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
         defer { events.deallocate() }
         let idleTimeout = Double(state.configuration.connectionTimeoutSeconds)
+        let headTimeout = Double(state.configuration.headTimeoutSeconds)
         while true {
             // Idle timeouts need a tick only while there are connections to time out.
             let timeout: Int32 = !connections.isEmpty ? 1000 : -1
@@ -106,7 +107,7 @@ final class EventLoop {
             }
             if now - lastSweep >= 1 {
                 lastSweep = now
-                sweep(olderThan: idleTimeout > 0 ? idleTimeout : .infinity)
+                sweep(idle: idleTimeout > 0 ? idleTimeout : .infinity, head: headTimeout > 0 ? headTimeout : .infinity)
             }
         }
         stopListening()
@@ -122,7 +123,12 @@ final class EventLoop {
         // readable (level-triggered), so the rest go to whichever loops wait next, this one included.
         let batch = state.configuration.threadCount > 1 ? 1 : 32
         for _ in 0..<batch {
-            let fd = silo_accept4(state.listenFD, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            var peerBytes = (UInt64(0), UInt64(0))
+            let fd = withUnsafeMutableBytes(of: &peerBytes) { raw in
+                silo_accept4_peer(
+                    state.listenFD, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+                    raw.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
             if fd < 0 {
                 switch errno {
                 case EINTR, ECONNABORTED: continue
@@ -138,16 +144,22 @@ final class EventLoop {
                     return
                 }
             }
-            if state.draining.load(ordering: .relaxed)
-                || state.connections.load(ordering: .relaxed) >= state.configuration.connectionLimit
-            {
+            let peer = withUnsafeBytes(of: &peerBytes) { PeerAddress(bytes: $0) }
+            if state.draining.load(ordering: .relaxed) || !state.admit(peer) {
+                _ = close(fd)
+                continue
+            }
+            // At the limit, a keep-alive connection that is only waiting gives way to one that wants to talk, so
+            // idle sockets cannot shut everyone else out (issue 12 §4).
+            if state.connections.load(ordering: .relaxed) >= state.configuration.connectionLimit && !evictIdle() {
+                state.release(peer)
                 _ = close(fd)
                 continue
             }
             var on: Int32 = 1
             // Responses go out in one write per exchange; Nagle would hold the next one for an ACK.
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-            let connection = Connection(fd: fd, loop: self, registeredEvents: EPOLLIN.rawValue)
+            let connection = Connection(fd: fd, peer: peer, loop: self, registeredEvents: EPOLLIN.rawValue)
             let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
             guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, token) == 0 else {
                 _ = close(fd)
@@ -156,6 +168,17 @@ final class EventLoop {
             connections[ObjectIdentifier(connection)] = connection
             state.connections.add(1, ordering: .relaxed)
         }
+    }
+
+    /// Closes this loop's longest-idle connection that has no request under way; false if there is none.
+    private func evictIdle() -> Bool {
+        var oldest: Connection?
+        for connection in connections.values where connection.isIdle && !connection.hasPartialHead {
+            if oldest.map({ connection.lastActivity < $0.lastActivity }) ?? true { oldest = connection }
+        }
+        guard let oldest else { return false }
+        oldest.close(reason: "evicted at the connection limit")
+        return true
     }
 
     private func stopListening() {
@@ -172,13 +195,13 @@ final class EventLoop {
         }
     }
 
-    private func sweep(olderThan seconds: Double) {
+    private func sweep(idle idleLimit: Double, head headLimit: Double) {
         for connection in Array(connections.values) {
             let idle = now - connection.lastActivity
             let headAge = connection.headAge(now: now)
             // A lingering close waits for the client's last bytes only briefly.
-            if idle > seconds || headAge > seconds || (connection.isLingering && idle > 2) {
-                connection.close(reason: "idle timeout")
+            if idle > idleLimit || headAge > headLimit || (connection.isLingering && idle > 2) {
+                connection.close(reason: headAge > headLimit ? "head timeout" : "idle timeout")
             }
         }
     }
@@ -200,6 +223,7 @@ final class EventLoop {
         _ = silo_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, 0, 0)
         _ = close(connection.fd)
         state.connections.subtract(1, ordering: .relaxed)
+        state.release(connection.peer)
         connections.removeValue(forKey: ObjectIdentifier(connection))
     }
 }

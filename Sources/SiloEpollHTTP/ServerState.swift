@@ -18,6 +18,29 @@ final class ServerState: Sendable {
     let draining = Atomic<Bool>(false)
     /// Set when the drain is over: loops close everything and exit.
     let stopping = Atomic<Bool>(false)
+    /// Open connections per client address, when there is a per-client limit.
+    private let perClient = BlockingMutex([PeerAddress: Int]())
+
+    /// Counts a new connection from `peer`; false (counting nothing) when the client is at its limit.
+    func admit(_ peer: PeerAddress) -> Bool {
+        let limit = configuration.perClientConnectionLimit
+        guard limit > 0 else { return true }
+        return perClient.withLock { counts in
+            let open = counts[peer, default: 0]
+            guard open < limit else { return false }
+            counts[peer] = open + 1
+            return true
+        }
+    }
+
+    /// Forgets a connection ``admit(_:)`` counted.
+    func release(_ peer: PeerAddress) {
+        guard configuration.perClientConnectionLimit > 0 else { return }
+        perClient.withLock { counts in
+            let open = counts[peer, default: 1] - 1
+            counts[peer] = open > 0 ? open : nil
+        }
+    }
 
     init(handler: any HTTPHandler, configuration: EpollHTTPServer.Configuration, logger: Logger, listenFD: Int32) {
         self.handler = handler

@@ -10,6 +10,8 @@ public struct HTTPRequestHead: Sendable {
     public var headers: HTTPHeaders
     /// `HTTP/1.1` or `HTTP/1.0`.
     public var version: String
+    /// Where the connection comes from, when the transport knows (for per-client quotas; never trusted as identity).
+    public var peer: PeerAddress?
 
     public init(
         method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:], version: String = "HTTP/1.1"

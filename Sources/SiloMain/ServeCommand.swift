@@ -71,6 +71,10 @@ struct ServeCommand: ParsableCommand {
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
             configuration.openAdminAPI = security.posture.emulatorTokens
+            configuration.maxObjectSize = options.limits.maxObjectSize
+            configuration.maxJSONBodyBytes = options.limits.maxJSONBodyBytes
+            configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
+            configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
                 credentials: security.verifier, logger: logger)
@@ -129,11 +133,20 @@ struct ServeCommand: ParsableCommand {
         if options.httpEngine == "epoll" {
             var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
             http.threadCount = options.threads
+            http.connectionLimit = options.limits.maxConnections
+            http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
+            http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds
+            http.headTimeoutSeconds = options.limits.headTimeoutSeconds
+            http.maxRequestHeadBytes = options.limits.maxHeadBytes
             return try EpollHTTPServer(handler: handler, configuration: http, logger: logger)
         }
         #endif
+        // libmicrohttpd has no separate head timeout, and bounds heads by its connection memory.
         var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
         http.threadPoolSize = options.threads
+        http.connectionLimit = options.limits.maxConnections
+        http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
+        http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds
         return try MicroHTTPDServer(handler: handler, configuration: http, logger: logger)
     }
 

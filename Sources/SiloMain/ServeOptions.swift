@@ -26,6 +26,20 @@ struct ServeOptions {
     var importDirectory: String?
     var exportOnExit = false
     var printConfig = false
+    /// Limits (issue 12); each is a `silo serve` flag with the default documented in the README.
+    var limits = Limits()
+
+    struct Limits {
+        var maxObjectSize: Int64 = 5 << 40
+        var maxConnections = 1024
+        var maxConnectionsPerClient = 256
+        var idleTimeoutSeconds = 60
+        var headTimeoutSeconds = 20
+        var maxHeadBytes = 64 << 10
+        var maxJSONBodyBytes = 1 << 20
+        var maxSessionsPerCaller = 1000
+        var maxPendingBytesPerCaller: Int64 = 64 << 30
+    }
 
     /// Every option, with its environment variable `SILO_<NAME>` and config-file key `<name>`.
     static let definitions: [OptionDefinition] =
@@ -94,6 +108,39 @@ struct ServeOptions {
                 help:
                     "on SIGINT/SIGTERM, export everything to the --import DIR before exiting (written to a temporary directory, then renamed)"
             ),
+            .value(
+                "max-object-size", valueName: "SIZE", help: "largest object accepted (413 beyond it); KiB/MiB/GiB/TiB",
+                defaultValue: "5TiB"),
+            .value(
+                "max-connections", valueName: "N",
+                help: "simultaneous connections; at the limit the longest-idle keep-alive connection gives way",
+                defaultValue: "1024"),
+            .value(
+                "max-connections-per-client", valueName: "N",
+                help: "simultaneous connections from one IP address (0: no limit; raise it behind a proxy)",
+                defaultValue: "256"),
+            .value(
+                "idle-timeout", valueName: "S",
+                help: "close a connection with no byte read or written for this long (stalled uploads too)",
+                defaultValue: "60"),
+            .value(
+                "head-timeout", valueName: "S",
+                help: "a request head must be complete this long after it starts (slowloris)", defaultValue: "20"),
+            .value(
+                "max-head-bytes", valueName: "SIZE", help: "longest request head (431 beyond it)", defaultValue: "64KiB"
+            ),
+            .value(
+                "max-json-body-bytes", valueName: "SIZE",
+                help: "longest JSON body: metadata updates, resumable starts, copy/compose (413 beyond it)",
+                defaultValue: "1MiB"),
+            .value(
+                "max-sessions-per-caller", valueName: "N",
+                help:
+                    "open resumable uploads one caller (a user, else an IP address) may hold, touched in the last day (429 beyond it)",
+                defaultValue: "1000"),
+            .value(
+                "max-pending-bytes-per-caller", valueName: "SIZE",
+                help: "bytes one caller's open resumable uploads may hold (429 beyond it)", defaultValue: "64GiB"),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -149,6 +196,20 @@ struct ServeOptions {
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")
         printConfig = try values.flag("print-config")
+        limits.maxObjectSize = try values.byteCount("max-object-size", in: 0...(5 << 40)) ?? limits.maxObjectSize
+        limits.maxConnections = try values.integer("max-connections", in: 1...1_000_000) ?? limits.maxConnections
+        limits.maxConnectionsPerClient =
+            try values.integer("max-connections-per-client", in: 0...1_000_000) ?? limits.maxConnectionsPerClient
+        limits.idleTimeoutSeconds = try values.integer("idle-timeout", in: 1...86_400) ?? limits.idleTimeoutSeconds
+        limits.headTimeoutSeconds = try values.integer("head-timeout", in: 1...3600) ?? limits.headTimeoutSeconds
+        limits.maxHeadBytes = Int(
+            try values.byteCount("max-head-bytes", in: 1024...(1 << 20)) ?? Int64(limits.maxHeadBytes))
+        limits.maxJSONBodyBytes = Int(
+            try values.byteCount("max-json-body-bytes", in: 1024...(64 << 20)) ?? Int64(limits.maxJSONBodyBytes))
+        limits.maxSessionsPerCaller =
+            try values.integer("max-sessions-per-caller", in: 1...10_000_000) ?? limits.maxSessionsPerCaller
+        limits.maxPendingBytesPerCaller =
+            try values.byteCount("max-pending-bytes-per-caller", in: 1...(1 << 60)) ?? limits.maxPendingBytesPerCaller
     }
 
     /// The Firebase project id: `--project`, else the first bucket's `<project>.appspot.com` /

@@ -12,6 +12,8 @@ extension MicroHTTPDServer {
         public var connectionMemoryLimit: Int = 64 * 1024
         /// Simultaneous connections; more are refused at accept.
         public var connectionLimit: Int = 1024
+        /// Simultaneous connections from one IP address (`MHD_OPTION_PER_IP_CONNECTION_LIMIT`); 0: no limit.
+        public var perClientConnectionLimit: Int = 0
         /// Idle seconds before a connection is closed (also bounds a stalled upload).
         public var connectionTimeoutSeconds: Int = 60
         public var listenBacklog: Int = 1024

@@ -48,7 +48,8 @@ public final class MicroHTTPDServer: HTTPServer, Sendable {
                 connection_memory_limit: configuration.connectionMemoryLimit,
                 connection_limit: UInt32(configuration.connectionLimit),
                 connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
-                listen_backlog: UInt32(configuration.listenBacklog))
+                listen_backlog: UInt32(configuration.listenBacklog),
+                per_ip_connection_limit: UInt32(configuration.perClientConnectionLimit))
             return silo_mhd_start(&options, &failure, &error)
         }
         guard let started else {

@@ -3,7 +3,13 @@ import SiloHTTP
 
 /// Builds the transport-independent head from what MHD parsed plus the raw target we captured ourselves.
 func makeRequestHead(connection: OpaquePointer, rawTarget: String, method: String, version: String) -> HTTPRequestHead {
-    HTTPRequestHead(method: method, target: rawTarget, headers: requestHeaders(connection), version: version)
+    var head = HTTPRequestHead(method: method, target: rawTarget, headers: requestHeaders(connection), version: version)
+    var peer = (UInt64(0), UInt64(0))
+    withUnsafeMutableBytes(of: &peer) {
+        silo_mhd_client_address(connection, $0.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+    head.peer = withUnsafeBytes(of: &peer) { PeerAddress(bytes: $0) }
+    return head
 }
 
 /// All request header fields in arrival order (MHD keeps them in a list as received).

@@ -70,7 +70,13 @@ enum Migrations {
             value bigint NOT NULL
         );
         INSERT INTO counters (name, value) VALUES ('last_generation', 0);
+        """,
+        // 2: per-caller upload quotas (issue 12): who a session counts against, and how many bytes it holds.
         """
+        ALTER TABLE sessions ADD COLUMN caller text COLLATE "C";
+        ALTER TABLE sessions ADD COLUMN received bigint NOT NULL DEFAULT 0;
+        CREATE INDEX sessions_caller ON sessions (caller, updated) WHERE state = 'active';
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -400,10 +400,14 @@ public final class PostgresMetadataStore: MetadataStore {
         try write { connection in
             do {
                 try connection.query(
-                    "INSERT INTO sessions (id, blob_id, state, updated, record) VALUES ($1, $2, $3, $4, $5)",
+                    """
+                    INSERT INTO sessions (id, blob_id, state, updated, record, caller, received)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    """,
                     [
                         .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
-                        .int64(session.updated.microseconds), .text(record),
+                        .int64(session.updated.microseconds), .text(record), session.caller.map { .text($0) } ?? .null,
+                        .int64(session.received),
                     ])
             } catch let error as StorageError where error.code == .alreadyExists {
                 throw StorageError(.alreadyExists, "upload session already exists", cause: error)
@@ -442,10 +446,14 @@ public final class PostgresMetadataStore: MetadataStore {
 
     private func storeSession(_ session: UploadSession, _ connection: Connection) throws {
         try connection.query(
-            "UPDATE sessions SET blob_id = $1, state = $2, updated = $3, record = $4 WHERE id = $5",
+            """
+            UPDATE sessions SET blob_id = $1, state = $2, updated = $3, record = $4, caller = $5, received = $6
+            WHERE id = $7
+            """,
             [
                 .text(session.blobID.rawValue), .text(session.state.rawValue),
-                .int64(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(session.id),
+                .int64(session.updated.microseconds), .text(try Codec.sessionJSON(session)),
+                session.caller.map { .text($0) } ?? .null, .int64(session.received), .text(session.id),
             ])
     }
 
@@ -459,6 +467,18 @@ public final class PostgresMetadataStore: MetadataStore {
 
     public func deleteSession(id: String) throws {
         try write { _ = try $0.query("DELETE FROM sessions WHERE id = $1", [.text(id)]) }
+    }
+
+    public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
+        try read { connection in
+            try connection.query(
+                """
+                SELECT count(*), coalesce(sum(received), 0)::bigint FROM sessions
+                WHERE caller = $1 AND state = 'active' AND updated >= $2
+                """, [.text(caller), .int64(time.microseconds)]
+            ).first { SessionUsage(sessions: Int(try $0.int64(0)), bytes: try $0.int64(1)) }
+                ?? SessionUsage(sessions: 0, bytes: 0)
+        }
     }
 
     // MARK: Blob bookkeeping

@@ -64,7 +64,13 @@ enum Migrations {
             value INTEGER NOT NULL
         ) WITHOUT ROWID;
         INSERT INTO counters(name, value) VALUES ('last_generation', 0);
+        """,
+        // 2: per-caller upload quotas (issue 12): who a session counts against, and how many bytes it holds.
         """
+        ALTER TABLE sessions ADD COLUMN caller TEXT;
+        ALTER TABLE sessions ADD COLUMN received INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX sessions_caller ON sessions(caller, updated) WHERE state = 'active';
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

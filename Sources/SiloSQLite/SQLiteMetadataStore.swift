@@ -377,10 +377,11 @@ public final class SQLiteMetadataStore: MetadataStore {
         try write { connection, _ in
             do {
                 try connection.run(
-                    "INSERT INTO sessions (id, blob_id, state, updated, record) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO sessions (id, blob_id, state, updated, record, caller, received) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
-                        .integer(session.updated.microseconds), .text(record),
+                        .integer(session.updated.microseconds), .text(record), session.caller.sqlValue,
+                        .integer(session.received),
                     ])
             } catch let error as StorageError where error.code == .alreadyExists {
                 throw StorageError(.alreadyExists, "upload session already exists", cause: error)
@@ -421,10 +422,11 @@ public final class SQLiteMetadataStore: MetadataStore {
 
     private func storeSession(_ session: UploadSession, _ connection: Connection) throws {
         try connection.run(
-            "UPDATE sessions SET blob_id = ?, state = ?, updated = ?, record = ? WHERE id = ?",
+            "UPDATE sessions SET blob_id = ?, state = ?, updated = ?, record = ?, caller = ?, received = ? WHERE id = ?",
             [
                 .text(session.blobID.rawValue), .text(session.state.rawValue),
-                .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)), .text(session.id),
+                .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)),
+                session.caller.sqlValue, .integer(session.received), .text(session.id),
             ])
     }
 
@@ -438,6 +440,17 @@ public final class SQLiteMetadataStore: MetadataStore {
 
     public func deleteSession(id: String) throws {
         try write { connection, _ in try connection.run("DELETE FROM sessions WHERE id = ?", [.text(id)]) }
+    }
+
+    public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
+        try read { connection in
+            try connection.row(
+                """
+                SELECT count(*), coalesce(sum(received), 0) FROM sessions
+                WHERE caller = ? AND state = 'active' AND updated >= ?
+                """, [.text(caller), .integer(time.microseconds)]
+            ) { SessionUsage(sessions: Int($0.int64(0)), bytes: $0.int64(1)) } ?? SessionUsage(sessions: 0, bytes: 0)
+        }
     }
 
     // MARK: Blob bookkeeping

@@ -1,4 +1,5 @@
 import SiloCore
+import SiloHTTP
 import SiloWire
 
 /// The operations the protocol front ends (v0 today, GCS JSON later) share: bucket checks, access decisions,
@@ -25,7 +26,8 @@ final class ObjectService: Sendable {
         self.logger = logger
         self.smallBlobs = SmallBlobCache(
             capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit))
-        self.versionResponses = VersionResponseCache(capacity: configuration.versionResponseCacheEntries)
+        self.versionResponses = VersionResponseCache(
+            capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve.
@@ -98,6 +100,33 @@ final class ObjectService: Sendable {
             proposedSize: declaredSize, time: time)
         request.bytesKnown = false
         try authorize(request)
+    }
+
+    /// Who an upload counts against for per-caller quotas: the signed-in user, else the client's address; nil for
+    /// the admin (not limited).
+    func quotaCaller(_ principal: Principal?, peer: PeerAddress?) -> String? {
+        if principal?.isAdmin == true { return nil }
+        if let uid = principal?.uid { return "uid:" + uid }
+        return "ip:" + (peer.map { "\($0)" } ?? "unknown")
+    }
+
+    /// What `caller` may still add to its open sessions: throws 429 when a new session (`opening`) would exceed the
+    /// session count, or when the bytes they hold are at the quota; returns the bytes left.
+    func pendingAllowance(_ caller: String, opening: Bool, time: Timestamp) throws -> Int64 {
+        let since = Timestamp(microseconds: time.microseconds - configuration.sessionQuotaWindowSeconds * 1_000_000)
+        let usage = try metadata.activeSessionUsage(caller: caller, updatedSince: since)
+        if opening && usage.sessions >= configuration.maxSessionsPerCaller {
+            throw StorageError(
+                .tooManyRequests,
+                "too many open upload sessions (\(usage.sessions)); finish or cancel some first, or wait for them to expire"
+            )
+        }
+        let left = configuration.maxPendingBytesPerCaller - usage.bytes
+        guard left > 0 else {
+            throw StorageError(
+                .tooManyRequests, "open upload sessions already hold \(usage.bytes) bytes; finish or cancel some first")
+        }
+        return left
     }
 
     /// Throws 413 for an object larger than the server accepts.

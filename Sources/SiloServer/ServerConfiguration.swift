@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
     public var smallBlobCacheBytes = 4 << 20
     /// Versions whose download headers and v0 metadata JSON are kept ready (about 2 KiB each; 0 turns it off).
     public var versionResponseCacheEntries = 2048
+    /// …and at most this many bytes in each of its two parts (headers, JSON).
+    public var versionResponseCacheBytes = 8 << 20
     /// Upload sessions untouched for this long expire (GCS keeps them a week).
     public var sessionLifetimeSeconds: Int64 = 7 * 24 * 3600
     /// A pending blob younger than this is never collected (longer than any single request can take).
@@ -28,6 +30,14 @@ public struct ServerConfiguration: Sendable {
     /// The largest object accepted (413 beyond it), checked against declared sizes before any byte is stored and
     /// against the bytes as they arrive. GCS's own limit, 5 TiB, by default.
     public var maxObjectSize: Int64 = 5 << 40
+    /// Per-caller quotas on resumable uploads (a signed-in user by uid, anyone else by IP address; admins are
+    /// exempt), counting active sessions touched within `sessionQuotaWindowSeconds`: more sessions than this, or
+    /// more bytes held in them than `maxPendingBytesPerCaller`, and the next start or chunk is refused with 429.
+    public var maxSessionsPerCaller = 1000
+    public var maxPendingBytesPerCaller: Int64 = 64 << 30
+    /// Abandoned sessions stop counting against their caller after this long (they expire after
+    /// `sessionLifetimeSeconds`).
+    public var sessionQuotaWindowSeconds: Int64 = 24 * 3600
 
     public init() {}
 }

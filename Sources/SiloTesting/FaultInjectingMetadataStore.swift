@@ -163,6 +163,11 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func deleteSession(id: String) throws {
         try hooks.around(StoreCall("deleteSession", id)) { try inner.deleteSession(id: id) }
     }
+    public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
+        try hooks.around(StoreCall("activeSessionUsage", caller)) {
+            try inner.activeSessionUsage(caller: caller, updatedSince: time)
+        }
+    }
     public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {
         try hooks.around(StoreCall("registerPendingBlob", id.rawValue)) { try inner.registerPendingBlob(id, at: time) }
     }

@@ -7,6 +7,9 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 
 extension JSONValue {
     public static let maxDepth = 64
+    /// Longest number token: no value Silo reads needs more, and a 300,000-digit "number" is an attack on whatever
+    /// converts it (issue 12's JSON bombs).
+    public static let maxNumberLength = 64
 
     public static func parse(_ bytes: some Collection<UInt8>) throws -> JSONValue {
         var parser = Parser(bytes: Array(bytes))
@@ -66,6 +69,8 @@ private struct Parser {
     mutating func object(depth: Int) throws -> JSONObject {
         index += 1
         var result = JSONObject()
+        // Names seen, once an object has enough of them that scanning the list would be quadratic.
+        var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -74,7 +79,21 @@ private struct Parser {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
+            let keyStart = index
             let key = try string()
+            // A repeated name means two things to two parsers (which one wins?): refused (RFC 8259 §4, SHOULD).
+            let repeated: Bool
+            if seen != nil {
+                // In place: a copy of the set per key would make this quadratic again.
+                repeated = !seen!.insert(key).inserted
+            } else {
+                repeated = result.members.contains { $0.key == key }
+                if result.members.count == 16 { seen = Set(result.members.map(\.key) + [key]) }
+            }
+            if repeated {
+                index = keyStart
+                throw error("duplicate key \(key.debugDescription.prefix(80))")
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
@@ -136,6 +155,10 @@ private struct Parser {
                 index += 1
             }
             guard digits() > 0 else { throw error("digit expected in exponent") }
+        }
+        guard index - start <= JSONValue.maxNumberLength else {
+            index = start
+            throw error("number longer than \(JSONValue.maxNumberLength) characters")
         }
         return String(decoding: bytes[start..<index], as: UTF8.self)
     }

@@ -60,6 +60,8 @@ struct TransportSettings {
     var maxDiscardedBodyBytes: Int64 = 64 * 1024 * 1024
     var streamBlockSize = 64 * 1024
     var connectionLimit = 1024
+    var perClientConnectionLimit = 0
+    var headTimeoutSeconds = 20
 }
 
 /// What the tests need from a transport beyond ``HTTPServer``.
@@ -89,6 +91,8 @@ func makeServer(
         var configuration = EpollHTTPServer.Configuration(host: settings.host, port: settings.port)
         configuration.threadCount = settings.threadPoolSize
         configuration.connectionLimit = settings.connectionLimit
+        configuration.perClientConnectionLimit = settings.perClientConnectionLimit
+        configuration.headTimeoutSeconds = settings.headTimeoutSeconds
         configuration.connectionTimeoutSeconds = settings.connectionTimeoutSeconds
         configuration.maxDiscardedBodyBytes = settings.maxDiscardedBodyBytes
         configuration.streamBlockSize = settings.streamBlockSize

@@ -213,19 +213,92 @@ import Glibc
         }
     }
 
-    @Test(.enabled(if: Engine.epollAvailable)) func connectionsBeyondTheLimitAreClosed() throws {
+    @Test(.enabled(if: Engine.epollAvailable)) func connectionsBeyondTheLimitAreClosedWhenNoneIsIdle() throws {
         try withServer(.epoll, configure: { $0.connectionLimit = 2 }, { _ in text("x") }) { server, _ in
-            let first = HTTPTestClient(port: server.port)
-            let second = HTTPTestClient(port: server.port)
-            #expect(try first.send(method: "GET", target: "/1").text == "x")
-            #expect(try second.send(method: "GET", target: "/2").text == "x")
+            // Two connections in the middle of a head: neither may be evicted.
+            let first = try RawSocket(port: server.port)
+            let second = try RawSocket(port: server.port)
+            try first.write("GET /1 HTTP/1.1\r\n")
+            try second.write("GET /2 HTTP/1.1\r\n")
+            usleep(100_000)
             let third = try RawSocket(port: server.port)
             try? third.write("GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(((try? third.readSome()) ?? []).isEmpty)
             // A slot frees when a connection closes.
-            first.disconnect()
+            first.close()
             #expect(
                 waitUntil { (try? HTTPTestClient(port: server.port).send(method: "GET", target: "/4").text) == "x" })
+            try second.write("Host: x\r\n\r\n")
+            #expect(try second.readUntil("x").contains("200"))
+        }
+    }
+
+    @Test(.enabled(if: Engine.epollAvailable)) func idleConnectionsGiveWayAtTheLimit() throws {
+        // Issue 12 §4: idle sockets held open cannot shut everyone else out.
+        try withServer(
+            .epoll,
+            configure: {
+                $0.connectionLimit = 4
+                $0.threadPoolSize = 1
+            }, { _ in text("x") }
+        ) {
+            server, _ in
+            var idle: [RawSocket] = []
+            for index in 0..<4 {
+                let socket = try RawSocket(port: server.port)
+                try socket.write("GET /\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try socket.readUntil("x").contains("200"))
+                idle.append(socket)
+                usleep(20_000)
+            }
+            let newcomer = HTTPTestClient(port: server.port)
+            #expect(try newcomer.send(method: "GET", target: "/new").text == "x")
+            // The longest-idle connection gave way; the others still answer.
+            #expect(try idle[0].readUntilClose().isEmpty)
+            try idle[1].write("GET /again HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try idle[1].readUntil("x").contains("200"))
+        }
+    }
+
+    @Test(.enabled(if: Engine.epollAvailable)) func perClientLimitLeavesOtherClientsServed() throws {
+        try withServer(.epoll, configure: { $0.perClientConnectionLimit = 3 }, { _ in text("x") }) { server, _ in
+            let held = try (0..<3).map { _ in try RawSocket(port: server.port) }
+            for socket in held { try socket.write("GET /h HTTP/1.1\r\n") }
+            usleep(100_000)
+            let fourth = try RawSocket(port: server.port)
+            try? fourth.write("GET /4 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(((try? fourth.readSome()) ?? []).isEmpty, "a fourth connection from 127.0.0.1 is closed")
+            let other = try RawSocket(port: server.port, source: "127.0.0.2")
+            try other.write("GET /o HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try other.readUntil("x").contains("200"), "another client is still served")
+            held[0].close()
+            #expect(
+                waitUntil { (try? HTTPTestClient(port: server.port).send(method: "GET", target: "/5").text) == "x" })
+        }
+    }
+
+    @Test(.enabled(if: Engine.epollAvailable)) func aHeadTrickledInSlowlyIsCutAtTheHeadTimeout() throws {
+        try withServer(.epoll, configure: { $0.headTimeoutSeconds = 1 }, { _ in text("x") }) { server, client in
+            let slow = try RawSocket(port: server.port, receiveTimeoutSeconds: 8)
+            let silent = try RawSocket(port: server.port, receiveTimeoutSeconds: 8)
+            let started = Date()
+            // One byte every 200 ms, each of which would reset an idle timer, from another thread.
+            let fd = slow.fd
+            let trickle = startThread {
+                for var byte in Array("GET /slow HTTP/1.1\r\nHost: x\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa".utf8) {
+                    guard send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) == 1, Date().timeIntervalSince(started) < 6 else {
+                        return
+                    }
+                    usleep(200_000)
+                }
+            }
+            #expect(try client.send(method: "GET", target: "/fast").text == "x", "others are served meanwhile")
+            #expect(try slow.readUntilClose().isEmpty)
+            let cut = Date().timeIntervalSince(started)
+            #expect(cut < 3.5, "the trickled head was cut after \(cut) s")
+            // A connection that never sends a byte is closed by the same timeout.
+            #expect(try silent.readUntilClose().isEmpty)
+            trickle.wait()
         }
     }
 

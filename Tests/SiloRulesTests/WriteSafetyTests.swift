@@ -173,6 +173,45 @@ import Testing
         #expect(try client.get(objectPath("users/alice/open.bin"), headers: auth("alice")).status == 404)
     }
 
+    @Test("per-caller quotas: open sessions and the bytes they hold, 429 past either; other callers unaffected")
+    func perCallerQuotas() throws {
+        var configuration = ServerConfiguration()
+        configuration.maxSessionsPerCaller = 3
+        configuration.maxPendingBytesPerCaller = 1000
+        let program = try RulesProgram.compile(source: Self.rules, fileName: "write-safety.rules")
+        let quoted = try TestServer(configuration: configuration, policy: RulesAccessPolicy(program: program))
+        let c = quoted.client()
+        func start(_ name: String, _ uid: String, declared: Int? = nil) throws -> TestResponse {
+            var headers = auth(uid)
+            headers.set("X-Goog-Upload-Protocol", "resumable")
+            headers.set("X-Goog-Upload-Command", "start")
+            if let declared { headers.set("X-Goog-Upload-Header-Content-Length", String(declared)) }
+            return try c.send(method: "POST", target: bucketPath + "?name=users%2F\(uid)%2F\(name)", headers: headers)
+        }
+        let opened = try (0..<3).map { try start("s\($0)", "alice") }
+        #expect(opened.allSatisfy { $0.status == 200 })
+        let fourth = try start("s3", "alice")
+        #expect(fourth.status == 429)
+        #expect(try fourth.json()["error"]?.objectValue?["code"]?.int64Value == 429)
+        #expect(try start("s0", "bob").status == 200, "bob has his own quota")
+        // Cancelling one frees a place.
+        _ = try c.send(method: "POST", target: try sessionPath(opened[0]), headers: ["X-Goog-Upload-Command": "cancel"])
+        #expect(try start("s4", "alice").status == 200)
+        // Bytes: a declared size over what is left is refused at start; a chunk that would pass it, before it lands.
+        #expect(try start("big", "bob", declared: 1001).status == 429)
+        let chunked = try start("chunks", "bob")
+        let path = try sessionPath(chunked)
+        let first = try c.send(
+            method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"],
+            body: [UInt8](repeating: 1, count: 900))
+        #expect(first.status == 200)
+        let second = try c.send(
+            method: "POST", target: path, headers: ["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "900"],
+            body: [UInt8](repeating: 2, count: 200))
+        #expect(second.status == 429)
+        #expect(second.headers["X-Goog-Upload-Size-Received"] == "900")
+    }
+
     // MARK: §5 — a retried finalize
 
     @Test("a finalize whose commit answer was lost is retried: same object, bytes intact")

@@ -147,3 +147,33 @@ import Testing
         second.close()
     }
 }
+
+/// Issue 12 §3: caches are bounded by bytes as well as entries, so big metadata cannot grow them without bound.
+@Suite struct CacheByteBoundTests {
+    @Test func theRecordCacheStaysWithinItsBytes() throws {
+        let inner = InMemoryMetadataStore()
+        let store = CachingMetadataStore(inner, capacity: 10_000, maxBytes: 200_000)
+        let big = String(repeating: "v", count: 8000)
+        for index in 0..<100 {
+            var object = draft("big/\(index)")
+            object.fields.customMetadata = ["k": big]
+            _ = try inner.insertObject(object, conditions: .none, at: Timestamp(microseconds: Int64(index + 1)))
+            _ = try store.object(bucketName(), objectName("big/\(index)"), generation: nil)
+            #expect(store.bytes <= 200_000)
+        }
+        #expect(store.count < 100)
+        #expect(store.count > 10, "it still caches what fits")
+    }
+
+    @Test func boundedCacheCountsBytesAndSkipsHugeEntries() {
+        let cache = BoundedCache<Int, [UInt8]>(capacity: 1000, maxBytes: 10_000) { _, value in value.count }
+        for key in 0..<100 { cache.insert([UInt8](repeating: 1, count: 900), for: key) }
+        #expect(cache.bytes <= 10_000)
+        #expect(cache.count <= 11)
+        cache.insert([UInt8](repeating: 2, count: 3000), for: 999)
+        #expect(cache.value(for: 999) == nil, "an entry over a quarter of the budget is not kept")
+        cache.insert([1, 2, 3], for: 5)
+        cache.insert([1, 2, 3, 4], for: 5)
+        #expect(cache.value(for: 5) == [1, 2, 3, 4])
+    }
+}

@@ -1,6 +1,6 @@
 import Foundation
 import SiloCore
-@_spi(Testing) import SiloPostgres
+@_spi(Testing) @testable import SiloPostgres
 import Synchronization
 import Testing
 
@@ -19,8 +19,8 @@ struct PostgresMetadataStoreTests {
         _ = try first.insertObject(draft("kept"), conditions: .none, at: Timestamp(microseconds: 5))
         first.close()
         let second = try schema.open()
-        #expect(second.schemaVersionAtOpen == 1)
-        #expect(try second.scalar("SELECT count(*)::text FROM silo_migrations") == "1")
+        #expect(second.schemaVersionAtOpen == Int64(Migrations.currentVersion))
+        #expect(try second.scalar("SELECT count(*)::text FROM silo_migrations") == String(Migrations.currentVersion))
         #expect(try second.object(bucket, objectName("kept"), generation: nil) != nil, "reopening keeps the data")
     }
 
@@ -38,9 +38,10 @@ struct PostgresMetadataStoreTests {
         }
         #expect(failures.withLock { $0 } == [])
         // Exactly one node found an empty database; the others waited on the advisory lock and found it migrated.
-        #expect(versions.withLock { $0.sorted() } == [0, 1, 1, 1, 1, 1])
+        let current = Int64(Migrations.currentVersion)
+        #expect(versions.withLock { $0.sorted() } == [0, current, current, current, current, current])
         let store = try schema.open()
-        #expect(try store.scalar("SELECT count(*)::text FROM silo_migrations") == "1")
+        #expect(try store.scalar("SELECT count(*)::text FROM silo_migrations") == String(current))
         #expect(try store.scalar("SELECT count(*)::text FROM counters") == "1")
     }
 

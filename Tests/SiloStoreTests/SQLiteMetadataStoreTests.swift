@@ -1,8 +1,9 @@
 import Foundation
 import SiloCore
-@_spi(Testing) import SiloSQLite
 import Synchronization
 import Testing
+
+@_spi(Testing) @testable import SiloSQLite
 
 #if canImport(Glibc)
 import Glibc
@@ -34,12 +35,13 @@ final class SQLRecorder: Sendable {
         defer { withExtendedLifetime(directory) {} }
         let path = directory.path + "/metadata.sqlite"
         let first = try SQLiteMetadataStore(path: path)
+        let current = String(Migrations.currentVersion)
         #expect(first.schemaVersionAtOpen == 0)
-        #expect(try first.scalar("PRAGMA user_version") == "1")
+        #expect(try first.scalar("PRAGMA user_version") == current)
         first.close()
         let second = try SQLiteMetadataStore(path: path)
-        #expect(second.schemaVersionAtOpen == 1)
-        #expect(try second.scalar("PRAGMA user_version") == "1")
+        #expect(second.schemaVersionAtOpen == Migrations.currentVersion)
+        #expect(try second.scalar("PRAGMA user_version") == current)
     }
 
     @Test func walModeAndConnectionSettings() throws {

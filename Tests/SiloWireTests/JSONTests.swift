@@ -84,3 +84,20 @@ import Testing
         #expect(o["timeCreated"] == .string("1970-01-01T00:00:00.001Z"))
     }
 }
+
+/// Issue 12: JSON bombs are refused without costing more than a pass over the bytes.
+@Suite struct JSONBombTests {
+    @Test func duplicateKeysAreRefusedInSmallAndLargeObjects() throws {
+        #expect(throws: JSONParseError.self) { _ = try JSONValue.parse(#"{"contentType":"a/b","contentType":"c/d"}"#) }
+        let many = (0..<50_000).map { "\"k\($0)\":1" }.joined(separator: ",")
+        #expect(throws: Never.self) { _ = try JSONValue.parse("{" + many + "}") }
+        // The 50,001st key repeats the 8th: found through the set, not by rescanning (which would be quadratic).
+        #expect(throws: JSONParseError.self) { _ = try JSONValue.parse("{" + many + ",\"k7\":2}") }
+    }
+
+    @Test func hugeNumbersAreRefused() throws {
+        #expect(throws: JSONParseError.self) { _ = try JSONValue.parse(String(repeating: "9", count: 300_000)) }
+        #expect(try JSONValue.parse("1e999999") == .number("1e999999"))
+        #expect(try JSONValue.parse(String(repeating: "9", count: 64)) == .number(String(repeating: "9", count: 64)))
+    }
+}

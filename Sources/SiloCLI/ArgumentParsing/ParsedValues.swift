@@ -76,6 +76,32 @@ public struct ParsedValues: Sendable {
         }
     }
 
+    /// A size in bytes: a number with an optional binary suffix (`64KiB`, `5MiB`, `2GiB`, `5TiB`; `K`, `M`, `G`, `T`
+    /// mean the same), within `range`.
+    public func byteCount(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text = value(name) else { return nil }
+        let units: [(String, Int64)] = [
+            ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("T", 1 << 40), ("G", 1 << 30),
+            ("M", 1 << 20), ("K", 1 << 10),
+        ]
+        var digits = Substring(text)
+        var scale: Int64 = 1
+        for (suffix, factor) in units where digits.hasSuffix(suffix) {
+            digits = digits.dropLast(suffix.count)
+            scale = factor
+            break
+        }
+        guard let number = Int64(digits), number >= 0,
+            case let (bytes, overflow) = number.multipliedReportingOverflow(by: scale),
+            !overflow, range.contains(bytes)
+        else {
+            throw ValidationError(
+                "--\(name) must be a size from \(range.lowerBound) to \(range.upperBound) bytes (e.g. 64MiB), not '\(text)'"
+            )
+        }
+        return bytes
+    }
+
     /// A value parsed as an integer in `range`, or the usage error naming the option.
     public func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = value(name) else { return nil }

@@ -93,3 +93,17 @@ public struct BucketRecord: Sendable, Equatable {
         self.versioning = versioning
     }
 }
+
+extension ObjectRecord {
+    /// Roughly the memory a copy of this record keeps alive: its strings plus a fixed overhead. What caches of
+    /// records are bounded by (issue 12).
+    public var approximateBytes: Int {
+        let f = fields
+        var bytes = 256 + bucket.rawValue.utf8.count + name.rawValue.utf8.count
+        for text in [f.contentType, f.contentEncoding, f.contentDisposition, f.contentLanguage, f.cacheControl] {
+            bytes += text?.utf8.count ?? 0
+        }
+        bytes += f.customMetadataBytes + 32 * f.customMetadata.count + 48 * f.downloadTokens.count
+        return bytes
+    }
+}

@@ -5,6 +5,7 @@ extension UploadSession: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, bucket, name, fields, declaredSize, received, blobID, state, conditions, principal
         case resultGeneration, failureStatus, failureMessage, expectedMD5, expectedCRC32C, created, updated, api
+        case caller
     }
 
     public init(from decoder: any Decoder) throws {
@@ -29,6 +30,7 @@ extension UploadSession: Codable {
         expectedMD5 = try c.decodeIfPresent(String.self, forKey: .expectedMD5)
         expectedCRC32C = try c.decodeIfPresent(String.self, forKey: .expectedCRC32C)
         updated = try c.decode(Timestamp.self, forKey: .updated)
+        caller = try c.decodeIfPresent(String.self, forKey: .caller)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -51,5 +53,6 @@ extension UploadSession: Codable {
         try c.encode(created, forKey: .created)
         try c.encode(updated, forKey: .updated)
         try c.encode(api, forKey: .api)
+        try c.encodeIfPresent(caller, forKey: .caller)
     }
 }

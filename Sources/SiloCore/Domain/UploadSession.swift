@@ -35,6 +35,8 @@ public struct UploadSession: Sendable, Equatable {
     public var created: Timestamp
     public var updated: Timestamp
     public var api: API
+    /// Who the session counts against for per-caller quotas (`uid:…`, `ip:…`); nil for admin sessions.
+    public var caller: String?
 
     /// `api` is last and defaulted so the Firebase call sites that predate the GCS API keep compiling unchanged.
     public init(

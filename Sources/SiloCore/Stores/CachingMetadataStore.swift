@@ -20,6 +20,7 @@ public final class CachingMetadataStore: MetadataStore {
 
     private struct State {
         var live: [Key: ObjectRecord] = [:]
+        var bytes = 0
         var writesInFlight = 0
         var epoch: UInt64 = 0
 
@@ -27,23 +28,30 @@ public final class CachingMetadataStore: MetadataStore {
         mutating func drop(_ names: [Key]?) {
             guard let names else {
                 live.removeAll(keepingCapacity: true)
+                bytes = 0
                 return
             }
-            for name in names { live[name] = nil }
+            for name in names {
+                if let gone = live.removeValue(forKey: name) { bytes -= gone.approximateBytes }
+            }
         }
     }
 
     public let inner: any MetadataStore
     public let capacity: Int
+    /// The records kept cost at most this many bytes (``ObjectRecord/approximateBytes``).
+    public let maxBytes: Int
     private let state = BlockingMutex(State())
 
-    public init(_ inner: any MetadataStore, capacity: Int = 10_000) {
+    public init(_ inner: any MetadataStore, capacity: Int = 10_000, maxBytes: Int = 32 << 20) {
         self.inner = inner
         self.capacity = max(1, capacity)
+        self.maxBytes = max(1, maxBytes)
     }
 
-    /// How many live versions are cached now (for tests and diagnostics).
+    /// How many live versions are cached now, and what they cost (for tests and diagnostics).
     public var count: Int { state.withLock { $0.live.count } }
+    public var bytes: Int { state.withLock { $0.bytes } }
 
     // MARK: Reads that may be served from memory
 
@@ -56,10 +64,17 @@ public final class CachingMetadataStore: MetadataStore {
         let found = try inner.object(bucket, name, generation: generation)
         // A specific generation says nothing about which version is live, unless the store says it is that one.
         guard quiet, generation == nil, let found else { return found }
+        let bytes = found.approximateBytes
         state.withLock { state in
             guard state.epoch == epoch, state.writesInFlight == 0 else { return }
-            if state.live.count >= capacity, state.live[key] == nil { state.live.remove(at: state.live.startIndex) }
+            if let old = state.live.removeValue(forKey: key) { state.bytes -= old.approximateBytes }
+            // Arbitrary entries make room, by count and by bytes.
+            while !state.live.isEmpty && (state.live.count >= capacity || state.bytes + bytes > maxBytes) {
+                state.bytes -= state.live.remove(at: state.live.startIndex).value.approximateBytes
+            }
+            guard bytes <= maxBytes else { return }
             state.live[key] = found
+            state.bytes += bytes
         }
         return found
     }
@@ -148,6 +163,9 @@ public final class CachingMetadataStore: MetadataStore {
         try inner.sessions(updatedBefore: time)
     }
     public func deleteSession(id: String) throws { try inner.deleteSession(id: id) }
+    public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
+        try inner.activeSessionUsage(caller: caller, updatedSince: time)
+    }
     public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {
         try inner.registerPendingBlob(id, at: time)
     }

@@ -270,6 +270,13 @@ public final class InMemoryMetadataStore: MetadataStore {
         state.withLock { _ = $0.sessions.removeValue(forKey: id) }
     }
 
+    public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
+        state.withLock { state in
+            let open = state.sessions.values.filter { $0.caller == caller && $0.state == .active && $0.updated >= time }
+            return SessionUsage(sessions: open.count, bytes: open.reduce(0) { $0 + $1.received })
+        }
+    }
+
     // MARK: Blob bookkeeping
 
     public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {

@@ -65,6 +65,9 @@ public protocol MetadataStore: Sendable {
     /// Sessions last touched before `time` (for expiry).
     func sessions(updatedBefore time: Timestamp) throws -> [UploadSession]
     func deleteSession(id: String) throws
+    /// The active sessions of `caller` touched at or after `time`, and the bytes they hold: what per-caller upload
+    /// quotas count.
+    func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage
 
     // MARK: Blob bookkeeping
     /// Records that `id` is about to be written: until an object or an active session claims it, it is garbage
@@ -107,5 +110,16 @@ extension UploadSession {
     /// What a store throws when asked to finalize a session that is no longer active.
     public static func notActive(_ id: String, state: State) -> StorageError {
         StorageError(.conflict, "upload session \(id.prefix(64)) is \(state.rawValue), not active")
+    }
+}
+
+/// What one caller's open upload sessions hold.
+public struct SessionUsage: Sendable, Equatable {
+    public var sessions: Int
+    public var bytes: Int64
+
+    public init(sessions: Int, bytes: Int64) {
+        self.sessions = sessions
+        self.bytes = bytes
     }
 }

@@ -51,7 +51,11 @@ public final class PathDecisionCache: Sendable {
 
     private let entries: BoundedCache<Key, Bool>
 
-    public init(capacity: Int) { entries = BoundedCache(capacity: capacity) }
+    public init(capacity: Int, maxBytes: Int = 4 << 20) {
+        entries = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, _ in
+            64 + key.bucket.rawValue.utf8.count + key.path.utf8.count
+        }
+    }
 
     /// How many decisions are remembered (for tests).
     public var count: Int { entries.count }

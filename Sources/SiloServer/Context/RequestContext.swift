@@ -24,12 +24,20 @@ struct RequestContext {
     private static func checkUnambiguous(_ head: HTTPRequestHead) throws {
         var authorization = 0
         var host = 0
+        var lengths: Set<String> = []
+        var transferEncoding = false
         for field in head.headers {
             switch field.name.utf8.count {
             case 4 where equalsIgnoringCase(field.name, "Host"): host += 1
             case 13 where equalsIgnoringCase(field.name, "Authorization"): authorization += 1
+            case 14 where equalsIgnoringCase(field.name, "Content-Length"): lengths.insert(field.value)
+            case 17 where equalsIgnoringCase(field.name, "Transfer-Encoding"): transferEncoding = true
             default: continue
             }
+        }
+        // The epoll transport refuses these before the handler; libmicrohttpd lets them through (RFC 9112 §6.3).
+        guard lengths.count <= 1 && !(transferEncoding && !lengths.isEmpty) else {
+            throw StorageError(.invalidArgument, "the request's body length is framed two ways")
         }
         guard authorization <= 1 else {
             throw StorageError(.invalidArgument, "the request has more than one Authorization header")

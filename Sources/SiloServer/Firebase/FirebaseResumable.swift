@@ -40,6 +40,15 @@ struct FirebaseResumable {
                     try service.authorizeUploadStart(
                         bucket: bucket, name: name, fields: fields, declaredSize: declaredSize,
                         principal: context.principal, time: context.time)
+                    let caller = service.quotaCaller(context.principal, peer: context.head.peer)
+                    if let caller {
+                        let left = try service.pendingAllowance(caller, opening: true, time: context.time)
+                        if let declaredSize, declaredSize > left {
+                            throw StorageError(
+                                .tooManyRequests,
+                                "this upload of \(declaredSize) bytes would exceed the bytes open sessions may hold")
+                        }
+                    }
                     let blobID = BlobID.random()
                     try service.metadata.registerPendingBlob(blobID, at: context.time)
                     try service.blobs.makeWriter(blobID, at: 0).close()
@@ -47,6 +56,7 @@ struct FirebaseResumable {
                         id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields,
                         declaredSize: declaredSize, blobID: blobID, principal: context.head.headers["Authorization"],
                         created: context.time)
+                    session.caller = caller
                     if service.configuration.strictV0Checksums { session.expectedMD5 = changes?.md5Hash }
                     try service.metadata.insertSession(session)
                     var out = HTTPHeaders()

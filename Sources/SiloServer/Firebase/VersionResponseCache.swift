@@ -1,4 +1,5 @@
 import SiloCore
+import SiloHTTP
 import SiloWire
 
 /// One version's metadata exactly: a generation names one version of one object, and any metadata change bumps
@@ -9,6 +10,8 @@ struct VersionKey: Hashable, Sendable {
     var name: ObjectName
     var generation: Int64
     var metageneration: Int64
+
+    static func bytes(_ key: VersionKey) -> Int { 64 + key.bucket.rawValue.utf8.count + key.name.rawValue.utf8.count }
 
     init(_ record: ObjectRecord) {
         bucket = record.bucket
@@ -23,9 +26,15 @@ final class VersionResponseCache: Sendable {
     private let headers: BoundedCache<VersionKey, DownloadHeaders>
     private let firebaseJSON: BoundedCache<VersionKey, [UInt8]>
 
-    init(capacity: Int) {
-        headers = BoundedCache(capacity: capacity)
-        firebaseJSON = BoundedCache(capacity: capacity)
+    /// - Parameter maxBytes: the budget of each of the two caches.
+    init(capacity: Int, maxBytes: Int) {
+        headers = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, headers in
+            // Three field lists plus the preformatted bytes of the last, each about the size of those bytes.
+            VersionKey.bytes(key) + 4 * (headers.whole.wireFormat?.count ?? 2048)
+        }
+        firebaseJSON = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, json in
+            VersionKey.bytes(key) + json.count
+        }
     }
 
     func downloadHeaders(_ record: ObjectRecord) -> DownloadHeaders {

@@ -20,6 +20,8 @@ final class ResumableChunkSink: RequestBodySink {
     private var hasher: ObjectHasher?
     private let respond: (Result<Outcome, StorageError>) -> HTTPResponse
     private var released = false
+    /// Bytes this chunk may add before the caller's quota of bytes in open sessions is reached.
+    private let allowance: Int64
 
     init(
         service: ObjectService, registry: SessionRegistry, session: UploadSession, finalize: Bool,
@@ -30,6 +32,8 @@ final class ResumableChunkSink: RequestBodySink {
         self.session = session
         self.finalize = finalize
         self.respond = respond
+        self.allowance =
+            try session.caller.map { try service.pendingAllowance($0, opening: false, time: Timestamp.now()) } ?? .max
         let hasher =
             registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
         self.appender = BlobAppender(
@@ -59,6 +63,9 @@ final class ResumableChunkSink: RequestBodySink {
                 .invalidArgument, "upload of \(object) announced \(declared) bytes but more are being sent")
         }
         try service.checkObjectSize(total, object)
+        if total - session.received > allowance {
+            throw StorageError(.tooManyRequests, "\(object): open upload sessions would hold more bytes than allowed")
+        }
     }
 
     func finish() -> HTTPResponse {
