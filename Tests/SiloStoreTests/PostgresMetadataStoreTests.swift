@@ -1,8 +1,9 @@
 import Foundation
 import SiloCore
-@_spi(Testing) @testable import SiloPostgres
 import Synchronization
 import Testing
+
+@_spi(Testing) @testable import SiloPostgres
 
 /// What only the PostgreSQL store has: migrations shared by nodes, several store instances ("nodes") on one
 /// database, and a bounded connection pool. The conformance suite covers the MetadataStore semantics.
