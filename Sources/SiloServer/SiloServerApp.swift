@@ -109,12 +109,20 @@ public final class SiloServerApp: HTTPHandler {
             return .respond(gcsObjects.list(context, bucket))
         case .gcsObject(let bucket, let name): return gcsObjects.object(context, bucket, name)
         case .gcsCopy(let source, let sourceName, let destination, let destinationName, let rewrite):
+            guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
             return gcsObjects.copy(
                 context, from: (source, sourceName), to: (destination, destinationName), rewrite: rewrite)
-        case .gcsCompose(let bucket, let name): return gcsObjects.compose(context, bucket, name)
+        case .gcsCompose(let bucket, let name):
+            guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
+            return gcsObjects.compose(context, bucket, name)
         case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
         default: return .respond(Reply.gcsError(StorageError(.notFound, "Not Found")))
         }
+    }
+
+    /// copyTo, rewriteTo and compose write: a GET of their URL must not (GCS takes them as POST only).
+    private static func postOnly(_ context: RequestContext) -> HTTPResponse {
+        Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
     }
 
     /// Runs one pass of background maintenance: expires stale sessions and deletes unreferenced blobs older than

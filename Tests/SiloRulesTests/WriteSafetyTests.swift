@@ -212,6 +212,52 @@ import Testing
         #expect(second.headers["X-Goog-Upload-Size-Received"] == "900")
     }
 
+    @Test("a session answers only on its own bucket's URLs; a GCS session never through the v0 API")
+    func sessionsStayOnTheirAPI() throws {
+        // A GCS session, started by the admin through the GCS API (emulator mode off, so it needs the admin key).
+        let adminKey = "write-safety-admin-key-0123456789"
+        var verifier = TokenVerifier.Configuration()
+        verifier.emulator = true
+        verifier.adminKeys = try AdminKeys(keys: [adminKey])
+        var configuration = ServerConfiguration()
+        configuration.openAdminAPI = false
+        let program = try RulesProgram.compile(source: Self.rules, fileName: "write-safety.rules")
+        let secured = try TestServer(
+            configuration: configuration, policy: RulesAccessPolicy(program: program),
+            credentials: TokenVerifier(verifier))
+        let c = secured.client()
+        let started = try c.send(
+            method: "POST",
+            target: "/upload/storage/v1/b/\(bucketName)/o?uploadType=resumable&name=users%2Fbob%2Fp.txt",
+            headers: ["Authorization": "Bearer \(adminKey)", "Content-Type": "application/json"], body: Array("{}".utf8)
+        )
+        #expect(started.status == 200)
+        let location = try #require(started.headers["Location"])
+        let id = String(try #require(location.split(separator: "upload_id=").last))
+        // Anonymous, through a v0 URL of the same or another bucket: no such session.
+        for target in ["/v0/b/\(bucketName)/o?upload_id=\(id)", "/v0/b/other.appspot.com/o?upload_id=\(id)"] {
+            let planted = try c.send(
+                method: "POST", target: target,
+                headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "0"],
+                body: Array("planted".utf8))
+            #expect(planted.status == 404, "\(target)")
+        }
+        #expect(
+            try secured.metadata.object(try BucketName(bucketName), try ObjectName("users/bob/p.txt"), generation: nil)
+                == nil)
+        // A v0 session on another bucket's URL is not found either.
+        var startHeaders = auth("alice")
+        startHeaders.set("X-Goog-Upload-Protocol", "resumable")
+        startHeaders.set("X-Goog-Upload-Command", "start")
+        let v0 = try c.send(method: "POST", target: bucketPath + "?name=users%2Falice%2Fv.txt", headers: startHeaders)
+        let v0ID = String(
+            try #require(try sessionPath(v0).split(separator: "upload_id=").last?.split(separator: "&").first))
+        let elsewhere = try c.send(
+            method: "POST", target: "/v0/b/other.appspot.com/o?upload_id=\(v0ID)",
+            headers: ["X-Goog-Upload-Command": "query"])
+        #expect(elsewhere.status == 404)
+    }
+
     // MARK: §5 — a retried finalize
 
     @Test("a finalize whose commit answer was lost is retried: same object, bytes intact")

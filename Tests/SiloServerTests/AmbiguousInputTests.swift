@@ -125,3 +125,47 @@ import Testing
         #expect(try client.mediaUpload("full.bin", bytes("fits")).status == 200)
     }
 }
+
+/// Findings of the schemathesis run (tests/schemathesis/FINDINGS.md).
+@Suite struct SchemaFindingTests {
+    let server: TestServer
+    let client: HTTPTestClient
+
+    init() throws {
+        server = try TestServer()
+        client = server.client()
+    }
+
+    @Test("copyTo, rewriteTo and compose write only on POST", arguments: ["GET", "PUT", "DELETE", "PATCH"])
+    func copyIsPostOnly(method: String) throws {
+        try client.mediaUpload("src.txt", bytes("source"))
+        for path in [
+            "/storage/v1/b/\(bucket)/o/src.txt/copyTo/b/\(bucket)/o/copy.txt",
+            "/storage/v1/b/\(bucket)/o/src.txt/rewriteTo/b/\(bucket)/o/copy.txt",
+            "/storage/v1/b/\(bucket)/o/copy.txt/compose",
+        ] {
+            #expect(try client.send(method: method, target: path).status == 400, "\(method) \(path)")
+        }
+        #expect(try client.get(objectPath("copy.txt")).status == 404)
+    }
+
+    @Test("a bucket's versioning must be an object or null")
+    func bucketVersioningShape() throws {
+        try client.mediaUpload("x", bytes("x"))
+        for body in [#"{"versioning":"AAA"}"#, #"{"versioning":false}"#, #"{"versioning":[]}"#] {
+            let r = try client.send(
+                method: "PATCH", target: "/storage/v1/b/\(bucket)", headers: ["Content-Type": "application/json"],
+                body: bytes(body))
+            #expect(r.status == 400, "\(body)")
+        }
+        let on = try client.send(
+            method: "PATCH", target: "/storage/v1/b/\(bucket)", headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"versioning":{"enabled":true}}"#))
+        #expect(try on.json()["versioning"]?.objectValue?["enabled"] == .bool(true))
+        let cleared = try client.send(
+            method: "PATCH", target: "/storage/v1/b/\(bucket)", headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"versioning":null}"#))
+        #expect(cleared.status == 200)
+        #expect(try cleared.json()["versioning"]?.objectValue?["enabled"] != .bool(true))
+    }
+}

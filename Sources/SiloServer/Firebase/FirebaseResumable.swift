@@ -78,13 +78,20 @@ struct FirebaseResumable {
             + "\(PercentCoding.encodeComponent(name.rawValue))&upload_id=\(id)&upload_protocol=resumable"
     }
 
-    func command(_ context: RequestContext, commands: Set<String>) -> RequestDisposition {
+    /// A command on session `upload_id`, reached through `bucket`'s URL of `api`. A session answers only on its
+    /// own bucket's URLs, and a GCS session (started by the admin, committed as the admin) only on the GCS API's,
+    /// which check admin credentials: through a v0 URL anyone holding the id could finish it as the admin.
+    func command(_ context: RequestContext, commands: Set<String>, bucket: BucketName, api: UploadSession.API)
+        -> RequestDisposition
+    {
         guard let id = context.query["upload_id"], !id.isEmpty else {
             return .respond(Reply.firebaseError(StorageError(.invalidArgument, "missing upload_id")))
         }
         let session: UploadSession
         do {
-            guard let found = try service.metadata.session(id: id) else {
+            guard let found = try service.metadata.session(id: id), found.bucket == bucket,
+                found.api == .firebase || api == .gcs
+            else {
                 return .respond(
                     Reply.firebaseError(StorageError(.notFound, "Not Found. No upload session \(id.prefix(64)).")))
             }

@@ -197,7 +197,7 @@ struct FirebaseRoutes {
         let commands = FirebaseResumable.commands(headers["X-Goog-Upload-Command"])
         let protocolName = headers["X-Goog-Upload-Protocol"]?.lowercased()
         if context.query.contains("upload_id") {
-            return resumable.command(context, commands: commands)
+            return resumable.command(context, commands: commands, bucket: bucket, api: .firebase)
         }
         if !commands.isEmpty || protocolName == "resumable" {
             guard commands.contains("start") else {

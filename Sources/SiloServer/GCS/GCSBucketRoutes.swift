@@ -63,11 +63,18 @@ struct GCSBucketRoutes {
                     throw StorageError(.notFound, "The specified bucket does not exist: \(name)")
                 }
                 let record = try service.metadata.updateBucket(name, at: context.time) { bucket in
-                    if let enabled = json["versioning"]?.objectValue?["enabled"] {
-                        guard case .bool(let on) = enabled else {
-                            throw StorageError(.invalidArgument, "versioning.enabled must be true or false")
+                    switch json["versioning"] {
+                    case nil: break
+                    // PATCH semantics: null clears the setting.
+                    case .null?: bucket.versioning = false
+                    case .object(let versioning)?:
+                        if let enabled = versioning["enabled"] {
+                            guard case .bool(let on) = enabled else {
+                                throw StorageError(.invalidArgument, "versioning.enabled must be true or false")
+                            }
+                            bucket.versioning = on
                         }
-                        bucket.versioning = on
+                    default: throw StorageError(.invalidArgument, "versioning must be an object or null")
                     }
                 }
                 return Reply.json(200, GCSJSON.bucket(record, base: context.externalBase))

@@ -20,9 +20,10 @@ struct GCSUploads {
             // tests send it), otherwise Content-Range semantics.
             if context.headers["X-Goog-Upload-Command"] != nil {
                 return firebaseResumable.command(
-                    context, commands: FirebaseResumable.commands(context.headers["X-Goog-Upload-Command"]))
+                    context, commands: FirebaseResumable.commands(context.headers["X-Goog-Upload-Command"]),
+                    bucket: bucket, api: .gcs)
             }
-            return session(context)
+            return session(context, bucket)
         }
         guard context.method == "POST" else {
             return .respond(Reply.gcsError(StorageError(.invalidArgument, "uploads are POST requests")))
@@ -137,12 +138,12 @@ struct GCSUploads {
     }
 
     /// The `Content-Range` / 308 protocol on the session URL.
-    private func session(_ context: RequestContext) -> RequestDisposition {
+    private func session(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
         guard let id = context.query["upload_id"], !id.isEmpty else {
             return .respond(Reply.gcsError(StorageError(.invalidArgument, "missing upload_id")))
         }
         do {
-            guard let session = try service.metadata.session(id: id) else {
+            guard let session = try service.metadata.session(id: id), session.bucket == bucket else {
                 throw StorageError(.notFound, "No such upload session \(id.prefix(64))")
             }
             if context.method == "DELETE" { return .respond(cancel(session)) }
