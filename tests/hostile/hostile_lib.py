@@ -439,6 +439,7 @@ class Silo:
 
     binary = None
     work_root = None
+    common_args = []   # added to every server (--serve-args), e.g. --http-engine mhd
 
     def __init__(self, name, secured=True, rules=MAIN_RULES, extra=()):
         self.name = name
@@ -459,7 +460,7 @@ class Silo:
                 f.write("# hostile suite\n" + ADMIN_KEY + "\n")
             self.args += ["--rules", self.rules_file, "--auth-secret", self.secret_file,
                           "--admin-key-file", admin_file, "--project", PROJECT]
-        self.args += self.extra
+        self.args += Silo.common_args + self.extra
         self.proc = None
         self.port = None
         self._tokens = {}
