@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash lint format bench perf-guard clean postgres-test s3-test multinode pairs
+.PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test s3-test multinode pairs
 
 deps:
 	@scripts/install-deps.sh
@@ -37,6 +37,11 @@ postgres-test: deps
 
 crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10
+
+# Attacks a live server on 127.0.0.1 (header injection, unauthorized writes, size caps, slowloris, floods, smuggling,
+# malformed input, JSON and rules bombs) and checks it stays up and loses nothing; ~30 s (tests/hostile/README.md).
+hostile: release
+	python3 tests/hostile/hostile_test.py --binary .build/release/silo
 
 lint:
 	scripts/format.sh --check
