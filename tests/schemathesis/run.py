@@ -212,7 +212,7 @@ def run_schemathesis(args, name, schema, base_url, config, out, headers, extra):
         "--checks", ",".join(CHECKS + args.also), "--phases", args.phases, "--max-examples", str(args.max_examples),
         "--seed", str(args.seed), "--workers", "1", "--request-timeout", "10",
         "--generation-with-security-parameters", "false", "--report", "ndjson", "--report-ndjson-path", report,
-        "--suppress-health-check", "all", "--continue-on-failure",
+        "--suppress-health-check", "all", "--continue-on-failure", "--generation-database", "none",
     ]
     if base_url:
         cmd += ["--url", base_url]
