@@ -598,7 +598,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "v0Put",
             "summary": "Metadata update with `X-HTTP-Method-Override: PATCH` (Android), or a session command",
-            "description": "With `X-HTTP-Method-Override: PATCH`: exactly PATCH. With `upload_id`: a resumable session command as on POST. A resumable `start` is accepted too. Anything else is 400.",
+            "description": "With `X-HTTP-Method-Override: PATCH`: exactly PATCH. With `upload_id`: a resumable session command as on POST. Anything else is 400 (unlike the bucket URL, a resumable `start` by PUT is refused here).",
             "security": [
               {},
               {
