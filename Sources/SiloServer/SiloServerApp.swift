@@ -81,6 +81,9 @@ public final class SiloServerApp: HTTPHandler {
             } catch {
                 return .respond(Reply.firebaseError(error))
             }
+        case .openAPIDocument:
+            guard head.method == "GET" || head.method == "HEAD" else { break }
+            return .respond(OpenAPIDocument.response())
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload:
             return gcs(route, context)
         case .unknown:

@@ -11,6 +11,8 @@ enum Route: Equatable {
     case firebaseObject(BucketName, ObjectName)
     /// `POST /internal/reset` (firebase-tools' conformance hook).
     case internalReset
+    /// `GET /openapi.json`: the OpenAPI document of this server.
+    case openAPIDocument
     /// GCS JSON API `/storage/v1/b` (and unprefixed `/b`): bucket list and insert.
     case gcsBuckets
     /// `/storage/v1/b/{bucket}`.
@@ -41,6 +43,7 @@ enum Route: Equatable {
         guard segments.count >= 2, segments[0].isEmpty else { return .unknown }
         if segments.count == 2 && segments[1].isEmpty { return .probe }
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
+        if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
         if segments[1] != "v0" { return try parseGCS(segments) }
         guard segments.count >= 5, segments[2] == "b", segments[4] == "o" else { return .unknown }
         let bucket = try BucketName(try decode(segments[3]))

@@ -1,0 +1,51 @@
+import Foundation
+import SiloHTTP
+import SiloTesting
+import Testing
+
+@testable import SiloServer
+
+/// `GET /openapi.json` serves docs/openapi.json exactly, so the document and what the binary serves cannot drift
+/// (after editing the JSON, run scripts/embed-openapi.sh).
+@Suite struct OpenAPIDocumentTests {
+    static let documentURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/openapi.json")
+
+    @Test func servesTheFileByteForByte() throws {
+        let server = try TestServer()
+        let response = try server.client().send(method: "GET", target: "/openapi.json")
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "application/json")
+        let onDisk = [UInt8](try Data(contentsOf: Self.documentURL))
+        #expect(response.body.count == onDisk.count)
+        #expect(response.body == onDisk, "docs/openapi.json changed: run scripts/embed-openapi.sh")
+    }
+
+    @Test func headAnswersTheHeadersOnly() throws {
+        let server = try TestServer()
+        let response = try server.client().send(method: "HEAD", target: "/openapi.json")
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(response.body.isEmpty)
+    }
+
+    @Test func otherMethodsFindNoRoute() throws {
+        let server = try TestServer()
+        let response = try server.client().send(method: "POST", target: "/openapi.json")
+        #expect(response.status == 404)
+    }
+
+    @Test func route() throws {
+        #expect(try Route.parse("/openapi.json") == .openAPIDocument)
+        #expect(try Route.parse("/openapi.json/") == .unknown)
+        #expect(try Route.parse("/v0/openapi.json") == .unknown)
+    }
+
+    @Test func isAnOpenAPI31Document() throws {
+        let server = try TestServer()
+        let response = try server.client().send(method: "GET", target: "/openapi.json")
+        let document = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        #expect((document?["openapi"] as? String)?.hasPrefix("3.1.") == true)
+        #expect((document?["paths"] as? [String: Any])?["/openapi.json"] != nil)
+    }
+}
