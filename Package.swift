@@ -135,7 +135,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SiloServerTests",
-            dependencies: ["SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]
+            dependencies: [
+                "SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloDisk",
+                "SiloSQLite",
+                "SiloPostgres",
+            ]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
         .testTarget(

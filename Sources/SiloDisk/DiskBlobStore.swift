@@ -8,7 +8,7 @@ import Glibc
 ///
 /// Two levels of 256-way fan-out keep directories small. New files and directories are made durable with an fsync
 /// of their parent directory; the store itself keeps no state beyond the root path, so it is trivially Sendable.
-public final class DiskBlobStore: BlobStore {
+public final class DiskBlobStore: BlobStore, BlobListing {
     public let root: String
     private let syscalls: Syscalls
 

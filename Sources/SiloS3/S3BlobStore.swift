@@ -36,7 +36,7 @@ import SiloS3Signer
 /// session to end (the server's sessions do).
 ///
 /// All calls block the calling thread on network I/O.
-public final class S3BlobStore: BlobStore {
+public final class S3BlobStore: BlobStore, BlobListing {
     public let configuration: Configuration
     let client: S3Client
     let layout: S3SegmentLayout

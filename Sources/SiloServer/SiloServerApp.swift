@@ -61,7 +61,10 @@ public final class SiloServerApp: HTTPHandler {
             context = try RequestContext(head: head, credentials: service.credentials)
         } catch {
             // A refused credential is a 401 in the shape of the API the request was for.
-            return .respond(head.rawPath.hasPrefix("/v0/") ? Reply.firebaseError(error) : Reply.gcsError(error))
+            var response = head.rawPath.hasPrefix("/v0/") ? Reply.firebaseError(error) : Reply.gcsError(error)
+            // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
+            if response.status == 400 { response.headers.set("Connection", "close") }
+            return .respond(response)
         }
         switch route {
         case .probe:

@@ -2,7 +2,7 @@ public import SiloCore
 
 /// A ``BlobStore`` that passes every call — including those of its writers and readers — to `inner` through
 /// ``StoreCallHooks``. Writer calls are `write`, `sync` and `close`; reader calls `read`; the subject is the blob id.
-public final class FaultInjectingBlobStore: BlobStore {
+public final class FaultInjectingBlobStore: BlobStore, BlobListing {
     public let inner: any BlobStore
     public let hooks: StoreCallHooks
 
@@ -12,6 +12,9 @@ public final class FaultInjectingBlobStore: BlobStore {
     }
 
     public var readersSurviveDeletion: Bool { inner.readersSurviveDeletion }
+
+    /// The inner store's blobs (empty when it cannot list them).
+    public func allBlobIDs() throws -> [BlobID] { try (inner as? any BlobListing)?.allBlobIDs() ?? [] }
 
     public func makeWriter(_ id: BlobID, at offset: Int64) throws -> any BlobWriter {
         try hooks.around(StoreCall("makeWriter", id.rawValue)) {

@@ -30,7 +30,8 @@ public final class TestServer {
     public init(
         backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
-        directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled
+        directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled,
+        blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil
     ) throws {
         var metadata: any MetadataStore
         var blobs: any BlobStore
@@ -39,7 +40,7 @@ public final class TestServer {
             let directory = try reuse ?? TemporaryDirectory()
             self.directory = directory
             metadata = try StorePair.metadata(directory)
-            blobs = try StorePair.blobs(directory)
+            blobs = try blobStore?(directory) ?? StorePair.blobs(directory)
         case .memory:
             directory = nil
             metadata = InMemoryMetadataStore()

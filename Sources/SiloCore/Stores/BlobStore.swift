@@ -37,3 +37,8 @@ public protocol BlobReader: AnyObject {
     /// local file. After a non-nil return the caller owns and must close the descriptor.
     func takeFileDescriptor() -> Int32?
 }
+
+/// A blob store that can list every blob it holds, for orphan sweeps and consistency checks.
+public protocol BlobListing {
+    func allBlobIDs() throws -> [BlobID]
+}

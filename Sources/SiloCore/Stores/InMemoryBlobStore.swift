@@ -3,7 +3,7 @@ import Synchronization
 /// The reference ``BlobStore``: blobs are byte arrays in a `Mutex`-guarded dictionary.
 ///
 /// Writers write straight into the shared dictionary (there is no page cache to flush), so `sync()` does nothing.
-public final class InMemoryBlobStore: BlobStore {
+public final class InMemoryBlobStore: BlobStore, BlobListing {
     private let blobs = Mutex([BlobID: [UInt8]]())
 
     public init() {}
