@@ -7,7 +7,10 @@ it and checks that:
   * every readable object is exactly one of the versions written under its name (no torn or mixed bytes), and its
     md5Hash/size metadata matches the bytes served;
   * every acknowledged upload is there: the name exists with a generation at least the acknowledged one;
-  * after the restart's startup sweep, the blob folder holds exactly one file per live object (no orphans).
+  * after the restart's startup sweep, the blob folder holds exactly one file per live object (no orphans);
+  * resumable uploads the kill interrupted (in a chunk or in finalize) are retried after the restart as a client
+    does (query the session, send what it lacks, finalize): the retry answers 200 with the bytes it sent — or, if
+    the first finalize had committed and a later upload replaced it since, with the live version — never a 5xx.
 Bounded in time and count; talks to 127.0.0.1 only. Exit status 0 on success. Standard library only.
 """
 import argparse
@@ -44,6 +47,8 @@ class Ledger:
         self.acked = {}       # name -> highest acknowledged generation
         self.open_sessions = 0  # resumable starts attempted and not finalized (their blobs stay until expiry)
         self.acknowledged = 0   # uploads answered 200
+        self.interrupted = []   # (session path, name, data) of resumable uploads cut by the kill
+        self.retried = {"final": 0, "resumed": 0, "replaced": 0, "failed": 0}
 
     def attempt(self, name, digest):
         with self.lock:
@@ -79,17 +84,60 @@ def upload(port, name, data, mode, ledger):
     path = url.path + "?" + url.query
     chunk = 262144
     offset = 0
-    while offset + chunk < len(data):
-        status, headers, body = request(port, "POST", path, data[offset:offset + chunk],
-                                        {"X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": str(offset)})
-        if status != 200:
-            return status, headers, body
-        offset += chunk
-    result = request(port, "POST", path, data[offset:],
-                     {"X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": str(offset)})
+    try:
+        while offset + chunk < len(data):
+            status, headers, body = request(port, "POST", path, data[offset:offset + chunk],
+                                            {"X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": str(offset)})
+            if status != 200:
+                return status, headers, body
+            offset += chunk
+        result = request(port, "POST", path, data[offset:],
+                         {"X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": str(offset)})
+    except (OSError, http.client.HTTPException):
+        # The kill cut this upload: after the restart the client picks it up where the server says it is.
+        with ledger.lock:
+            ledger.interrupted.append((path, name, data))
+        raise
     if result[0] == 200:
         ledger.session(-1)
     return result
+
+
+def retry_interrupted(port, ledger):
+    """Finishes the uploads the kill cut, as a client would after reconnecting; returns the problems seen."""
+    problems = []
+    with ledger.lock:
+        pending, ledger.interrupted = ledger.interrupted, []
+    for path, name, data in pending:
+        status, headers, _ = request(port, "POST", path, b"", {"X-Goog-Upload-Command": "query"})
+        if status >= 500:
+            problems.append(f"{name}: query after restart answered {status}")
+            continue
+        state = headers.get("X-Goog-Upload-Status")
+        if state == "active":
+            received = int(headers.get("X-Goog-Upload-Size-Received", "0"))
+            status, _, body = request(port, "POST", path, data[received:],
+                                      {"X-Goog-Upload-Command": "upload, finalize",
+                                       "X-Goog-Upload-Offset": str(received)})
+            kind = "resumed"
+        else:
+            status, _, body = request(port, "POST", path, b"", {"X-Goog-Upload-Command": "finalize"})
+            kind = "final"
+        if status != 200:
+            ledger.retried["failed"] += 1
+            if status >= 500:
+                problems.append(f"{name}: retried finalize answered {status}")
+            continue
+        meta = json.loads(body)
+        if base64.b64decode(meta["md5Hash"]).hex() == hashlib.md5(data).hexdigest():
+            ledger.retried[kind] += 1
+            ledger.ack(name, int(meta["generation"]))
+            ledger.session(-1)
+        else:
+            # The first finalize committed, and another writer's upload replaced it before the kill.
+            ledger.retried["replaced"] += 1
+            ledger.session(-1)
+    return problems
 
 
 def writer(port, ledger, stop, rng):
@@ -158,7 +206,9 @@ def main():
         for round_number in range(1, args.rounds + 1):
             proc, port, _ = start_silo(args.binary, "--data", data_dir)
             if round_number > 1:
+                retry_problems = retry_interrupted(port, ledger)
                 problems, live = verify(port, ledger, data_dir)
+                problems = retry_problems + problems
                 print(f"round {round_number - 1}: {live} objects checked, {len(problems)} problems", flush=True)
                 for p in problems:
                     print("  " + p, flush=True)
@@ -185,7 +235,9 @@ def main():
                             f.write(bytes([byte[0] ^ 0xFF]))
                         break
         proc, port, _ = start_silo(args.binary, "--data", data_dir)
-        problems, live = verify(port, ledger, data_dir)
+        problems = retry_interrupted(port, ledger)
+        verified, live = verify(port, ledger, data_dir)
+        problems += verified
         print(f"round {args.rounds}: {live} objects checked, {len(problems)} problems", flush=True)
         for p in problems:
             print("  " + p, flush=True)
@@ -199,7 +251,7 @@ def main():
         shutil.rmtree(data_dir, ignore_errors=True)
     acked = sum(1 for v in ledger.acked.values() if v)
     print(f"crash test: {args.rounds} kill -9 rounds, seed {args.seed}, {ledger.acknowledged} uploads acknowledged "
-          f"across {acked} names, "
+          f"across {acked} names, interrupted resumable uploads retried after restart: {ledger.retried}, "
           f"{time.time() - started:.1f}s")
     print(f"{args.rounds - min(failures, args.rounds)} passed, {min(failures, args.rounds)} failed" if failures else
           f"{args.rounds} passed, 0 failed")
