@@ -18,8 +18,9 @@ release: deps
 run: release
 	.build/release/silo serve $(ARGS)
 
-# Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test.
-test: deps lint unit integration gcs crash perf-guard postgres-test s3-test multinode pairs
+# Every test: the format check, unit and live-socket suites, the binary's black-box checks, the kill -9 crash test, the
+# hostile-input suite and schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
+test: deps lint unit integration gcs crash hostile schemathesis perf-guard postgres-test s3-test multinode pairs
 
 unit: deps
 	$(SWIFT) build --build-tests

@@ -7,6 +7,7 @@ kind and any 5xx. With --reference BINARY, the same churn (a shorter phase) is f
 the figures have a reference from the same run (e.g. the release before the fix).
 
   bench/soak.py --binary .build/release/silo --seconds 600 [--reference /path/to/old/silo --reference-seconds 60]
+               [--attack-rounds 100]   # the issue's 1 MiB PATCH + GET rounds, RSS growth per round
 
 Standard library only; stops everything it started. Exit status 1 on a 5xx or a server that died.
 """
@@ -146,6 +147,33 @@ def phase(binary, seconds, workers, label, sample_every):
         shutil.rmtree(data, ignore_errors=True)
 
 
+def attack(binary, rounds, label):
+    """The issue's reproduction: each round PATCHes ~1 MiB of new custom metadata keys onto one object and reads it
+    back. Reports the RSS growth per round (the fix refuses the PATCH with 400, so nothing accumulates)."""
+    data = tempfile.mkdtemp(prefix="silo-soak-")
+    proc, port, _ = start_silo(binary, "--data", data, "--threads", "4")
+    try:
+        request(port, "POST", f"/v0/b/{BUCKET}/o?name=victim", b"v")
+        before = rss_kib(proc.pid)
+        statuses = {}
+        for index in range(rounds):
+            metadata = {f"r{index}k{k}": "x" * 1000 for k in range(1000)}
+            status, _, _ = request(port, "PATCH", f"/v0/b/{BUCKET}/o/victim", json.dumps({"metadata": metadata}).encode(),
+                                   {"Content-Type": "application/json"})
+            request(port, "GET", f"/v0/b/{BUCKET}/o/victim")
+            statuses[status] = statuses.get(status, 0) + 1
+        after = rss_kib(proc.pid)
+        print(f"[{label} attack] {rounds} rounds of a ~1 MiB PATCH + GET: statuses {statuses}; RSS {before / 1024:.1f} → "
+              f"{after / 1024:.1f} MiB, {(after - before) / rounds / 1024:+.2f} MiB per round", flush=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except Exception:
+            proc.kill()
+        shutil.rmtree(data, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=".build/release/silo")
@@ -154,8 +182,14 @@ def main():
     parser.add_argument("--sample-every", type=float, default=30)
     parser.add_argument("--reference", help="another silo binary to run the same churn against first")
     parser.add_argument("--reference-seconds", type=int, default=60)
+    parser.add_argument("--attack-rounds", type=int, default=0,
+                        help="also run the issue's 1 MiB-PATCH reproduction this many rounds (on both binaries)")
     args = parser.parse_args()
     errors = []
+    if args.attack_rounds:
+        if args.reference:
+            attack(args.reference, args.attack_rounds, "reference")
+        attack(args.binary, args.attack_rounds, "silo")
     if args.reference:
         errors += phase(args.reference, args.reference_seconds, args.workers, "reference", min(args.sample_every, 10))
     errors += phase(args.binary, args.seconds, args.workers, "silo", args.sample_every)
