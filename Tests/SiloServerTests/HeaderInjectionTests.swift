@@ -87,7 +87,8 @@ import Testing
             try BucketName(bucket), try ObjectName("wall.txt"), conditions: .none, at: Timestamp.now()
         ) { fields in
             fields.cacheControl = "no-cache\r\nX-Injected: yes\r\n\r\nHTTP/1.1 200 OK"
-            fields.contentLanguage = "en\u{0}"
+            // DEL rather than NUL: PostgreSQL cannot store a NUL in text at all (the API refuses both).
+            fields.contentLanguage = "en\u{7F}"
         }
         let keepAlive = server.client()
         for _ in 0..<2 {
