@@ -251,6 +251,15 @@ final class Connection {
                     flush()
                     return
                 }
+                if headScanResume == 0 {
+                    // Line breaks before a request line belong to no request: dropped once, never rescanned.
+                    start += RequestHeadParser.leadingLineBreaks(
+                        UnsafeRawBufferPointer(start: base + start, count: end - start))
+                    guard start < end else {
+                        flush()
+                        return
+                    }
+                }
                 let bytes = UnsafeRawBufferPointer(start: base + start, count: end - start)
                 switch RequestHeadParser.parse(bytes, resumeAt: headScanResume) {
                 case .incomplete(let resumeAt):

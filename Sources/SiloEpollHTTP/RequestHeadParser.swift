@@ -35,47 +35,39 @@ enum HeadParseResult {
 enum RequestHeadParser {
     static func parse(_ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0) -> HeadParseResult {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .incomplete(resumeAt: 0) }
-        // Find the end: a line that is empty (LF or CR LF) after at least one non-empty line. Empty lines before
-        // the request line are skipped (RFC 9112 2.2).
-        var lineStart = resumeAt
-        var headStart = -1
+        // CR and LF bytes before the request line are skipped (RFC 9112 2.2 asks to ignore at least one empty
+        // line); the head starts at the first other byte, so every line from there is part of it. (The connection
+        // drops such bytes before calling, so a flood of them costs one pass.)
+        let lead = leadingLineBreaks(bytes)
+        // Find the end: the first empty line (LF or CR LF) after the request line.
+        var lineStart = max(resumeAt, lead)
         var end = -1
         while lineStart < bytes.count {
             guard let lf = memchr(base + lineStart, 0x0A, bytes.count - lineStart) else { break }
             let lfIndex = base.distance(to: UnsafeRawPointer(lf))
             let lineLength = lfIndex - lineStart
-            let empty = lineLength == 0 || (lineLength == 1 && bytes[lineStart] == 0x0D)
-            if empty {
-                if headStart >= 0 || hasContent(bytes, before: lineStart, resumeAt: resumeAt) {
-                    end = lfIndex + 1
-                    break
-                }
-            } else if headStart < 0 {
-                headStart = lineStart
+            if lineStart > lead && (lineLength == 0 || (lineLength == 1 && bytes[lineStart] == 0x0D)) {
+                end = lfIndex + 1
+                break
             }
             lineStart = lfIndex + 1
         }
         guard end > 0 else {
-            // Resume at the start of the unfinished line; a head that is all empty lines so far resumes after them.
+            // Resume at the start of the unfinished line.
             return .incomplete(resumeAt: lineStart)
         }
-        return parseLines(bytes, end: end)
+        return parseLines(bytes, from: lead, end: end)
     }
 
-    /// Whether a non-empty line precedes `index` (known when the search resumed after earlier lines).
-    private static func hasContent(_ bytes: UnsafeRawBufferPointer, before index: Int, resumeAt: Int) -> Bool {
-        var i = 0
-        while i < index {
-            if bytes[i] != 0x0D && bytes[i] != 0x0A { return true }
-            i += 1
-        }
-        return false
+    /// How many CR and LF bytes the buffer starts with: what comes before a request line and belongs to none.
+    static func leadingLineBreaks(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var count = 0
+        while count < bytes.count && (bytes[count] == 0x0D || bytes[count] == 0x0A) { count += 1 }
+        return count
     }
 
-    private static func parseLines(_ bytes: UnsafeRawBufferPointer, end: Int) -> HeadParseResult {
-        var cursor = 0
-        // Skip leading empty lines.
-        while cursor < end && (bytes[cursor] == 0x0D || bytes[cursor] == 0x0A) { cursor += 1 }
+    private static func parseLines(_ bytes: UnsafeRawBufferPointer, from lead: Int, end: Int) -> HeadParseResult {
+        var cursor = lead
         guard let requestLine = nextLine(bytes, &cursor, end: end) else {
             return .invalid(status: 400, reason: "no request line")
         }

@@ -27,7 +27,8 @@ public struct HTTPRequestHead: Sendable {
     public init(method: String, target: String, headers: HTTPHeaders = [:], version: String = "HTTP/1.1") {
         if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             self.init(
-                method: method, rawPath: String(target[..<q]), rawQuery: String(target[target.index(after: q)...]),
+                method: method, rawPath: String(target[..<q]),
+                rawQuery: String(target[target.utf8.index(after: q)...]),
                 headers: headers, version: version)
         } else {
             self.init(method: method, rawPath: target, headers: headers, version: version)
@@ -45,7 +46,9 @@ public struct HTTPRequestHead: Sendable {
             let pair = rawQuery[bytes.startIndex..<bytes.endIndex]
             let eq = pair.utf8.firstIndex(of: UInt8(ascii: "="))
             guard let name = PercentCoding.decodeQueryComponent(pair[..<(eq ?? pair.endIndex)]),
-                let value = eq.map({ PercentCoding.decodeQueryComponent(pair[pair.index(after: $0)...]) }) ?? ""
+                // Past '=' by its UTF-8 index: `index(after:)` steps over a whole Character, and a combining mark
+                // right after '=' would go with it.
+                let value = eq.map({ PercentCoding.decodeQueryComponent(pair[pair.utf8.index(after: $0)...]) }) ?? ""
             else { return nil }
             items.append((name, value))
         }

@@ -111,6 +111,39 @@ import Testing
         #expect(status(text) == expected, "\(text.debugDescription)")
     }
 
+    /// fuzz/RESULTS.md HEAD-1 and HEAD-3: line breaks before the request line are skipped in one pass, and the
+    /// answer does not depend on how the bytes were cut.
+    @Test func leadingLineBreaksAreSkippedOnceAndWhateverTheCuts() throws {
+        let many = String(repeating: "\n", count: 65_000) + "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+        let (request, consumed) = try parsed(many)
+        #expect(request.head.rawPath == "/")
+        #expect(consumed == many.utf8.count)
+        for text in ["\n\r\r\n\n", "\r\n\r\n\r"] {
+            guard case .incomplete = parse(text) else {
+                Issue.record("only line breaks so far is not a head yet: \(text.debugDescription)")
+                continue
+            }
+        }
+        let bytes: [UInt8] = [
+            0x0a, 0x0d, 0x0d, 0x0a, 0x0a, 0x1d, 0x0a, 0x05, 0x0a, 0x0a, 0x0d, 0x0a, 0x0d, 0x0a, 0x1d, 0x0a,
+        ]
+        let whole = bytes.withUnsafeBytes { RequestHeadParser.parse($0) }
+        var resume = 0
+        var bytewise: HeadParseResult = .incomplete(resumeAt: 0)
+        for count in 1...bytes.count {
+            bytewise = bytes.withUnsafeBytes {
+                RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: $0[0..<count]), resumeAt: resume)
+            }
+            guard case .incomplete(let next) = bytewise else { break }
+            resume = next
+        }
+        guard case .invalid(let a, _) = whole, case .invalid(let b, _) = bytewise else {
+            Issue.record("both refuse: \(whole) / \(bytewise)")
+            return
+        }
+        #expect(a == b)
+    }
+
     @Test func aTargetThatIsNotUTF8IsRefused() {
         let bytes = Array("GET /a".utf8) + [0xFF, 0xC0] + Array(" HTTP/1.1\r\n\r\n".utf8)
         guard case .invalid(let status, _) = bytes.withUnsafeBytes({ RequestHeadParser.parse($0) }) else {

@@ -1,4 +1,5 @@
 import SiloCore
+import SiloHTTP
 import SiloTesting
 import Testing
 
@@ -135,6 +136,13 @@ import Testing
             ("items=0-1", 11, .whole),
             ("bytes=0-1,2-3", 11, .whole),
             ("bytes=0-10", 0, .whole),
+            // fuzz/RESULTS.md RANGE-1..3: digits only; positions past Int64 saturate; a malformed suffix is ignored.
+            ("bytes=+5-", 10, .whole),
+            ("bytes=0-+5", 10, .whole),
+            ("bytes=99999999999999999999-", 10, .unsatisfiable),
+            ("bytes=0-99999999999999999999", 10, .partial(start: 0, end: 9)),
+            ("bytes=-99999999999999999999", 10, .partial(start: 0, end: 9)),
+            ("bytes=-abc", 10, .whole),
         ] as [(String?, Int64, ByteRange)])
     func resolve(header: String?, size: Int64, expected: ByteRange) {
         #expect(ByteRange.resolve(header, size: size) == expected)
@@ -172,5 +180,16 @@ import Testing
         #expect(try Route.parse("/v0/b/BAD%20BUCKET/ox") == .unknown)
         #expect(throws: StorageError.self) { try Route.parse("/v0/b/BAD%20BUCKET/o/a") }
         #expect(throws: StorageError.self) { try Route.parse("/v0/b//o/a") }
+    }
+}
+
+/// fuzz/RESULTS.md NAME-2: the query splits at '?' and '=' bytes, keeping a combining mark that follows them.
+@Suite struct QuerySplitTests {
+    @Test func aCombiningMarkAfterTheSeparatorsIsKept() throws {
+        let head = HTTPRequestHead(method: "GET", target: "/v0/b/x/o?\u{301}n=\u{301}abc")
+        #expect(head.rawQuery == "\u{301}n=\u{301}abc")
+        let items = try #require(head.queryItems)
+        #expect(items.first?.name == "\u{301}n")
+        #expect(items.first?.value == "\u{301}abc")
     }
 }

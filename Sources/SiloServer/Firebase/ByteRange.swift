@@ -20,7 +20,9 @@ enum ByteRange: Equatable {
         // (JS getBytes(max) on an empty file).
         if size == 0 { return .whole }
         if first.isEmpty {
-            guard let suffix = position(last), suffix > 0 else { return last.isEmpty ? .whole : .unsatisfiable }
+            // `bytes=-0` selects nothing (416); a malformed suffix is ignored like any malformed range.
+            guard let suffix = position(last) else { return .whole }
+            guard suffix > 0 else { return .unsatisfiable }
             return .partial(start: max(0, size - suffix), end: size - 1)
         }
         guard let start = position(first) else { return .whole }
