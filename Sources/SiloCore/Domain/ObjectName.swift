@@ -43,4 +43,13 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
     public static func < (a: ObjectName, b: ObjectName) -> Bool {
         a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8)
     }
+
+    /// Byte equality, like the order: `String`'s own `==` and hash treat canonically equivalent text as one ("é" and
+    /// "e\u{301}"), but to GCS and to every store those are two objects, and caches keyed by name must agree.
+    public static func == (a: ObjectName, b: ObjectName) -> Bool { a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in rawValue.utf8 { hasher.combine(byte) }
+        hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the name, as String's own hash does
+    }
 }
