@@ -64,6 +64,29 @@ import Glibc
         #expect(listed.compactMap { $0.objectValue?["name"]?.stringValue.map { Array($0.utf8) } }.count == 2)
     }
 
+    /// Found by fuzz/range: a Content-Range end of Int64.max, or a start that the body length pushes past it,
+    /// overflowed in the chunk handler's arithmetic and trapped, which took the whole server down.
+    @Test(
+        "GCS resumable chunks with out-of-range Content-Range numbers are 400 and the server stays up",
+        arguments: [
+            ("bytes 0-9223372036854775807/*", "x"), ("bytes 9223372036854775807-*/*", "xy"),
+            ("bytes 9223372036854775000-*/*", "xy"), ("bytes 0-4611686018427387904/*", "x"),
+        ])
+    func hostileContentRange(range: String, body: String) throws {
+        let start = try client.send(
+            method: "POST", target: "/upload/storage/v1/b/\(bucket)/o?uploadType=resumable&name=cr",
+            headers: ["Content-Type": "application/json"], body: bytes("{}"))
+        #expect(start.status == 200)
+        let location = try #require(start.headers["Location"])
+        let target = String(location[try #require(location.range(of: "/upload/")).lowerBound...])
+        let chunk = try client.send(method: "PUT", target: target, headers: ["Content-Range": range], body: bytes(body))
+        #expect(chunk.status == 400, "\(range): \(chunk.status) \(chunk.text)")
+        // Still serving, and the session still takes a correct chunk.
+        let good = try server.client().send(
+            method: "PUT", target: target, headers: ["Content-Range": "bytes 0-0/1"], body: bytes("x"))
+        #expect(good.status == 200, "\(good.status) \(good.text)")
+    }
+
     @Test("a 1024-byte name works, 1025 does not")
     func nameLength() throws {
         let ok = String(repeating: "n", count: 1024)
