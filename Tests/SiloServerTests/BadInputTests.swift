@@ -65,12 +65,14 @@ import Glibc
     }
 
     /// Found by fuzz/range: a Content-Range end of Int64.max, or a start that the body length pushes past it,
-    /// overflowed in the chunk handler's arithmetic and trapped, which took the whole server down.
+    /// overflowed in the chunk handler's arithmetic and trapped, which took the whole server down; and signed
+    /// numbers (`+0`), which RFC 9110 does not allow, were read as numbers.
     @Test(
         "GCS resumable chunks with out-of-range Content-Range numbers are 400 and the server stays up",
         arguments: [
             ("bytes 0-9223372036854775807/*", "x"), ("bytes 9223372036854775807-*/*", "xy"),
             ("bytes 9223372036854775000-*/*", "xy"), ("bytes 0-4611686018427387904/*", "x"),
+            ("bytes +0-0/1", "x"), ("bytes 0-+0/1", "x"), ("bytes 0-0/+1", "x"), ("bytes +0-*/1", "x"),
         ])
     func hostileContentRange(range: String, body: String) throws {
         let start = try client.send(

@@ -304,9 +304,12 @@ struct ContentRange: Equatable {
         self.init(first: first, last: last, total: total)
     }
 
-    /// A position or total from 0 to ``maxValue``.
+    /// A position or total from 0 to ``maxValue``, in plain decimal digits (RFC 9110 `1*DIGIT`; `Int64.init`
+    /// alone would also take a sign).
     private static func number(_ text: some StringProtocol) -> Int64? {
-        guard let value = Int64(text), value >= 0, value <= maxValue else { return nil }
+        guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text), value <= maxValue else {
+            return nil
+        }
         return value
     }
 }
