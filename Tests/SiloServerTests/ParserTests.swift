@@ -80,6 +80,22 @@ import Testing
         }
     }
 
+    /// Found while writing fuzz/multipart: transport padding after a delimiter (spaces and tabs before its CRLF) was
+    /// held in memory without limit, so one upload of endless spaces grew the server's memory with the body.
+    @Test func transportPaddingIsBounded() {
+        var parser = MultipartParser(boundary: Self.boundary, maxMetadataBytes: 1 << 20)
+        let spaces = [UInt8](repeating: 0x20, count: 64 * 1024)
+        #expect(throws: StorageError.self) {
+            try Array("--\(Self.boundary)".utf8).withUnsafeBytes { try parser.feed($0) { _ in } }
+            for _ in 0..<256 { try spaces.withUnsafeBytes { try parser.feed($0) { _ in } } }  // 16 MiB
+        }
+        // Padding within the bound is fine, however it is cut.
+        let body = Array(
+            "--\(Self.boundary) \t \r\n\r\n{}\r\n--\(Self.boundary)\t\r\n\r\nm\r\n--\(Self.boundary)--".utf8)
+        #expect(outcome(body, cuts: []) == "media 1")
+        #expect(outcome(body, cuts: Array(1..<body.count)) == "media 1")
+    }
+
     @Test func boundaryHeader() {
         #expect(MultipartParser.boundary(fromContentType: "multipart/related; boundary=\"a=b\"") == "a=b")
         #expect(MultipartParser.boundary(fromContentType: "Multipart/Related;boundary=123") == "123")

@@ -171,6 +171,10 @@ struct MultipartParser {
                 // Transport padding, then CRLF.
                 var i = cursor
                 while i < pending.count, pending[i] == 0x20 || pending[i] == 0x09 { i += 1 }
+                // Bounded like a header block, so endless padding cannot grow `pending` with the body.
+                guard i - cursor <= maxHeaderBytes else {
+                    throw StorageError(.invalidArgument, "multipart delimiter line exceeds \(maxHeaderBytes) bytes")
+                }
                 guard i + 1 < pending.count else { return }
                 guard pending[i] == 0x0D, pending[i + 1] == 0x0A else {
                     throw StorageError(.invalidArgument, "malformed multipart delimiter line")
