@@ -201,14 +201,29 @@ private func checkPercentCoding(_ text: String) {
     }
 }
 
+/// Whether the Character that starts at byte `index` is longer than that byte (a combining mark follows it).
+private func startsCluster(_ bytes: [UInt8], at index: Int) -> Bool {
+    (String(decoding: bytes[index...], as: UTF8.self).first?.utf8.count ?? 0) > 1
+}
+
 private func checkQuery(_ target: String) {
+    let bytes = Array(target.utf8)
+    let question = bytes.firstIndex(of: 0x3F)
+    let rawQuery = question.map { Array(bytes[($0 + 1)...]) } ?? []
     let head = HTTPRequestHead(method: "GET", target: target)
-    let rawQuery = target.utf8.firstIndex(of: 0x3F).map { String(target[target.index(after: $0)...]) } ?? ""
-    require(sameBytes(head.rawQuery, rawQuery), "rawQuery \(head.rawQuery) of \(target.debugDescription)")
-    let items = head.queryItems
-    let pairs = Array(rawQuery.utf8).split(separator: 0x26).map { Array($0) }
-    require(
-        items.count == pairs.count, "\(items.count) items from \(pairs.count) pairs of \(rawQuery.debugDescription)")
+    if Array(head.rawQuery.utf8) != rawQuery {
+        // NAME-2 (RESULTS.md; HTTPRequestHead.swift is the lead's): the split steps over '?' with
+        // String.index(after:), a whole Character, so a combining mark right after '?' is lost.
+        require(
+            startsCluster(bytes, at: question!)
+                && tolerated("NAME-2", "init(target:) drops a combining mark after '?': \(hex(bytes))"),
+            "rawQuery \(hex(head.rawQuery.utf8)) of \(hex(bytes)), expected \(hex(rawQuery))")
+    }
+    // As the epoll transport builds the head: the query split off by bytes.
+    let items = HTTPRequestHead(method: "GET", rawPath: "/", rawQuery: String(decoding: rawQuery, as: UTF8.self))
+        .queryItems
+    let pairs = rawQuery.split(separator: 0x26).map { Array($0) }
+    require(items.count == pairs.count, "\(items.count) items from \(pairs.count) pairs of \(hex(rawQuery))")
     for (item, pair) in zip(items, pairs) {
         let eq = pair.firstIndex(of: 0x3D)
         let rawName = eq.map { Array(pair[..<$0]) } ?? pair
@@ -216,9 +231,13 @@ private func checkQuery(_ target: String) {
         // An undecodable component is kept raw for now; the lead is making it a 400 (NAME-1 in RESULTS.md).
         let name = referenceDecode(rawName, plusIsSpace: true) ?? rawName
         let value = referenceDecode(rawValue, plusIsSpace: true) ?? rawValue
-        require(
-            Array(item.name.utf8) == name && Array(item.value.utf8) == value,
-            "item \(item) from \(hex(pair)): expected \(hex(name)) = \(hex(value))")
+        if Array(item.name.utf8) != name || Array(item.value.utf8) != value {
+            // NAME-2 again: the value starts after '=' plus whatever combining marks follow it.
+            require(
+                eq.map { startsCluster(pair, at: $0) } ?? false
+                    && tolerated("NAME-2", "queryItems drops a combining mark after '=': \(hex(pair))"),
+                "item \(item) from \(hex(pair)): expected \(hex(name)) = \(hex(value))")
+        }
     }
     // Encode → decode.
     let encoded = items.map {

@@ -93,22 +93,24 @@ private struct ExpectedContentRange: Equatable {
     var total: Int64?
 }
 
-/// RFC 9110 14.4 `Content-Range` for a request (plus Node's `first-*`): nil when it must be refused.
+/// RFC 9110 14.4 `Content-Range` for a request (plus Node's `first-*`), numbers bounded by ContentRange.maxValue:
+/// nil when it must be refused.
 private func referenceContentRange(_ header: String) -> ExpectedContentRange? {
     let text = trimSpaces(header[...])
     guard text.lowercased().hasPrefix("bytes "), let slash = text.lastIndex(of: "/") else { return nil }
     let span = trimSpaces(text.dropFirst(6)[..<slash])
     let totalText = trimSpaces(text[text.index(after: slash)...])
     var total: Int64?
+    // Numbers past ContentRange.maxValue (4 EiB) are refused, so the handler's sums cannot overflow.
     if totalText != "*" {
-        guard let value = decimal(totalText), value != .max else { return nil }
+        guard let value = decimal(totalText), value <= ContentRange.maxValue else { return nil }
         total = value
     }
     if span == "*" { return ExpectedContentRange(total: total) }
     let bounds = span.split(separator: "-", omittingEmptySubsequences: false)
-    guard bounds.count == 2, let first = decimal(bounds[0]), first != .max else { return nil }
+    guard bounds.count == 2, let first = decimal(bounds[0]), first <= ContentRange.maxValue else { return nil }
     if bounds[1] == "*" { return ExpectedContentRange(first: first, total: total) }
-    guard let last = decimal(bounds[1]), last != .max, last >= first else { return nil }
+    guard let last = decimal(bounds[1]), last <= ContentRange.maxValue, last >= first else { return nil }
     return ExpectedContentRange(first: first, last: last, total: total)
 }
 
