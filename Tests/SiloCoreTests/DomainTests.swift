@@ -61,6 +61,15 @@ import Testing
         #expect(Set([x, try ObjectName(a)]).count == 1)
     }
 
+    /// Found by fuzz/name: the last component was cut at the last '/' Character, and "/\u{301}" is one Character
+    /// that is not "/", so a component starting with a combining mark took the whole path with it.
+    @Test func lastComponentFollowsTheLastSlashByte() throws {
+        #expect(Array(try ObjectName("a/\u{301}b").lastComponent.utf8) == Array("\u{301}b".utf8))
+        #expect(try ObjectName("dir/\u{301}").lastComponent == "\u{301}")
+        #expect(try ObjectName("a/b/").lastComponent == "")
+        #expect(try ObjectName("plain").lastComponent == "plain")
+    }
+
     @Test("names order by UTF-8 bytes, as GCS lists them")
     func byteOrder() throws {
         let names = try ["é", "a/b", "a-b", "Z", "a\u{1F600}", "a"].map(ObjectName.init)

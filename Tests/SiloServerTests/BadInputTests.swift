@@ -64,6 +64,14 @@ import Glibc
         #expect(listed.compactMap { $0.objectValue?["name"]?.stringValue.map { Array($0.utf8) } }.count == 2)
     }
 
+    /// Found by fuzz/name: a last path component that starts with a combining mark was not split off, so the upload's
+    /// Content-Disposition named the whole path.
+    @Test func contentDispositionNamesTheLastComponent() throws {
+        let upload = try client.mediaUpload("dir/\u{301}x.txt", bytes("x"))
+        #expect(upload.status == 200)
+        #expect(try upload.string("contentDisposition") == "inline; filename*=utf-8''%CC%81x.txt")
+    }
+
     /// Found by fuzz/range: a Content-Range end of Int64.max, or a start that the body length pushes past it,
     /// overflowed in the chunk handler's arithmetic and trapped, which took the whole server down; and signed
     /// numbers (`+0`), which RFC 9110 does not allow, were read as numbers.

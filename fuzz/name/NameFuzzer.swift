@@ -6,8 +6,9 @@
 // - encode → decode round trips, byte-exact: a route rebuilt from its own names with each encoder the clients use
 //   parses to the same route; the input itself as an object name survives every encoder and every URL shape;
 //   PercentCoding.decode agrees with a reference decoder;
-// - ObjectName and BucketName accept exactly what their documented rules accept, and two names are equal (and hash
-//   alike) exactly when their bytes are equal (object names are byte-exact in GCS);
+// - ObjectName and BucketName accept exactly what their documented rules accept, two names are equal (and hash
+//   alike) exactly when their bytes are equal (object names are byte-exact in GCS), and a name's last component is
+//   what follows its last '/' byte;
 // - query items decode like a reference form decoder and survive encode → decode.
 import SiloCore
 import SiloHTTP
@@ -269,7 +270,14 @@ public func nameFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     // Names from raw bytes.
     let objectName = try? ObjectName(utf8: input)
     require((objectName != nil) == validObjectName(input), "ObjectName(utf8:) of \(hex(input)): \(objectName != nil)")
-    if let objectName { require(Array(objectName.rawValue.utf8) == input, "ObjectName changed its bytes") }
+    if let objectName {
+        require(Array(objectName.rawValue.utf8) == input, "ObjectName changed its bytes")
+        // The last component is what follows the last '/' byte (Content-Disposition's filename).
+        let last = input.lastIndex(of: 0x2F).map { Array(input[($0 + 1)...]) } ?? input
+        require(
+            Array(objectName.lastComponent.utf8) == last,
+            "lastComponent of \(hex(input)) is \(hex(objectName.lastComponent.utf8)), expected \(hex(last))")
+    }
     let bucketName = try? BucketName(path)
     require((bucketName != nil) == validBucketName(Array(path.utf8)), "BucketName of \(path.debugDescription)")
     checkNameEquality(input)

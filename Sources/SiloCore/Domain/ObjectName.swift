@@ -27,9 +27,11 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     public var description: String { rawValue }
-    /// The last `/`-separated component (what Firebase calls the reference's `name`).
+    /// The last `/`-separated component (what Firebase calls the reference's `name`): what follows the last `/`
+    /// byte. (Not the last "/" Character: a combining mark after the slash makes it part of a longer Character.)
     public var lastComponent: Substring {
-        if let slash = rawValue.lastIndex(of: "/") { return rawValue[rawValue.index(after: slash)...] }
+        let utf8 = rawValue.utf8
+        if let slash = utf8.lastIndex(of: UInt8(ascii: "/")) { return rawValue[utf8.index(after: slash)...] }
         return rawValue[...]
     }
 
