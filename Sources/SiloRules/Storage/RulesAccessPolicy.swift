@@ -42,10 +42,22 @@ public struct RulesAccessPolicy: AccessPolicy {
 
 /// Rules decisions by (operation, bucket, path), for decisions that read nothing else.
 public final class PathDecisionCache: Sendable {
+    /// Paths compare by bytes, as the rules compare strings: `String`'s own `==` would make "café" (NFC) and
+    /// "cafe\u{301}" (NFD), two objects the rules may treat differently, one key.
     private struct Key: Hashable {
         var operation: AccessRequest.Operation
         var bucket: BucketName
         var path: String
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.operation == b.operation && a.bucket == b.bucket && a.path.utf8.elementsEqual(b.path.utf8)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(operation)
+            hasher.combine(bucket)
+            for byte in path.utf8 { hasher.combine(byte) }
+        }
     }
 
     private let entries: BoundedCache<Key, Bool>
