@@ -3,7 +3,7 @@
 # With --check, changes nothing and fails if any file is not formatted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-paths=(Package.swift Sources Tests)
+paths=(Package.swift Sources Tests fuzz)
 if [ "${1:-}" = "--check" ]; then
     swift format lint --strict --recursive --parallel "${paths[@]}"
 else

@@ -17,13 +17,18 @@ struct AuthorizationHeader {
 
     static func parse(_ value: String?) -> Parsed {
         guard let value else { return .absent }
-        let isSpace = { (c: Character) in c == " " || c == "\t" }
-        let trimmed = value.drop(while: isSpace)
-        guard !trimmed.isEmpty else { return .absent }
-        let schemeEnd = trimmed.firstIndex(where: isSpace) ?? trimmed.endIndex
-        guard let scheme = schemes[trimmed[..<schemeEnd].lowercased()] else { return .unsupportedScheme }
-        var credential = trimmed[schemeEnd...].drop(while: isSpace)
-        while let last = credential.last, isSpace(last) { credential.removeLast() }
-        return .present(AuthorizationHeader(scheme: scheme, credential: String(credential)))
+        // Split on space and tab bytes, not Characters: a space followed by a combining mark is one Character that
+        // is not a space.
+        let isSpace = { (b: UInt8) in b == 0x20 || b == 0x09 }
+        let bytes = value.utf8
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }) else { return .absent }
+        let schemeEnd = bytes[start...].firstIndex(where: isSpace) ?? bytes.endIndex
+        guard let scheme = schemes[value[start..<schemeEnd].lowercased()] else { return .unsupportedScheme }
+        let credentialStart = bytes[schemeEnd...].firstIndex(where: { !isSpace($0) }) ?? bytes.endIndex
+        var credentialEnd = bytes.endIndex
+        while credentialEnd > credentialStart, isSpace(bytes[bytes.index(before: credentialEnd)]) {
+            credentialEnd = bytes.index(before: credentialEnd)
+        }
+        return .present(AuthorizationHeader(scheme: scheme, credential: String(value[credentialStart..<credentialEnd])))
     }
 }

@@ -53,6 +53,22 @@ import Testing
         #expect(principal?.scheme == (scheme.lowercased().contains("bearer") ? "Bearer" : "Firebase"))
     }
 
+    /// Found by fuzz/jwt: the header was split on space Characters, and a space followed by a combining mark is one
+    /// Character that is not a space, so the scheme took in the credential ("Bearer \u{301}x" was an unknown scheme)
+    /// or the credential kept its leading space.
+    @Test func schemeAndCredentialAreSplitOnSpaceBytes() throws {
+        do {
+            _ = try Fixtures.fullVerifier().principal(authorizationHeader: "Bearer \u{301}x", at: Fixtures.now)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .malformedToken)
+        }
+        let token = Fixtures.signRS256(claims: Fixtures.firebaseClaims())
+        let principal = try Fixtures.firebaseVerifier().principal(
+            authorizationHeader: "Firebase \t\(token)\t ", at: Fixtures.now)
+        #expect(principal?.credential == token)
+    }
+
     @Test(arguments: [nil, "", "   ", "\t"] as [String?])
     func missingHeaderIsAnonymous(header: String?) throws {
         #expect(try Fixtures.fullVerifier().principal(authorizationHeader: header, at: Fixtures.now) == nil)

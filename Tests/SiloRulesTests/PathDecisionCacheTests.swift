@@ -41,6 +41,24 @@ private typealias F = Fixture
         #expect(policy.pathDecisions.count == 3)
     }
 
+    /// Found by review after fuzz/name's ObjectName finding: the rules compare strings by bytes, but the cache keyed
+    /// paths by `String` equality (canonical equivalence), so a decision made for "café" (NFC) was reused for the
+    /// different object "cafe\u{301}" (NFD), whatever the rules say about it.
+    @Test func canonicallyEquivalentPathsAreDecidedSeparately() throws {
+        let rules = """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o {
+                match /files/{name} { allow read: if name != 'cafe\u{301}.txt'; }
+              }
+            }
+            """
+        let policy = RulesAccessPolicy(program: try F.compile(rules))
+        #expect(policy.allows(F.request(.get, "files/caf\u{E9}.txt", uid: nil)))
+        #expect(!policy.allows(F.request(.get, "files/cafe\u{301}.txt", uid: nil)))
+        #expect(policy.pathDecisions.count == 2)
+    }
+
     @Test func theCacheIsBounded() throws {
         let policy = RulesAccessPolicy(program: try F.compile(Self.rules), pathDecisionCapacity: 2)
         for index in 0..<5 { #expect(policy.allows(F.request(.get, "public/\(index)", uid: nil))) }

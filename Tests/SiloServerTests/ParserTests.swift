@@ -52,6 +52,51 @@ import Testing
         }
     }
 
+    /// The outcome of parsing `body` cut at `cuts`: the media length, or the error.
+    func outcome(_ body: [UInt8], cuts: [Int]) -> String {
+        do {
+            return "media \(try parse(body, cuts: cuts).media.count)"
+        } catch {
+            return "error \(error)"
+        }
+    }
+
+    /// Found while writing fuzz/multipart: the preamble and part-header bounds (16 KiB) were checked against the
+    /// bytes at hand rather than the stream, so one body was accepted whole and refused when a read ended inside the
+    /// preamble or the headers (or the other way round), depending only on how TCP cut it.
+    @Test(arguments: [15_000, 17_000])
+    func preambleAndHeaderBoundsDoNotDependOnTheCuts(padding: Int) {
+        let b = Self.boundary
+        let filler = String(repeating: "p", count: padding)
+        let longPreamble = Array("\(filler)\r\n--\(b)\r\n\r\n{}\r\n--\(b)\r\n\r\nm\r\n--\(b)--".utf8)
+        let longHeaders = Array("--\(b)\r\nX-Pad: \(filler)\r\n\r\n{}\r\n--\(b)\r\n\r\nm\r\n--\(b)--".utf8)
+        for body in [longPreamble, longHeaders] {
+            let whole = outcome(body, cuts: [])
+            #expect(padding < 16_384 ? whole == "media 1" : whole.hasPrefix("error"), "\(whole)")
+            for cuts in [[1], [8_000], [14_900], [16_000], [16_383], [16_385], [16_500], [16_990], [17_010]]
+                + [Array(stride(from: 1_000, to: body.count, by: 1_000))]
+            {
+                #expect(outcome(body, cuts: cuts.filter { $0 < body.count }) == whole, "cuts \(cuts)")
+            }
+        }
+    }
+
+    /// Found while writing fuzz/multipart: transport padding after a delimiter (spaces and tabs before its CRLF) was
+    /// held in memory without limit, so one upload of endless spaces grew the server's memory with the body.
+    @Test func transportPaddingIsBounded() {
+        var parser = MultipartParser(boundary: Self.boundary, maxMetadataBytes: 1 << 20)
+        let spaces = [UInt8](repeating: 0x20, count: 64 * 1024)
+        #expect(throws: StorageError.self) {
+            try Array("--\(Self.boundary)".utf8).withUnsafeBytes { try parser.feed($0) { _ in } }
+            for _ in 0..<256 { try spaces.withUnsafeBytes { try parser.feed($0) { _ in } } }  // 16 MiB
+        }
+        // Padding within the bound is fine, however it is cut.
+        let body = Array(
+            "--\(Self.boundary) \t \r\n\r\n{}\r\n--\(Self.boundary)\t\r\n\r\nm\r\n--\(Self.boundary)--".utf8)
+        #expect(outcome(body, cuts: []) == "media 1")
+        #expect(outcome(body, cuts: Array(1..<body.count)) == "media 1")
+    }
+
     @Test func boundaryHeader() {
         #expect(MultipartParser.boundary(fromContentType: "multipart/related; boundary=\"a=b\"") == "a=b")
         #expect(MultipartParser.boundary(fromContentType: "Multipart/Related;boundary=123") == "123")

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the rules compiler and evaluator. Built by fuzz/run-rules.sh together with the
+// libFuzzer entry point for the rules compiler and evaluator, built and run by `fuzz/run rules SECONDS` with the
 // SiloRules sources (SwiftPM cannot build fuzzers). Every input is tried twice: as a whole ruleset, and as the
 // condition of an `allow` (so that mutations reach the expression evaluator without first having to form a
 // valid ruleset). Anything that compiles is evaluated against a fixed set of requests.

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An object name: 1–1024 bytes of valid UTF-8 without NUL, CR or LF (GCS rules).
 ///
 /// Names are kept byte-exact (`a//b` and `a/b` are different objects) and are never used as filesystem paths.
@@ -27,9 +33,11 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     public var description: String { rawValue }
-    /// The last `/`-separated component (what Firebase calls the reference's `name`).
+    /// The last `/`-separated component (what Firebase calls the reference's `name`): what follows the last `/`
+    /// byte. (Not the last "/" Character: a combining mark after the slash makes it part of a longer Character.)
     public var lastComponent: Substring {
-        if let slash = rawValue.lastIndex(of: "/") { return rawValue[rawValue.index(after: slash)...] }
+        let utf8 = rawValue.utf8
+        if let slash = utf8.lastIndex(of: UInt8(ascii: "/")) { return rawValue[utf8.index(after: slash)...] }
         return rawValue[...]
     }
 
@@ -42,5 +50,27 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     public static func < (a: ObjectName, b: ObjectName) -> Bool {
         a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8)
+    }
+
+    /// Byte equality, like the order: `String`'s own `==` and hash treat canonically equivalent text as one ("é" and
+    /// "e\u{301}"), but to GCS and to every store those are two objects, and caches keyed by name must agree.
+    public static func == (a: ObjectName, b: ObjectName) -> Bool {
+        let (x, y) = (a.rawValue.utf8, b.rawValue.utf8)
+        guard x.count == y.count else { return false }
+        // One memcmp for native strings (every name is); a byte loop otherwise.
+        let same = x.withContiguousStorageIfAvailable { p in
+            y.withContiguousStorageIfAvailable { q in
+                p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0
+            }
+        }
+        return (same ?? nil) ?? x.elementsEqual(y)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let utf8 = rawValue.utf8
+        if utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            for byte in utf8 { hasher.combine(byte) }
+        }
+        hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the name, as String's own hash does
     }
 }

@@ -1,5 +1,11 @@
 import SiloCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The rules engine behind the server's `AccessPolicy` seam.
 public struct RulesAccessPolicy: AccessPolicy {
     public let program: RulesProgram
@@ -43,10 +49,33 @@ public struct RulesAccessPolicy: AccessPolicy {
 
 /// Rules decisions by (operation, bucket, path), for decisions that read nothing else.
 public final class PathDecisionCache: Sendable {
+    /// Paths compare by bytes, as the rules compare strings: `String`'s own `==` would make "café" (NFC) and
+    /// "cafe\u{301}" (NFD), two objects the rules may treat differently, one key.
     private struct Key: Hashable {
         var operation: AccessRequest.Operation
         var bucket: BucketName
         var path: String
+
+        static func == (a: Key, b: Key) -> Bool {
+            guard a.operation == b.operation, a.bucket == b.bucket else { return false }
+            let (x, y) = (a.path.utf8, b.path.utf8)
+            guard x.count == y.count else { return false }
+            let same = x.withContiguousStorageIfAvailable { p in
+                y.withContiguousStorageIfAvailable { q in
+                    p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0
+                }
+            }
+            return (same ?? nil) ?? x.elementsEqual(y)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(operation)
+            hasher.combine(bucket)
+            let utf8 = path.utf8
+            if utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+                for byte in utf8 { hasher.combine(byte) }
+            }
+        }
     }
 
     private let entries: BoundedCache<Key, Bool>

@@ -37,6 +37,9 @@ struct MultipartParser {
     /// Bytes seen but not yet consumed. Starts with CRLF so the first delimiter needs no special case.
     private var pending: [UInt8] = [0x0D, 0x0A]
     private var partIndex = -1
+    /// Preamble bytes already dropped (with the CRLF `pending` starts with): the first delimiter must start within
+    /// `maxHeaderBytes` of the stream, however the reads cut it.
+    private var preambleDropped = 0
     private var metadata: [UInt8] = []
     private(set) var isComplete = false
 
@@ -134,6 +137,9 @@ struct MultipartParser {
             switch state {
             case .preamble, .body:
                 if let at = find(delimiter, in: pending, from: cursor) {
+                    if state == .preamble, preambleDropped + at > maxHeaderBytes {
+                        throw StorageError(.invalidArgument, "multipart body does not start with its boundary")
+                    }
                     if state == .body {
                         try deliver(pending[cursor..<at], emit)
                         if partIndex == 0 { try emit(.metadata(metadata)) }
@@ -144,8 +150,12 @@ struct MultipartParser {
                     // Keep the tail that could be the start of a delimiter.
                     let safe = max(cursor, pending.count - (delimiter.count - 1))
                     if state == .body, safe > cursor { try deliver(pending[cursor..<safe], emit) }
-                    if state == .preamble, pending.count - cursor > maxHeaderBytes {
-                        throw StorageError(.invalidArgument, "multipart body does not start with its boundary")
+                    if state == .preamble {
+                        // A delimiter yet to come starts at `safe` or later.
+                        guard preambleDropped + safe <= maxHeaderBytes else {
+                            throw StorageError(.invalidArgument, "multipart body does not start with its boundary")
+                        }
+                        preambleDropped += safe - cursor
                     }
                     cursor = safe
                     return
@@ -161,6 +171,10 @@ struct MultipartParser {
                 // Transport padding, then CRLF.
                 var i = cursor
                 while i < pending.count, pending[i] == 0x20 || pending[i] == 0x09 { i += 1 }
+                // Bounded like a header block, so endless padding cannot grow `pending` with the body.
+                guard i - cursor <= maxHeaderBytes else {
+                    throw StorageError(.invalidArgument, "multipart delimiter line exceeds \(maxHeaderBytes) bytes")
+                }
                 guard i + 1 < pending.count else { return }
                 guard pending[i] == 0x0D, pending[i + 1] == 0x0A else {
                     throw StorageError(.invalidArgument, "malformed multipart delimiter line")
@@ -177,9 +191,14 @@ struct MultipartParser {
                 if pending.count - cursor >= 2, pending[cursor] == 0x0D, pending[cursor + 1] == 0x0A {
                     headerEnd = cursor  // no headers at all
                 } else if let end = find([0x0D, 0x0A, 0x0D, 0x0A], in: pending, from: cursor) {
+                    // The same bound whether the block arrived whole or not: its bytes up to the blank line.
+                    guard end + 4 - cursor <= maxHeaderBytes else {
+                        throw StorageError(.invalidArgument, "multipart part headers exceed \(maxHeaderBytes) bytes")
+                    }
                     headerEnd = end + 2
                 } else {
-                    if pending.count - cursor > maxHeaderBytes {
+                    // A blank line yet to come would end after `pending.count`.
+                    if pending.count + 1 - cursor > maxHeaderBytes {
                         throw StorageError(.invalidArgument, "multipart part headers exceed \(maxHeaderBytes) bytes")
                     }
                     return
