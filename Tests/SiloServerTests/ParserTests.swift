@@ -52,6 +52,41 @@ import Testing
         }
     }
 
+    /// Issue 13: gcsfs frames with bare LF and a quoted boundary; GCS accepts it, and mixed line endings, a preamble
+    /// and an epilogue, with or without a final line break. Media ending in CR or LF keep those bytes.
+    @Test(arguments: ["\n", "\r\n"])
+    func bareLineFeedsAndPreamblesParseAtEveryCut(eol: String) throws {
+        let b = Self.boundary
+        for media in [Array("data".utf8), [], [0x0D], [0x0A], Array("ends with CR\r".utf8), Self.media] as [[UInt8]] {
+            for (preamble, epilogue) in [("", ""), ("preamble text\(eol)", "\(eol)"), ("", "\(eol)epilogue")] {
+                let body =
+                    Array(
+                        "\(preamble)--\(b)\(eol)Content-Type: application/json\(eol)\(eol){\"name\":\"x\"}\(eol)--\(b)\(eol)"
+                            .utf8)
+                    + Array("Content-Type: text/plain\(eol)\(eol)".utf8) + media
+                    + Array("\(eol)--\(b)--\(epilogue)".utf8)
+                let whole = try parse(body, cuts: [])
+                #expect(whole.media == media, "\(eol.debugDescription) \(media.count)")
+                #expect(whole.type == "text/plain")
+                #expect(whole.metadata == Array("{\"name\":\"x\"}".utf8))
+                let limit = media.count > 1000 ? 300 : body.count
+                for cut in Array(1..<min(body.count, limit)) + Array(max(1, body.count - 300)..<body.count) {
+                    #expect(try parse(body, cuts: [cut]).media == media, "cut at \(cut)")
+                }
+                if media.count < 1000 { #expect(try parse(body, cuts: Array(1..<body.count)).media == media) }
+            }
+        }
+    }
+
+    @Test func boundariesBareDoubleOrSingleQuoted() {
+        for header in [
+            "multipart/related; boundary=abc", "multipart/related; boundary=\"abc\"",
+            "multipart/related; boundary='abc'", "Multipart/Related ; BOUNDARY = abc",
+        ] {
+            #expect(MultipartParser.boundary(fromContentType: header) == "abc", "\(header)")
+        }
+    }
+
     /// The outcome of parsing `body` cut at `cuts`: the media length, or the error.
     func outcome(_ body: [UInt8], cuts: [Int]) -> String {
         do {

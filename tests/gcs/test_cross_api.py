@@ -1,7 +1,10 @@
 """One object, two APIs: v0 (Firebase SDK wire) and the GCS JSON API; plus gcsfs and firebase-admin."""
 import http.client
 import json
+import os
 import urllib.parse
+
+import pytest
 
 
 
@@ -55,6 +58,24 @@ def test_gcsfs(silo, bucket):
     fs.rm(f"{bucket.name}/fs/one.txt")
     fs.invalidate_cache()
     assert not fs.exists(f"{bucket.name}/fs/one.txt")
+
+
+@pytest.mark.parametrize("size", [0, 1, 5 * 1024 * 1024 - 1, 5 * 1024 * 1024 + 1])
+def test_gcsfs_pipe_put_open(silo, bucket, size, tmp_path):
+    # Issue 13: gcsfs's simple upload frames multipart/related with bare LF and a quoted boundary.
+    from gcsfs.core import GCSFileSystem
+    fs = GCSFileSystem(endpoint_url=silo, token="anon", project="demo")
+    data = os.urandom(size)
+    fs.mkdir(bucket.name)
+    fs.pipe(f"{bucket.name}/pipe/{size}", data)
+    assert fs.cat(f"{bucket.name}/pipe/{size}") == data
+    local = tmp_path / "local.bin"
+    local.write_bytes(data)
+    fs.put(str(local), f"{bucket.name}/put/{size}")
+    assert fs.cat(f"{bucket.name}/put/{size}") == data
+    with fs.open(f"{bucket.name}/open/{size}", "wb") as f:
+        f.write(data)
+    assert fs.cat(f"{bucket.name}/open/{size}") == data
 
 
 def test_firebase_admin(silo, bucket):

@@ -9,9 +9,10 @@ import Darwin
 /// A streaming parser for `multipart/related` upload bodies with exactly two parts: metadata JSON, then media.
 ///
 /// Pure state machine: feed it chunks of any size (one byte at a time or all at once gives the same events); it
-/// holds back at most one delimiter's worth of bytes, so memory does not grow with the media part. Accepts quoted
-/// boundaries, header names in any case, extra part headers, transport padding after delimiters and a missing
-/// CRLF after the closing delimiter.
+/// holds back at most one delimiter's worth of bytes, so memory does not grow with the media part. As liberal as GCS
+/// (issue 13): CRLF or bare LF line endings (gcsfs frames with LF), boundaries bare, in double quotes or in single
+/// quotes (gsutil), header names in any case, extra part headers, a preamble, transport padding after delimiters,
+/// and an epilogue or none after the closing delimiter.
 struct MultipartParser {
     enum Event {
         /// The whole first part (bounded by `maxMetadataBytes`).
@@ -34,17 +35,23 @@ struct MultipartParser {
     private let maxMetadataBytes: Int
     private let maxHeaderBytes = 16 << 10
     private var state = State.preamble
-    /// Bytes seen but not yet consumed. Starts with CRLF so the first delimiter needs no special case.
-    private var pending: [UInt8] = [0x0D, 0x0A]
+    /// Bytes seen but not yet consumed. Starts with LF so the first delimiter needs no special case.
+    private var pending: [UInt8] = [0x0A]
     private var partIndex = -1
+    /// Whether the first delimiter line ended in CRLF: then a CR before a later delimiter is framing, not a part's
+    /// last byte. With bare-LF framing (gcsfs) a part that ends in CR keeps it. Decided once, so the answer is the
+    /// same however the body is cut.
+    private var crlfFraming = true
     /// Preamble bytes already dropped (with the CRLF `pending` starts with): the first delimiter must start within
     /// `maxHeaderBytes` of the stream, however the reads cut it.
     private var preambleDropped = 0
     private var metadata: [UInt8] = []
     private(set) var isComplete = false
 
+    /// The delimiter is searched from its LF; a CR right before that LF belongs to it too (CRLF framing), so the
+    /// parser holds back a whole delimiter's length of a part, not one byte less.
     init(boundary: String, maxMetadataBytes: Int) {
-        delimiter = Array("\r\n--\(boundary)".utf8)
+        delimiter = Array("\n--\(boundary)".utf8)
         self.maxMetadataBytes = maxMetadataBytes
     }
 
@@ -58,7 +65,7 @@ struct MultipartParser {
             let key = parameter[..<eq].trimmingCharacters(in: " ").lowercased()
             guard key == "boundary" else { continue }
             var value = String(parameter[parameter.index(after: eq)...]).trimmingCharacters(in: " ")
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+            for quote in ["\"", "'"] where value.count >= 2 && value.hasPrefix(quote) && value.hasSuffix(quote) {
                 value = String(value.dropFirst().dropLast())
             }
             guard !value.isEmpty, value.utf8.count <= 200 else { return nil }
@@ -78,7 +85,8 @@ struct MultipartParser {
     /// joined to its start), its bytes go to `emit` straight from the caller's buffer, with no copy into `pending` and
     /// one vectorized scan. Returns false, having consumed nothing, whenever the general path must decide.
     private mutating func feedMedia(_ chunk: UnsafeRawBufferPointer, _ emit: (Event) throws -> Void) throws -> Bool {
-        let keep = delimiter.count - 1
+        // A delimiter may start in the last `keep - 1` bytes, and the byte before it may be its CR.
+        let keep = delimiter.count
         guard state == .body, partIndex == 1, chunk.count > 2 * delimiter.count, pending.count <= keep else {
             return false
         }
@@ -141,14 +149,16 @@ struct MultipartParser {
                         throw StorageError(.invalidArgument, "multipart body does not start with its boundary")
                     }
                     if state == .body {
-                        try deliver(pending[cursor..<at], emit)
+                        // CRLF framing: the CR before the delimiter's LF is not part of the body either.
+                        let bodyEnd = crlfFraming && at > cursor && pending[at - 1] == 0x0D ? at - 1 : at
+                        try deliver(pending[cursor..<bodyEnd], emit)
                         if partIndex == 0 { try emit(.metadata(metadata)) }
                     }
                     cursor = at + delimiter.count
                     state = .afterDelimiter
                 } else {
-                    // Keep the tail that could be the start of a delimiter.
-                    let safe = max(cursor, pending.count - (delimiter.count - 1))
+                    // Keep the tail that could be the start of a delimiter, with the CR that may precede it.
+                    let safe = max(cursor, pending.count - delimiter.count)
                     if state == .body, safe > cursor { try deliver(pending[cursor..<safe], emit) }
                     if state == .preamble {
                         // A delimiter yet to come starts at `safe` or later.
@@ -175,11 +185,18 @@ struct MultipartParser {
                 guard i - cursor <= maxHeaderBytes else {
                     throw StorageError(.invalidArgument, "multipart delimiter line exceeds \(maxHeaderBytes) bytes")
                 }
-                guard i + 1 < pending.count else { return }
-                guard pending[i] == 0x0D, pending[i + 1] == 0x0A else {
-                    throw StorageError(.invalidArgument, "malformed multipart delimiter line")
+                // Then the line break: CRLF or a bare LF.
+                guard i < pending.count else { return }
+                if pending[i] == 0x0A {
+                    cursor = i + 1
+                    if partIndex < 0 { crlfFraming = false }
+                } else {
+                    guard i + 1 < pending.count else { return }
+                    guard pending[i] == 0x0D, pending[i + 1] == 0x0A else {
+                        throw StorageError(.invalidArgument, "malformed multipart delimiter line")
+                    }
+                    cursor = i + 2
                 }
-                cursor = i + 2
                 partIndex += 1
                 guard partIndex < 2 else {
                     throw StorageError(
@@ -187,24 +204,19 @@ struct MultipartParser {
                 }
                 state = .headers
             case .headers:
-                let headerEnd: Int
-                if pending.count - cursor >= 2, pending[cursor] == 0x0D, pending[cursor + 1] == 0x0A {
-                    headerEnd = cursor  // no headers at all
-                } else if let end = find([0x0D, 0x0A, 0x0D, 0x0A], in: pending, from: cursor) {
-                    // The same bound whether the block arrived whole or not: its bytes up to the blank line.
-                    guard end + 4 - cursor <= maxHeaderBytes else {
-                        throw StorageError(.invalidArgument, "multipart part headers exceed \(maxHeaderBytes) bytes")
-                    }
-                    headerEnd = end + 2
-                } else {
+                guard let (headerEnd, bodyStart) = Self.blankLine(in: pending, from: cursor) else {
                     // A blank line yet to come would end after `pending.count`.
                     if pending.count + 1 - cursor > maxHeaderBytes {
                         throw StorageError(.invalidArgument, "multipart part headers exceed \(maxHeaderBytes) bytes")
                     }
                     return
                 }
+                // The same bound whether the block arrived whole or not: its bytes up to the blank line.
+                guard bodyStart - cursor <= maxHeaderBytes else {
+                    throw StorageError(.invalidArgument, "multipart part headers exceed \(maxHeaderBytes) bytes")
+                }
                 let contentType = Self.contentType(in: pending[cursor..<headerEnd])
-                cursor = headerEnd + 2
+                cursor = bodyStart
                 state = .body
                 if partIndex == 1 { try emit(.mediaStart(contentType: contentType)) }
             case .epilogue:
@@ -225,13 +237,25 @@ struct MultipartParser {
         }
     }
 
+    /// The end of a part's header lines (where its blank line starts) and where its body starts, lines ending in
+    /// CRLF or LF; nil while the blank line has not arrived. A part without headers starts with its blank line.
+    static func blankLine(in bytes: [UInt8], from start: Int) -> (headerEnd: Int, bodyStart: Int)? {
+        var line = start
+        while let lf = bytes[line...].firstIndex(of: 0x0A) {
+            if lf == line || (lf == line + 1 && bytes[line] == 0x0D) { return (line, lf + 1) }
+            line = lf + 1
+        }
+        return nil
+    }
+
+    /// The part's `Content-Type`, read line by line as bytes (a `String` would take CR LF as one Character).
     private static func contentType(in headerBytes: ArraySlice<UInt8>) -> String? {
-        let text = String(decoding: headerBytes, as: UTF8.self)
-        for line in text.split(separator: "\r\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            if line[..<colon].trimmingCharacters(in: " ").lowercased() == "content-type" {
-                return line[line.index(after: colon)...].trimmingCharacters(in: " ")
-            }
+        for rawLine in headerBytes.split(separator: 0x0A) {
+            let line = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
+            guard let colon = line.firstIndex(of: 0x3A) else { continue }
+            let name = String(decoding: line[..<colon], as: UTF8.self).trimmingCharacters(in: " ")
+            guard name.lowercased() == "content-type" else { continue }
+            return String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: " ")
         }
         return nil
     }
