@@ -29,7 +29,7 @@ public enum GCSJSON {
         if let v = record.fields.contentDisposition { o["contentDisposition"] = .string(v) }
         if let v = record.fields.contentLanguage { o["contentLanguage"] = .string(v) }
         if let v = record.fields.cacheControl { o["cacheControl"] = .string(v) }
-        if let v = record.fields.customTime { o["customTime"] = .string(v.rfc3339) }
+        if let v = record.fields.customTime { o["customTime"] = .string(v.rfc3339Precise) }
         var custom = record.fields.customMetadata
         if !record.fields.downloadTokens.isEmpty {
             custom[ObjectFields.downloadTokensKey] = record.fields.downloadTokens.joined(separator: ",")

@@ -177,3 +177,17 @@ import Testing
             ])
     }
 }
+
+@Suite struct TimestampPrecisionTests {
+    @Test func clientTimesReadBackAtTheirPrecision() throws {
+        let micro = try #require(Timestamp(rfc3339: "2026-01-02T03:04:05.123456Z"))
+        #expect(micro.rfc3339Precise == "2026-01-02T03:04:05.123456Z")
+        #expect(micro.rfc3339 == "2026-01-02T03:04:05.123Z")
+        let milli = try #require(Timestamp(rfc3339: "2026-01-02T03:04:05.120Z"))
+        #expect(milli.rfc3339Precise == "2026-01-02T03:04:05.120Z")
+        let small = try #require(Timestamp(rfc3339: "2026-01-02T03:04:05.000007Z"))
+        #expect(small.rfc3339Precise == "2026-01-02T03:04:05.000007Z")
+        let before1970 = try #require(Timestamp(rfc3339: "1969-12-31T23:59:59.999999Z"))
+        #expect(before1970.rfc3339Precise == "1969-12-31T23:59:59.999999Z")
+    }
+}

@@ -273,3 +273,29 @@ import Testing
         #expect(items.first?.value == "\u{301}abc")
     }
 }
+
+/// `matchGlob` as GCS documents it (issue 13: `**/` matches zero or more segments).
+@Suite struct GlobTests {
+    @Test(
+        arguments: [
+            ("*.txt", "a.txt", true), ("*.txt", "a/b.txt", false), ("**.txt", "a/b.txt", true),
+            ("**/*.txt", "a.txt", true), ("**/*.txt", "a/b/c.txt", true), ("**/x", "x", true), ("**/x", "ax", false),
+            ("a/**/b", "a/b", true), ("a/**/b", "a/x/b", true), ("a/**/b", "a/x/y/b", true), ("a/**/b", "ab", false),
+            ("a/**", "a/b/c", true), ("a?c", "abc", true), ("a?c", "a/c", false), ("[a-c]x", "bx", true),
+            ("[a-c]x", "dx", false), ("[!a]x", "bx", true), ("[!a]x", "ax", false), ("{foo,bar}.txt", "bar.txt", true),
+            ("{foo,bar}.txt", "baz.txt", false), ("\\*", "*", true), ("\\*", "a", false),
+        ] as [(String, String, Bool)])
+    func matches(pattern: String, name: String, expected: Bool) throws {
+        #expect(try Glob(pattern).matches(name) == expected, "\(pattern) ~ \(name)")
+    }
+
+    @Test func hostilePatternsAreBoundedInSteps() throws {
+        let long = String(repeating: "b", count: 1000)
+        #expect(try !Glob(String(repeating: "*", count: 50) + "a").matches(long), "a run of stars is one star")
+        #expect(try Glob("photos/**/*-{thumb,small}.jpg").matches("photos/2026/12/01/" + long + "-thumb.jpg"))
+        // Past the step budget a pattern is refused instead of matched at any cost.
+        #expect(throws: Glob.TooComplex.self) {
+            _ = try Glob(String(repeating: "**/", count: 30) + "a").matches(String(repeating: "b/", count: 500))
+        }
+    }
+}

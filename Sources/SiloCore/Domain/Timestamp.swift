@@ -36,6 +36,17 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// RFC 3339 with three fraction digits, or six when the time has microseconds: for times a client wrote
+    /// (`customTime`, retention times), which must read back at the precision they were set (issue 13).
+    public var rfc3339Precise: String {
+        let micros = Int(microseconds - floorDiv(microseconds, 1000) * 1000)
+        guard micros != 0 else { return rfc3339 }
+        var text = rfc3339
+        text.removeLast()  // the Z
+        let extra = String(micros)
+        return text + String(repeating: "0", count: 3 - extra.count) + extra + "Z"
+    }
+
     /// RFC 1123 (`Sun, 06 Nov 1994 08:49:37 GMT`) for `Last-Modified`.
     public var rfc1123: String {
         let (y, mo, d, h, mi, s, _) = components

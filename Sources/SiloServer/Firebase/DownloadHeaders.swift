@@ -2,16 +2,31 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// The response headers of one object version's downloads, which depend on nothing but the version.
+/// The response headers of one object version's downloads, which depend on nothing but the version (and on which
+/// API serves it: the GCS JSON API's media downloads also carry the custom metadata as `x-goog-meta-*`, as GCS's
+/// do; the v0 API's, which token holders read, do not).
 struct DownloadHeaders: Sendable {
+    enum API: Sendable {
+        case firebase
+        case gcs
+    }
+
+    /// The header lists of one API's answers.
+    struct Variant: Sendable {
+        /// Validators, type, disposition and the `X-Goog-*` fields every download carries.
+        let base: HTTPHeaders
+        /// `base` plus `Content-Encoding` when one is stored: where 206 and 416 answers start.
+        let encoded: HTTPHeaders
+        /// `encoded` plus `X-Goog-Hash`: a whole-object 200, as sent.
+        let whole: HTTPHeaders
+    }
+
     /// The quoted ETag, for `If-None-Match`.
     let etag: String
-    /// Validators, type, disposition and the `X-Goog-*` fields every download carries.
-    let base: HTTPHeaders
-    /// `base` plus `Content-Encoding` when one is stored: where 206 and 416 answers start.
-    let encoded: HTTPHeaders
-    /// `encoded` plus `X-Goog-Hash`: a whole-object 200, as sent.
-    let whole: HTTPHeaders
+    let firebase: Variant
+    let gcs: Variant
+
+    func variant(_ api: API) -> Variant { api == .gcs ? gcs : firebase }
 
     init(_ record: ObjectRecord) {
         // Every name is added once (no `set`, which scans the list).
@@ -29,12 +44,24 @@ struct DownloadHeaders: Sendable {
         headers.add("X-Goog-Storage-Class", "STANDARD")
         headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
         headers.add("X-Goog-Stored-Content-Length", String(record.size))
-        base = headers
+        firebase = Self.variant(headers, record)
+        for (key, value) in record.fields.customMetadata.sorted(by: { $0.key < $1.key }) {
+            headers.add("X-Goog-Meta-" + key, value)
+        }
+        if !record.fields.downloadTokens.isEmpty {
+            headers.add(
+                "X-Goog-Meta-" + ObjectFields.downloadTokensKey, record.fields.downloadTokens.joined(separator: ","))
+        }
+        gcs = Self.variant(headers, record)
+    }
+
+    private static func variant(_ base: HTTPHeaders, _ record: ObjectRecord) -> Variant {
+        var headers = base
         if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
-        encoded = headers
+        let encoded = headers
         headers.add(
             "X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
         // Sent as it is on every repeated whole-object download: formatted once.
-        whole = headers.preformatted()
+        return Variant(base: base, encoded: encoded, whole: headers.preformatted())
     }
 }

@@ -10,21 +10,26 @@ struct DownloadResponder {
 
     /// Serves the bytes of the object `lookup` finds. An overwrite between reading the metadata and opening the blob
     /// can delete the blob just found; then the object is looked up again (at most twice more).
-    func respond(request: HTTPRequestHead, lookup: () throws -> ObjectRecord) throws -> HTTPResponse {
+    func respond(request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, lookup: () throws -> ObjectRecord)
+        throws -> HTTPResponse
+    {
         var attempt = 0
         while true {
             let record = try lookup()
             do {
-                return try respond(record, request: request)
+                return try respond(record, request: request, api: api)
             } catch let error as StorageError where error.code == .notFound && attempt < 2 {
                 attempt += 1
             }
         }
     }
 
-    func respond(_ record: ObjectRecord, request: HTTPRequestHead) throws -> HTTPResponse {
-        let prepared = service.versionResponses.downloadHeaders(record)
-        if let match = request.headers["If-None-Match"], Self.matches(match, etag: prepared.etag) {
+    func respond(_ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase) throws
+        -> HTTPResponse
+    {
+        let headers = service.versionResponses.downloadHeaders(record)
+        let prepared = headers.variant(api)
+        if let match = request.headers["If-None-Match"], Self.matches(match, etag: headers.etag) {
             return HTTPResponse(status: 304, headers: prepared.base)
         }
 

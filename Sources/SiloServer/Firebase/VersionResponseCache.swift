@@ -29,8 +29,9 @@ final class VersionResponseCache: Sendable {
     /// - Parameter maxBytes: the budget of each of the two caches.
     init(capacity: Int, maxBytes: Int) {
         headers = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, headers in
-            // Three field lists plus the preformatted bytes of the last, each about the size of those bytes.
-            VersionKey.bytes(key) + 4 * (headers.whole.wireFormat?.count ?? 2048)
+            // Per API three field lists plus the preformatted bytes of the last, each about the size of those bytes.
+            VersionKey.bytes(key) + 4
+                * ((headers.firebase.whole.wireFormat?.count ?? 2048) + (headers.gcs.whole.wireFormat?.count ?? 2048))
         }
         firebaseJSON = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, json in
             VersionKey.bytes(key) + json.count

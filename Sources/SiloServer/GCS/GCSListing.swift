@@ -24,10 +24,14 @@ struct GCSListing {
     }
 
     let store: any MetadataStore
+    /// Names one page may examine: a glob or an end offset that matches little must not make one request walk a
+    /// whole bucket. The page then ends early with a token, as GCS's short pages do.
+    var scanBudget = 10_000
 
     func page(_ bucket: BucketName, _ query: Query) throws -> Page {
         var page = Page()
         var emitted = 0
+        var scanned = 0
         let delimiter = Array(query.delimiter.utf8)
         let prefixBytes = Array(query.prefix.utf8)
         let end = query.endOffset.map { Array($0.utf8) }
@@ -46,14 +50,15 @@ struct GCSListing {
             for record in batch {
                 let name = Array(record.name.rawValue.utf8)
                 if let end, !name.lexicographicallyPrecedes(end) { return page }
-                if emitted >= query.maxResults {
+                scanned += 1
+                if emitted >= query.maxResults || (scanned > scanBudget && cursor != nil) {
                     page.nextToken = cursor
                     return page
                 }
                 if !delimiter.isEmpty, let at = find(delimiter, in: name, from: prefixBytes.count) {
                     let common = Array(name[..<(at + delimiter.count)])
                     let commonString = String(decoding: common, as: UTF8.self)
-                    if query.glob.map({ $0.matches(commonString) }) ?? true {
+                    if try query.glob.map({ try $0.matches(commonString) }) ?? true {
                         page.prefixes.append(commonString)
                         emitted += 1
                     }
@@ -66,7 +71,7 @@ struct GCSListing {
                     restart = true
                     break
                 }
-                if query.glob.map({ $0.matches(record.name.rawValue) }) ?? true {
+                if try query.glob.map({ try $0.matches(record.name.rawValue) }) ?? true {
                     page.items.append(record)
                     emitted += 1
                 }

@@ -35,7 +35,7 @@ struct GCSObjectRoutes {
                 return record
             }
             guard media else { return Reply.json(200, GCSJSON.object(try lookup(), base: context.externalBase)) }
-            return try download.respond(request: context.head, lookup: lookup)
+            return try download.respond(request: context.head, api: .gcs, lookup: lookup)
         } catch let error as StorageError where media && error.code == .notFound {
             // Media downloads answer 404 in plain text, as GCS does.
             return Reply.text(404, error.message)
@@ -106,6 +106,10 @@ struct GCSObjectRoutes {
             query.endOffset = q["endOffset"].flatMap { $0.isEmpty ? nil : $0 }
             query.includeTrailingDelimiter = q["includeTrailingDelimiter"]?.lowercased() == "true"
             if let pattern = q["matchGlob"], !pattern.isEmpty {
+                // GCS: a glob lists by names across segments; only `/` combines with it as a delimiter.
+                if !query.delimiter.isEmpty && query.delimiter != "/" {
+                    throw StorageError(.invalidArgument, "matchGlob can only be used with the delimiter '/'")
+                }
                 do { query.glob = try Glob(pattern) } catch {
                     throw StorageError(.invalidArgument, "invalid matchGlob pattern \(pattern.prefix(100))")
                 }
@@ -116,7 +120,10 @@ struct GCSObjectRoutes {
                 }
                 query.after = decoded
             }
-            let page = try GCSListing(store: service.metadata).page(bucket, query)
+            let page: GCSListing.Page
+            do { page = try GCSListing(store: service.metadata).page(bucket, query) } catch is Glob.TooComplex {
+                throw StorageError(.invalidArgument, "matchGlob pattern is too complex")
+            }
             var o = JSONObject()
             o["kind"] = .string("storage#objects")
             if let next = page.nextToken { o["nextPageToken"] = .string(Base64.encodeURLSafe(next)) }

@@ -1,5 +1,6 @@
-/// `matchGlob` of the GCS list API: `*` matches within one `/`-separated segment, `**` across segments, `?` one
-/// character other than `/`, `[abc]`/`[a-z]`/`[!a]` a class, `{a,b}` alternatives. Matching works on Unicode
+/// `matchGlob` of the GCS list API: `*` matches within one `/`-separated segment, `**` across segments (`**/` zero
+/// or more whole segments, so `**/x` matches `x` too, as in GCS), `?` one character other than `/`,
+/// `[abc]`/`[a-z]`/`[!a]` a class, `{a,b}` alternatives. Matching works on Unicode
 /// scalars and is iterative with memoisation, so hostile patterns cannot blow up.
 struct Glob {
     private indirect enum Token: Equatable {
@@ -7,6 +8,7 @@ struct Glob {
         case any  // ?
         case star  // *
         case globstar  // **
+        case segments  // **/ : zero or more segments, each with its slash
         case set([ClosedRange<Unicode.Scalar>], negated: Bool)
         case alternatives([[Token]])
     }
@@ -28,10 +30,19 @@ struct Glob {
             s.removeFirst()
             switch c {
             case "*":
-                if s.first == "*" {
+                // Runs of stars match what their widest member does: one token, not one loop each.
+                var globstar = false
+                while s.first == "*" {
                     s.removeFirst()
-                    out.append(.globstar)
-                } else {
+                    globstar = true
+                }
+                if globstar && s.first == "/" && out.last != .globstar {
+                    s.removeFirst()
+                    out.append(.segments)
+                } else if globstar {
+                    if out.last == .star { out.removeLast() }
+                    if out.last != .globstar { out.append(.globstar) }
+                } else if out.last != .star && out.last != .globstar {
                     out.append(.star)
                 }
             case "?": out.append(.any)
@@ -77,34 +88,48 @@ struct Glob {
         return out
     }
 
-    func matches(_ text: String) -> Bool {
+    /// Steps one name may cost; a pattern that needs more for a name of at most 1024 bytes is refused rather than
+    /// let a listing burn the server's CPU.
+    static let stepsPerName = 200_000
+
+    struct TooComplex: Error {}
+
+    /// Throws ``TooComplex`` when matching `text` would take more than ``stepsPerName`` steps.
+    func matches(_ text: String) throws -> Bool {
         let input = Array(text.unicodeScalars)
         var memo = Set<Int>()
-        return Glob.match(tokens[...], input, 0, &memo, tokens.count)
+        var steps = Glob.stepsPerName
+        let result = Glob.match(tokens[...], input, 0, &memo, tokens.count, &steps)
+        guard steps >= 0 else { throw TooComplex() }
+        return result
     }
 
     /// Whether `tokens` matches `input[at...]` completely. `memo` records failed (token position, input position)
     /// pairs for the top-level token list so star backtracking stays polynomial.
     private static func match(
-        _ tokens: ArraySlice<Token>, _ input: [Unicode.Scalar], _ at: Int, _ memo: inout Set<Int>, _ width: Int
+        _ tokens: ArraySlice<Token>, _ input: [Unicode.Scalar], _ at: Int, _ memo: inout Set<Int>, _ width: Int,
+        _ steps: inout Int
     ) -> Bool {
+        steps -= 1
+        if steps < 0 { return false }
         guard let token = tokens.first else { return at == input.count }
         let key = at * (width + 1) + (tokens.startIndex)
         if memo.contains(key) { return false }
         let rest = tokens.dropFirst()
         var result = false
         switch token {
-        case .literal(let c): result = at < input.count && input[at] == c && match(rest, input, at + 1, &memo, width)
-        case .any: result = at < input.count && input[at] != "/" && match(rest, input, at + 1, &memo, width)
+        case .literal(let c):
+            result = at < input.count && input[at] == c && match(rest, input, at + 1, &memo, width, &steps)
+        case .any: result = at < input.count && input[at] != "/" && match(rest, input, at + 1, &memo, width, &steps)
         case .set(let ranges, let negated):
             if at < input.count {
                 let inSet = ranges.contains { $0.contains(input[at]) }
-                result = inSet != negated && match(rest, input, at + 1, &memo, width)
+                result = inSet != negated && match(rest, input, at + 1, &memo, width, &steps)
             }
         case .star:
             var i = at
             while true {
-                if match(rest, input, i, &memo, width) {
+                if match(rest, input, i, &memo, width, &steps) {
                     result = true
                     break
                 }
@@ -114,7 +139,17 @@ struct Glob {
         case .globstar:
             var i = at
             while i <= input.count {
-                if match(rest, input, i, &memo, width) {
+                if match(rest, input, i, &memo, width, &steps) {
+                    result = true
+                    break
+                }
+                i += 1
+            }
+        case .segments:
+            // Zero segments, or up to any slash: the rest must match from a segment's start.
+            var i = at
+            while i <= input.count {
+                if (i == at || input[i - 1] == "/") && match(rest, input, i, &memo, width, &steps) {
                     result = true
                     break
                 }
@@ -125,7 +160,7 @@ struct Glob {
             for option in options {
                 var local = Set<Int>()
                 let expanded = Array(option) + Array(rest)
-                if match(expanded[...], input, at, &local, expanded.count) {
+                if match(expanded[...], input, at, &local, expanded.count, &steps) {
                     result = true
                     break
                 }
