@@ -71,6 +71,7 @@ struct ServeCommand: ParsableCommand {
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
             configuration.openAdminAPI = security.posture.emulatorTokens
+            configuration.createBucketsOnUpload = options.createBucketsOnUpload ?? security.posture.emulatorTokens
             configuration.maxObjectSize = options.limits.maxObjectSize
             configuration.maxJSONBodyBytes = options.limits.maxJSONBodyBytes
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
@@ -80,6 +81,15 @@ struct ServeCommand: ParsableCommand {
                 credentials: security.verifier, logger: logger)
             // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
             _ = app.collectGarbage(graceSeconds: 0)
+            // The served buckets exist from the start, as the emulator's default bucket does (GCS clients list and
+            // upload without creating them); in emulator mode so does the project's default bucket.
+            var defaults = options.buckets
+            if security.posture.emulatorTokens && defaults.isEmpty,
+                let bucket = try? BucketName(options.projectID + ".appspot.com")
+            {
+                defaults.append(bucket)
+            }
+            for bucket in defaults { _ = try metadata.ensureBucket(bucket) }
             server = try makeHTTPServer(options, handler: app, logger: logger)
         } catch {
             writeError("silo serve: \(describe(error))\n")

@@ -26,6 +26,8 @@ struct ServeOptions {
     var importDirectory: String?
     var exportOnExit = false
     var printConfig = false
+    /// Whether a v0 upload creates a bucket that does not exist; nil: in emulator mode only.
+    var createBucketsOnUpload: Bool?
     /// Limits (issue 12); each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
 
@@ -141,6 +143,11 @@ struct ServeOptions {
             .value(
                 "max-pending-bytes-per-caller", valueName: "SIZE",
                 help: "bytes one caller's open resumable uploads may hold (429 beyond it)", defaultValue: "64GiB"),
+            .value(
+                "create-buckets-on-upload", valueName: "BOOL",
+                help:
+                    "whether a Firebase (v0) upload creates a bucket that does not exist, as the Firebase emulator does (default: in emulator mode only; the GCS API never does)"
+            ),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -192,6 +199,13 @@ struct ServeOptions {
                 throw ValidationError("--drain-seconds must be a number ≥ 0")
             }
             drainSeconds = seconds
+        }
+        if let text = values.value("create-buckets-on-upload") {
+            switch text.lowercased() {
+            case "true", "yes", "1", "on": createBucketsOnUpload = true
+            case "false", "no", "0", "off": createBucketsOnUpload = false
+            default: throw ValidationError("--create-buckets-on-upload must be true or false, not '\(text)'")
+            }
         }
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")

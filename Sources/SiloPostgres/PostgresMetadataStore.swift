@@ -243,7 +243,12 @@ public final class PostgresMetadataStore: MetadataStore {
             try conditions.check(current, describing: describe(draft.bucket, draft.name))
             // Locked, so a finalize of the same session on another node waits and then finds it final.
             let session = try sessionID.map { try activeSession($0, connection) }
-            // Objects imply their bucket, as in the Firebase emulator.
+            // Objects imply their bucket, as in the Firebase emulator, unless the write says otherwise.
+            if !draft.createsBucket,
+                try connection.query(Self.selectBucket, [.text(draft.bucket.rawValue)]).rowCount == 0
+            {
+                throw StorageError.noSuchBucket(draft.bucket)
+            }
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
                 let key: [Value] = [

@@ -223,6 +223,9 @@ public final class SQLiteMetadataStore: MetadataStore {
             try conditions.check(current, describing: describe(draft.bucket, draft.name))
             let session = try sessionID.map { try activeSession($0, connection) }
             // Objects imply their bucket, as in the Firebase emulator.
+            if !draft.createsBucket, try storedBucket(draft.bucket, connection) == nil {
+                throw StorageError.noSuchBucket(draft.bucket)
+            }
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
                 let key: [SQLValue] = [

@@ -37,6 +37,17 @@ final class ObjectService: Sendable {
         }
     }
 
+    /// Throws GCS's 404 unless the bucket exists (it is served and was created).
+    func requireBucket(_ bucket: BucketName) throws {
+        try checkServed(bucket)
+        guard try metadata.bucket(bucket) != nil else { throw StorageError.noSuchBucket(bucket) }
+    }
+
+    /// Before a v0 upload stores anything: a bucket that does not exist is a 404 unless uploads create buckets.
+    func checkUploadBucket(_ bucket: BucketName) throws {
+        if configuration.createBucketsOnUpload { try checkServed(bucket) } else { try requireBucket(bucket) }
+    }
+
     /// Decides access; admin credentials always pass. Throws `.permissionDenied` with the emulator's wording.
     func authorize(_ request: AccessRequest) throws {
         if request.principal?.isAdmin == true { return }
@@ -91,7 +102,7 @@ final class ObjectService: Sendable {
         bucket: BucketName, name: ObjectName, fields: ObjectFields, declaredSize: Int64?, principal: Principal?,
         time: Timestamp
     ) throws {
-        try checkServed(bucket)
+        try checkUploadBucket(bucket)
         if let declaredSize { try checkObjectSize(declaredSize, "\(bucket)/\(name)") }
         guard principal?.isAdmin != true else { return }
         var request = AccessRequest(
@@ -144,10 +155,12 @@ final class ObjectService: Sendable {
     /// the commit also finalizes that resumable session, in the same transaction.
     func commitUpload(
         bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
-        conditions: Preconditions, principal: Principal?, time: Timestamp, finalizing sessionID: String? = nil
+        conditions: Preconditions, principal: Principal?, time: Timestamp, finalizing sessionID: String? = nil,
+        createsBucket: Bool
     ) throws -> ObjectRecord {
         try checkServed(bucket)
-        let draft = ObjectDraft(bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields)
+        let draft = ObjectDraft(
+            bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
         return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
             try authorize(
                 AccessRequest(

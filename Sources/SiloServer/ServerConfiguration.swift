@@ -2,8 +2,12 @@ public import SiloCore
 
 /// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
 public struct ServerConfiguration: Sendable {
-    /// Buckets served; nil serves any valid name and creates buckets on first write (as the emulator does).
+    /// Buckets served; nil serves any valid name.
     public var buckets: Set<BucketName>?
+    /// Whether a v0 upload into a bucket that does not exist creates it, as the Firebase emulator does (`silo serve`
+    /// turns it on in emulator mode; `--create-buckets-on-upload` decides). The GCS JSON API never does: it answers
+    /// 404 for a bucket that was never created, as GCS does (issue 13).
+    public var createBucketsOnUpload = true
     /// Upload granularity advertised to resumable clients (GTM rounds chunk sizes to it).
     public var chunkGranularity = 262_144
     /// Bodies parsed as JSON (metadata, resumable start) are refused beyond this size.

@@ -226,7 +226,10 @@ import Testing
                 method: "GET", target: "/storage/v1/b/B/o/x", headers: ["Authorization": "Bearer \(token)"])
             #expect(gcs.status == 401, "\(what) (GCS): \(gcs.status)")
         }
-        // The GCS API needs admin credentials outside emulator mode.
+        // The GCS API needs admin credentials outside emulator mode (and the bucket must exist: GCS never makes one).
+        _ = try client.send(
+            method: "POST", target: "/storage/v1/b", headers: ["Authorization": "Bearer \(SpecCaseHTTPTests.adminKey)"],
+            body: Array(#"{"name":"B"}"#.utf8))
         #expect(try client.send(method: "GET", target: "/storage/v1/b/B/o").status == 401)
         #expect(
             try client.send(method: "GET", target: "/storage/v1/b/B/o", headers: ["Authorization": "Bearer \(good)"])

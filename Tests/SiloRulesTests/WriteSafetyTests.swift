@@ -226,6 +226,7 @@ import Testing
             configuration: configuration, policy: RulesAccessPolicy(program: program),
             credentials: TokenVerifier(verifier))
         let c = secured.client()
+        _ = try secured.metadata.ensureBucket(try BucketName(bucketName))
         let started = try c.send(
             method: "POST",
             target: "/upload/storage/v1/b/\(bucketName)/o?uploadType=resumable&name=users%2Fbob%2Fp.txt",

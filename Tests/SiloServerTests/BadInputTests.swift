@@ -83,6 +83,7 @@ import Glibc
             ("bytes +0-0/1", "x"), ("bytes 0-+0/1", "x"), ("bytes 0-0/+1", "x"), ("bytes +0-*/1", "x"),
         ])
     func hostileContentRange(range: String, body: String) throws {
+        _ = try server.metadata.ensureBucket(try BucketName(bucket))
         let start = try client.send(
             method: "POST", target: "/upload/storage/v1/b/\(bucket)/o?uploadType=resumable&name=cr",
             headers: ["Content-Type": "application/json"], body: bytes("{}"))

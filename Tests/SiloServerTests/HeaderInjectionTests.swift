@@ -52,6 +52,7 @@ import Testing
 
     @Test("v0 multipart, resumable start and GCS multipart metadata refuse them")
     func uploadMetadata() throws {
+        _ = try server.metadata.ensureBucket(try BucketName(bucket))
         let metadata = String(decoding: Self.json("contentType", Self.poison[0]), as: UTF8.self)
         #expect(try client.multipartUpload("mp.txt", metadata: metadata, bytes("x")).status == 400)
         let start = try client.send(

@@ -37,5 +37,9 @@ def client(silo):
 
 @pytest.fixture
 def bucket(client, request):
+    # GCS answers 404 for a bucket that was never created, and so does Silo's GCS API: make it first.
     name = "t-" + re.sub(r"[^a-z0-9]", "-", request.node.name.lower())[:50].strip("-")
-    return client.bucket(name)
+    bucket = client.bucket(name)
+    if not bucket.exists():
+        client.create_bucket(name)
+    return bucket

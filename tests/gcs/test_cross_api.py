@@ -66,7 +66,6 @@ def test_gcsfs_pipe_put_open(silo, bucket, size, tmp_path):
     from gcsfs.core import GCSFileSystem
     fs = GCSFileSystem(endpoint_url=silo, token="anon", project="demo")
     data = os.urandom(size)
-    fs.mkdir(bucket.name)
     fs.pipe(f"{bucket.name}/pipe/{size}", data)
     assert fs.cat(f"{bucket.name}/pipe/{size}") == data
     local = tmp_path / "local.bin"

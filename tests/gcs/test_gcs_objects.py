@@ -239,7 +239,7 @@ def test_copy_rewrite_compose(bucket):
 
 
 def test_versions(client, bucket):
-    b = client.create_bucket(bucket.name)
+    b = client.get_bucket(bucket.name)
     b.versioning_enabled = True
     b.patch()
     assert client.get_bucket(bucket.name).versioning_enabled
@@ -254,6 +254,16 @@ def test_versions(client, bucket):
     assert [v.generation for v in client.list_blobs(b, versions=True) if v.name == "v.txt"] == [new.generation]
     with pytest.raises(exceptions.NotFound):
         b.blob("v.txt", generation=old.generation).download_as_bytes()
+
+
+def test_missing_bucket_is_404(client):
+    # Issue 13: GCS never creates a bucket on upload or list; neither does Silo's GCS API.
+    missing = client.bucket("never-created-bucket")
+    with pytest.raises(exceptions.NotFound):
+        missing.blob("x").upload_from_string(b"x")
+    with pytest.raises(exceptions.NotFound):
+        list(client.list_blobs(missing))
+    assert not missing.exists()
 
 
 def test_buckets(client):

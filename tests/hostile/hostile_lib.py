@@ -458,8 +458,9 @@ class Silo:
             admin_file = os.path.join(self.dir, "admin-keys")
             with open(admin_file, "w") as f:
                 f.write("# hostile suite\n" + ADMIN_KEY + "\n")
+            # A secured server serves the buckets it is given (created at startup); uploads do not create them.
             self.args += ["--rules", self.rules_file, "--auth-secret", self.secret_file,
-                          "--admin-key-file", admin_file, "--project", PROJECT]
+                          "--admin-key-file", admin_file, "--project", PROJECT, "--bucket", BUCKET]
         self.args += Silo.common_args + self.extra
         self.proc = None
         self.port = None

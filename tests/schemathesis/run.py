@@ -277,7 +277,9 @@ def main():
         f.write(ADMIN_KEY + "\n")
     proc, port, _ = start_silo(
         args.binary, "--data", os.path.join(work, "data"), "--rules", os.path.join(HERE, "storage.rules"),
-        "--auth-secret", secret, "--admin-key-file", keys, "--project", PROJECT, "--threads", "4")
+        "--auth-secret", secret, "--admin-key-file", keys, "--project", PROJECT, "--threads", "4",
+        # Secured: the bucket exists from startup; uploads never create one.
+        "--bucket", BUCKET)
     base = f"http://127.0.0.1:{port}"
     log(f"silo serve ({args.binary}) on {base}: rules, HS256 tokens, admin key; reports in {out}")
     failed = False

@@ -60,10 +60,13 @@ public struct ObjectDraft: Sendable, Equatable {
     public var blobID: BlobID
     public var fields: ObjectFields
     public var componentCount: Int?
+    /// Whether the write creates the bucket when it does not exist (the Firebase emulator's v0 behaviour) or the
+    /// store refuses it with `.notFound`, as GCS does (issue 13).
+    public var createsBucket: Bool
 
     public init(
         bucket: BucketName, name: ObjectName, blob: BlobSummary, blobID: BlobID, fields: ObjectFields,
-        componentCount: Int? = nil
+        componentCount: Int? = nil, createsBucket: Bool = true
     ) {
         self.bucket = bucket
         self.name = name
@@ -71,6 +74,7 @@ public struct ObjectDraft: Sendable, Equatable {
         self.blobID = blobID
         self.fields = fields
         self.componentCount = componentCount
+        self.createsBucket = createsBucket
     }
 }
 
@@ -105,5 +109,12 @@ extension ObjectRecord {
         }
         bytes += f.customMetadataBytes + 32 * f.customMetadata.count + 48 * f.downloadTokens.count
         return bytes
+    }
+}
+
+extension StorageError {
+    /// GCS's answer for a bucket that was never created.
+    public static func noSuchBucket(_ name: BucketName) -> StorageError {
+        StorageError(.notFound, "The specified bucket does not exist: \(name.rawValue)")
     }
 }

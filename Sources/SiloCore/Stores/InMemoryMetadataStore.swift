@@ -132,6 +132,9 @@ public final class InMemoryMetadataStore: MetadataStore {
                 session = found
             }
             // Objects imply their bucket, as in the Firebase emulator.
+            guard draft.createsBucket || state.buckets[draft.bucket] != nil else {
+                throw StorageError.noSuchBucket(draft.bucket)
+            }
             let bucket = state.ensureBucket(draft.bucket, at: time)
             let generation = max(time.microseconds, state.lastGeneration + 1)
             state.lastGeneration = generation

@@ -24,7 +24,8 @@ public protocol MetadataStore: Sendable {
     /// The live version (generation nil) or a specific generation (live or, with versioning, noncurrent).
     func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord?
 
-    /// Makes `draft` the live version of its name: checks `conditions` against the current live version,
+    /// Makes `draft` the live version of its name (creating its bucket if `draft.createsBucket`, else throwing
+    /// `.notFound` when there is none): checks `conditions` against the current live version,
     /// assigns a new generation (greater than any before it) with metageneration 1, and removes `draft.blobID`
     /// from the pending-blob list. The replaced version's blob becomes garbage (see `garbageBlobs`).
     /// Returns the stored record and the replaced one.

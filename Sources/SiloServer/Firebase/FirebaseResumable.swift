@@ -19,7 +19,7 @@ struct FirebaseResumable {
         .readBody(
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
                 do {
-                    try service.checkServed(bucket)
+                    try service.checkUploadBucket(bucket)
                     let changes = try UploadFields.parseChanges(body)
                     let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: changes)
                     let headers = context.headers

@@ -227,7 +227,8 @@ struct FirebaseRoutes {
                 MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
                     let record = try service.commitUpload(
                         bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
-                        fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
+                        fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now(),
+                        createsBucket: service.configuration.createBucketsOnUpload)
                     return Reply.json(200, FirebaseMetadata.json(record))
                 })
         } catch {
@@ -244,7 +245,7 @@ struct FirebaseRoutes {
                         .invalidArgument,
                         "Bad content type. Multipart uploads need Content-Type: multipart/related; boundary=…")))
         }
-        do { try service.checkServed(bucket) } catch { return .respond(Reply.firebaseError(error)) }
+        do { try service.checkUploadBucket(bucket) } catch { return .respond(Reply.firebaseError(error)) }
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
@@ -267,7 +268,8 @@ struct FirebaseRoutes {
                 }
                 let record = try service.commitUpload(
                     bucket: bucket, name: name, blobID: parts.ingest.blobID, summary: parts.summary,
-                    fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now())
+                    fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now(),
+                    createsBucket: service.configuration.createBucketsOnUpload)
                 return Reply.json(200, FirebaseMetadata.json(record))
             })
     }

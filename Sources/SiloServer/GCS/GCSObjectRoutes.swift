@@ -89,7 +89,7 @@ struct GCSObjectRoutes {
 
     func list(_ context: RequestContext, _ bucket: BucketName) -> HTTPResponse {
         run {
-            try service.checkServed(bucket)
+            try service.requireBucket(bucket)
             let q = context.query
             var query = GCSListing.Query()
             query.prefix = q["prefix"] ?? ""
@@ -145,7 +145,7 @@ struct GCSObjectRoutes {
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                 run {
                     try service.checkServed(source.0)
-                    try service.checkServed(destination.0)
+                    try service.requireBucket(destination.0)
                     let changes = try body.isEmpty ? nil : UploadFields.parseChanges(body)
                     let generation = try GCSConditions.generation(context.query, "sourceGeneration")
                     guard let original = try service.metadata.object(source.0, source.1, generation: generation) else {
@@ -183,7 +183,7 @@ struct GCSObjectRoutes {
         .readBody(
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                 run {
-                    try service.checkServed(bucket)
+                    try service.requireBucket(bucket)
                     guard case .object(let request) = try JSONValue.parse(body),
                         let sources = request["sourceObjects"]?.arrayValue, !sources.isEmpty
                     else { throw StorageError(.invalidArgument, "compose needs a non-empty sourceObjects list") }
@@ -248,7 +248,7 @@ extension ObjectService {
             try checkServed(bucket)
             let draft = ObjectDraft(
                 bucket: bucket, name: name, blob: summary, blobID: ingest.blobID, fields: fields,
-                componentCount: componentCount)
+                componentCount: componentCount, createsBucket: false)
             return try commit(draft, conditions: conditions, time: Timestamp.now())
         } catch {
             ingest.discard()

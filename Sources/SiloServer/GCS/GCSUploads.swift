@@ -14,7 +14,8 @@ struct GCSUploads {
         scheme: "Bearer", credential: "", uid: nil, claimsJSON: "{}", isAdmin: true, verified: true)
 
     func handle(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
-        do { try service.checkServed(bucket) } catch { return .respond(Reply.gcsError(error)) }
+        // GCS never creates a bucket on upload: decided before the body is read.
+        do { try service.requireBucket(bucket) } catch { return .respond(Reply.gcsError(error)) }
         if context.query.contains("upload_id") {
             // Both flavours on the session URL: X-Goog-Upload-Command means the v0 protocol (the emulator's own
             // tests send it), otherwise Content-Range semantics.
@@ -60,7 +61,8 @@ struct GCSUploads {
         let record = try service.commitUpload(
             bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
             fields: try Self.fields(changes, fallbackContentType: fallbackContentType),
-            conditions: try GCSConditions.destination(context.query), principal: Self.admin, time: Timestamp.now())
+            conditions: try GCSConditions.destination(context.query), principal: Self.admin, time: Timestamp.now(),
+            createsBucket: false)
         return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
     }
 

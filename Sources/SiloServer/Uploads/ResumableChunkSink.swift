@@ -152,7 +152,8 @@ final class ResumableChunkSink: RequestBodySink {
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
             fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now(),
-            finalizing: current.id)
+            finalizing: current.id,
+            createsBucket: current.api == .firebase && service.configuration.createBucketsOnUpload)
     }
 
     /// Recomputes the checksums from the stored bytes (after a restart the running hasher is gone).
