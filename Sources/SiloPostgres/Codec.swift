@@ -47,13 +47,13 @@ enum Codec {
             componentCount: try row.optionalInt64(18).map { Int($0) })
     }
 
-    static let bucketColumns = "name, time_created, updated, metageneration, versioning"
+    static let bucketColumns = "name, time_created, updated, metageneration, versioning, resource, generation"
 
     /// Values for `bucketColumns`, in order.
     static func bucketValues(_ record: BucketRecord) -> [Value] {
         [
             .text(record.name.rawValue), .int64(record.timeCreated.microseconds), .int64(record.updated.microseconds),
-            .int64(record.metageneration), .bool(record.versioning),
+            .int64(record.metageneration), .bool(record.versioning), .text(record.resource), .int64(record.generation),
         ]
     }
 
@@ -61,7 +61,7 @@ enum Codec {
         BucketRecord(
             name: try BucketName(row.text(0)), timeCreated: Timestamp(microseconds: try row.int64(1)),
             updated: Timestamp(microseconds: try row.int64(2)), metageneration: try row.int64(3),
-            versioning: try row.bool(4))
+            versioning: try row.bool(4), resource: row.text(5), generation: try row.int64(6))
     }
 
     static func blobID(_ row: Row) throws -> BlobID {

@@ -77,6 +77,12 @@ enum Migrations {
         ALTER TABLE sessions ADD COLUMN received bigint NOT NULL DEFAULT 0;
         CREATE INDEX sessions_caller ON sessions (caller, updated) WHERE state = 'active';
         """,
+        // 3: the whole GCS bucket resource (issue 13) and the bucket's generation.
+        """
+        ALTER TABLE buckets ADD COLUMN resource text NOT NULL DEFAULT '{}';
+        ALTER TABLE buckets ADD COLUMN generation bigint NOT NULL DEFAULT 0;
+        UPDATE buckets SET generation = time_created;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

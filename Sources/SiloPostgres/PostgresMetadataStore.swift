@@ -124,7 +124,8 @@ public final class PostgresMetadataStore: MetadataStore {
     private func ensureBucket(_ name: BucketName, at time: Timestamp, _ connection: Connection) throws -> BucketRecord {
         try connection.query(
             """
-            INSERT INTO buckets (name, time_created, updated, metageneration, versioning) VALUES ($1, $2, $2, 1, false)
+            INSERT INTO buckets (name, time_created, updated, metageneration, versioning, generation)
+            VALUES ($1, $2, $2, 1, false, $2)
             ON CONFLICT (name) DO NOTHING
             """,
             [.text(name.rawValue), .int64(time.microseconds)])
@@ -144,17 +145,19 @@ public final class PostgresMetadataStore: MetadataStore {
         try read { try $0.query("SELECT \(Codec.bucketColumns) FROM buckets ORDER BY name").map(Codec.bucket) }
     }
 
-    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
-        let record = BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning)
+    public func createBucket(_ template: BucketRecord) throws -> BucketRecord {
+        let record = BucketRecord(
+            name: template.name, timeCreated: template.timeCreated, updated: template.timeCreated,
+            versioning: template.versioning, resource: template.resource)
         return try write { connection in
             let inserted = try connection.query(
                 """
-                INSERT INTO buckets (\(Codec.bucketColumns)) VALUES ($1, $2, $3, $4, $5)
+                INSERT INTO buckets (\(Codec.bucketColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
                 ON CONFLICT (name) DO NOTHING
                 """,
                 Codec.bucketValues(record))
             guard inserted.affectedRows == 1 else {
-                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+                throw StorageError(.alreadyExists, "Bucket already exists: \(template.name.rawValue)")
             }
             return record
         }
@@ -175,22 +178,27 @@ public final class PostgresMetadataStore: MetadataStore {
             record.timeCreated = stored.timeCreated
             record.metageneration = stored.metageneration + 1
             record.updated = time
+            record.generation = stored.generation
             try connection.query(
-                "UPDATE buckets SET updated = $1, metageneration = $2, versioning = $3 WHERE name = $4",
+                "UPDATE buckets SET updated = $1, metageneration = $2, versioning = $3, resource = $4 WHERE name = $5",
                 [
                     .int64(record.updated.microseconds), .int64(record.metageneration), .bool(record.versioning),
-                    .text(name.rawValue),
+                    .text(record.resource), .text(name.rawValue),
                 ])
             return record
         }
     }
 
-    public func deleteBucket(_ name: BucketName) throws {
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
         try write { connection in
             // FOR UPDATE waits for inserts holding the bucket FOR SHARE; their objects are then visible below.
-            guard try connection.query(Self.selectBucket + " FOR UPDATE", [.text(name.rawValue)]).rowCount > 0 else {
+            guard
+                let bucket = try connection.query(Self.selectBucket + " FOR UPDATE", [.text(name.rawValue)]).first(
+                    Codec.bucket)
+            else {
                 throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
             }
+            try check(bucket)
             let hasVersions =
                 try connection.query("SELECT 1 FROM objects WHERE bucket = $1 LIMIT 1", [.text(name.rawValue)])
                 .rowCount > 0

@@ -53,21 +53,22 @@ enum Codec {
             updated: Timestamp(microseconds: row.int64(17)), componentCount: row.optionalInt64(18).map { Int($0) })
     }
 
-    static let bucketColumns = "name, time_created, updated, metageneration, versioning"
+    static let bucketColumns = "name, time_created, updated, metageneration, versioning, resource, generation"
 
     /// Values for `bucketColumns`, in order.
     static func bucketValues(_ record: BucketRecord) -> [SQLValue] {
         [
             .text(record.name.rawValue), .integer(record.timeCreated.microseconds),
             .integer(record.updated.microseconds), .integer(record.metageneration),
-            .integer(record.versioning ? 1 : 0),
+            .integer(record.versioning ? 1 : 0), .text(record.resource), .integer(record.generation),
         ]
     }
 
     static func bucket(_ row: Statement) throws -> BucketRecord {
         BucketRecord(
             name: try BucketName(row.text(0)), timeCreated: Timestamp(microseconds: row.int64(1)),
-            updated: Timestamp(microseconds: row.int64(2)), metageneration: row.int64(3), versioning: row.int64(4) != 0)
+            updated: Timestamp(microseconds: row.int64(2)), metageneration: row.int64(3), versioning: row.int64(4) != 0,
+            resource: row.text(5), generation: row.int64(6))
     }
 
     /// Sessions are stored whole as JSON (read and written whole), in ``UploadSession``'s own Codable form, with the

@@ -122,8 +122,11 @@ public final class SQLiteMetadataStore: MetadataStore {
 
     private func ensureBucket(_ name: BucketName, at time: Timestamp, _ connection: Connection) throws -> BucketRecord {
         try connection.run(
-            "INSERT OR IGNORE INTO buckets (name, time_created, updated, metageneration, versioning) VALUES (?, ?, ?, 1, 0)",
-            [.text(name.rawValue), .integer(time.microseconds), .integer(time.microseconds)])
+            """
+            INSERT OR IGNORE INTO buckets (name, time_created, updated, metageneration, versioning, generation)
+            VALUES (?, ?, ?, 1, 0, ?)
+            """,
+            [.text(name.rawValue), .integer(time.microseconds), .integer(time.microseconds), .integer(time.microseconds)])
         guard
             let record = try connection.row(
                 "SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket)
@@ -135,15 +138,16 @@ public final class SQLiteMetadataStore: MetadataStore {
         try read { try $0.rows("SELECT \(Codec.bucketColumns) FROM buckets ORDER BY name", [], Codec.bucket) }
     }
 
-    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
+    public func createBucket(_ template: BucketRecord) throws -> BucketRecord {
         try write { connection, _ in
-            guard try storedBucket(name, connection) == nil else {
-                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            guard try storedBucket(template.name, connection) == nil else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(template.name.rawValue)")
             }
-            let record = BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning)
+            let record = BucketRecord(
+                name: template.name, timeCreated: template.timeCreated, updated: template.timeCreated,
+                versioning: template.versioning, resource: template.resource)
             try connection.run(
-                "INSERT INTO buckets (name, time_created, updated, metageneration, versioning) VALUES (?, ?, ?, ?, ?)",
-                Codec.bucketValues(record))
+                "INSERT INTO buckets (\(Codec.bucketColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)", Codec.bucketValues(record))
             return record
         }
     }
@@ -162,21 +166,23 @@ public final class SQLiteMetadataStore: MetadataStore {
             record.timeCreated = stored.timeCreated
             record.metageneration = stored.metageneration + 1
             record.updated = time
+            record.generation = stored.generation
             try connection.run(
-                "UPDATE buckets SET updated = ?, metageneration = ?, versioning = ? WHERE name = ?",
+                "UPDATE buckets SET updated = ?, metageneration = ?, versioning = ?, resource = ? WHERE name = ?",
                 [
                     .integer(record.updated.microseconds), .integer(record.metageneration),
-                    .integer(record.versioning ? 1 : 0), .text(name.rawValue),
+                    .integer(record.versioning ? 1 : 0), .text(record.resource), .text(name.rawValue),
                 ])
             return record
         }
     }
 
-    public func deleteBucket(_ name: BucketName) throws {
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
         try write { connection, _ in
-            guard try storedBucket(name, connection) != nil else {
+            guard let bucket = try storedBucket(name, connection) else {
                 throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
             }
+            try check(bucket)
             // A prefix of the primary key (bucket, name, generation): one index probe, live or noncurrent alike.
             let hasVersions =
                 try connection.row("SELECT 1 FROM objects WHERE bucket = ? LIMIT 1", [.text(name.rawValue)]) { _ in

@@ -93,18 +93,16 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func buckets() throws -> [BucketRecord] {
         try hooks.around(StoreCall("buckets")) { try inner.buckets() }
     }
-    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
-        try hooks.around(StoreCall("createBucket", name.rawValue)) {
-            try inner.createBucket(name, versioning: versioning, at: time)
-        }
+    public func createBucket(_ template: BucketRecord) throws -> BucketRecord {
+        try hooks.around(StoreCall("createBucket", template.name.rawValue)) { try inner.createBucket(template) }
     }
     public func updateBucket(_ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void)
         throws -> BucketRecord
     {
         try hooks.around(StoreCall("updateBucket", name.rawValue)) { try inner.updateBucket(name, at: time, change) }
     }
-    public func deleteBucket(_ name: BucketName) throws {
-        try hooks.around(StoreCall("deleteBucket", name.rawValue)) { try inner.deleteBucket(name) }
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
+        try hooks.around(StoreCall("deleteBucket", name.rawValue)) { try inner.deleteBucket(name, check: check) }
     }
     public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
         try hooks.around(object("object", bucket, name)) { try inner.object(bucket, name, generation: generation) }

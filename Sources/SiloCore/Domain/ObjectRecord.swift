@@ -85,16 +85,23 @@ public struct BucketRecord: Sendable, Equatable {
     public var updated: Timestamp
     public var metageneration: Int64
     public var versioning: Bool
+    /// The rest of GCS's bucket resource (labels, lifecycle, retention and soft-delete policies, IAM configuration,
+    /// …) as JSON text: the GCS API reads and writes it, stores keep it verbatim (issue 13).
+    public var resource: String
+    /// Fixed when the bucket is made (GCS buckets have one: a soft-deleted bucket is restored by it).
+    public var generation: Int64
 
     public init(
         name: BucketName, timeCreated: Timestamp, updated: Timestamp, metageneration: Int64 = 1,
-        versioning: Bool = false
+        versioning: Bool = false, resource: String = "{}", generation: Int64? = nil
     ) {
         self.name = name
         self.timeCreated = timeCreated
         self.updated = updated
         self.metageneration = metageneration
         self.versioning = versioning
+        self.resource = resource
+        self.generation = generation ?? timeCreated.microseconds
     }
 }
 

@@ -123,8 +123,8 @@ public final class CachingMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteBucket(_ name: BucketName) throws {
-        try writing(nil) { try inner.deleteBucket(name) }
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
+        try writing(nil) { try inner.deleteBucket(name, check: check) }
     }
 
     public func reset() throws {
@@ -136,9 +136,7 @@ public final class CachingMetadataStore: MetadataStore {
     public func bucket(_ name: BucketName) throws -> BucketRecord? { try inner.bucket(name) }
     public func ensureBucket(_ name: BucketName) throws -> BucketRecord { try inner.ensureBucket(name) }
     public func buckets() throws -> [BucketRecord] { try inner.buckets() }
-    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
-        try inner.createBucket(name, versioning: versioning, at: time)
-    }
+    public func createBucket(_ template: BucketRecord) throws -> BucketRecord { try inner.createBucket(template) }
     public func updateBucket(_ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void)
         throws -> BucketRecord
     {

@@ -65,13 +65,15 @@ public final class InMemoryMetadataStore: MetadataStore {
         state.withLock { Array($0.buckets.values) }.sorted { $0.name < $1.name }
     }
 
-    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
+    public func createBucket(_ template: BucketRecord) throws -> BucketRecord {
         try state.withLock { state in
-            guard state.buckets[name] == nil else {
-                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            guard state.buckets[template.name] == nil else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(template.name.rawValue)")
             }
-            let record = BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning)
-            state.buckets[name] = record
+            let record = BucketRecord(
+                name: template.name, timeCreated: template.timeCreated, updated: template.timeCreated,
+                versioning: template.versioning, resource: template.resource)
+            state.buckets[template.name] = record
             return record
         }
     }
@@ -88,6 +90,7 @@ public final class InMemoryMetadataStore: MetadataStore {
             guard record.name == name else { throw StorageError(.invalidArgument, "a bucket's name cannot change") }
             // The store owns these, whatever `change` did to them.
             record.timeCreated = stored.timeCreated
+            record.generation = stored.generation
             record.metageneration = stored.metageneration + 1
             record.updated = time
             state.buckets[name] = record
@@ -95,9 +98,12 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteBucket(_ name: BucketName) throws {
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
         try state.withLock { state in
-            guard state.buckets[name] != nil else { throw StorageError(.notFound, "No such bucket: \(name.rawValue)") }
+            guard let bucket = state.buckets[name] else {
+                throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
+            }
+            try check(bucket)
             // `objects` only holds names with at least one version, so any key in the bucket means a version.
             guard !state.objects.keys.contains(where: { $0.bucket == name }) else {
                 throw StorageError(.conflict, "The bucket you tried to delete is not empty: \(name.rawValue)")

@@ -9,16 +9,18 @@ public protocol MetadataStore: Sendable {
     /// Returns the bucket, creating it first if it does not exist.
     func ensureBucket(_ name: BucketName) throws -> BucketRecord
     func buckets() throws -> [BucketRecord]
-    /// Creates a bucket with metageneration 1. Throws `.alreadyExists` if it exists.
-    func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord
+    /// Creates the bucket `template` describes (name, versioning, resource; made at `template.timeCreated`) with
+    /// metageneration 1. Throws `.alreadyExists` if it exists.
+    func createBucket(_ template: BucketRecord) throws -> BucketRecord
     /// Read-modify-write of a bucket in one transaction: `change` edits the settings; the store then bumps
     /// metageneration and sets `updated` (it owns those and `timeCreated`, and ignores edits to them). Changing the
     /// name throws `.invalidArgument`; a throwing `change` writes nothing. Throws `.notFound` if there is no bucket.
     func updateBucket(_ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void) throws
         -> BucketRecord
-    /// Deletes an empty bucket and nothing else (its upload sessions, if any, stay to expire). Throws `.notFound`,
-    /// or `.conflict` while any object version, live or noncurrent, is in it.
-    func deleteBucket(_ name: BucketName) throws
+    /// Deletes an empty bucket and nothing else (its upload sessions, if any, stay to expire), after `check` accepts
+    /// it (preconditions), in one transaction. Throws `.notFound`, or `.conflict` while any object version, live or
+    /// noncurrent, is in it.
+    func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws
 
     // MARK: Objects
     /// The live version (generation nil) or a specific generation (live or, with versioning, noncurrent).
@@ -89,6 +91,12 @@ public protocol MetadataStore: Sendable {
 }
 
 extension MetadataStore {
+    public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
+        try createBucket(BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning))
+    }
+
+    public func deleteBucket(_ name: BucketName) throws { try deleteBucket(name, check: { _ in }) }
+
     /// ``insertObject(_:conditions:at:finalizing:)`` outside any upload session.
     public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (
         stored: ObjectRecord, replaced: ObjectRecord?
