@@ -125,6 +125,19 @@ def _line(c):
     return f"{c['passed']} passed, {c['failed']} failed, {c['error']} errors, {c['skipped']} skipped"
 
 
+def merge_junit(out, junits):
+    """OUT/junit.xml: every run's <testsuite>, each named after its run, under one <testsuites>."""
+    merged = ET.Element("testsuites")
+    for junit in junits:
+        if not os.path.exists(junit):
+            continue
+        root = ET.parse(junit).getroot()
+        for suite in ([root] if root.tag == "testsuite" else list(root.iter("testsuite"))):
+            suite.set("name", os.path.splitext(os.path.basename(junit))[0])
+            merged.append(suite)
+    ET.ElementTree(merged).write(os.path.join(out, "junit.xml"), encoding="utf-8", xml_declaration=True)
+
+
 def write(out, junits, skips):
     windows = load_windows(out)
     known = {test for _, test in windows}
@@ -185,6 +198,7 @@ def write(out, junits, skips):
         c = _counts(combined.values())
         print(f"system, both passes (a test's system-sa outcome replacing its system one): {_line(c)}")
         md.insert(2, f"System tests, both passes (system-sa replacing system): {_line(c)}\n")
+    merge_junit(out, junits)
     with open(os.path.join(out, "failures.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(out, "failures.json"), "w") as f:
@@ -205,6 +219,6 @@ if __name__ == "__main__":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from run import read_skips
         sk = read_skips(sys.argv[2])
-    found = sorted((os.path.join(out_dir, p) for p in os.listdir(out_dir) if p.endswith(".xml")),
-                   key=lambda p: (not os.path.basename(p).startswith("system"), p))
+    found = sorted((os.path.join(out_dir, p) for p in os.listdir(out_dir) if p.endswith(".xml") and p != "junit.xml"),
+                   key=lambda p: ({"system.xml": 0, "system-sa.xml": 1}.get(os.path.basename(p), 2), p))
     write(out_dir, found, sk)
