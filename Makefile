@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci
+	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system
 
 deps:
 	@scripts/install-deps.sh
@@ -71,6 +71,12 @@ fuzz-ci: deps
 gcs: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs
+
+# google-cloud-storage's own system tests (from its PyPI sdist) and gcsfs/pandas at two pinned versions against a live
+# server; tests/gcs-system/STATUS.md is what fails and why. Not part of `make test` while the server does not pass it.
+# SILO_BINARY=PATH tests that binary instead of building one; GCS_SYSTEM_REPORT_ONLY=1 reports without failing.
+gcs-system: $(if $(SILO_BINARY),,release)
+	tests/gcs-system/run.sh
 
 # docs/openapi.json is a valid OpenAPI 3.1 document and the copy embedded in the server is current.
 openapi-check:

@@ -1,0 +1,256 @@
+"""Runs google-cloud-storage's own system tests, then our gcsfs/pandas checks, against one live `silo serve`.
+
+Started by run.sh (which prepares the virtualenvs and the unpacked sdist). One Silo in emulator mode on 127.0.0.1
+port 0, with a fresh data directory; in front of it the capture relay (capture.py), whose port is what the clients
+get as STORAGE_EMULATOR_HOST, so every exchange is recorded in OUT/http.jsonl. Stops the server and the relay on the
+way out, whatever happens (also on SIGTERM from run.sh's global timeout). Writes OUT/*.xml (junit), OUT/*.log (pytest
+output) and OUT/failures.md (report.py: every failing test with the exchanges that failed during it).
+
+Exit: 0 when every test passed (or GCS_SYSTEM_REPORT_ONLY=1), 1 when any failed or errored, 2 when the run broke.
+"""
+import argparse
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from silo_process import start_silo  # noqa: E402
+from capture import start_relay  # noqa: E402
+import report  # noqa: E402
+
+PROJECT = "silo-gcs-system"
+
+
+def read_skips(path):
+    """skips.txt: `test-id-prefix  # reason` a line; blank lines and lines starting with # are ignored."""
+    entries = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            test, _, reason = line.partition("#")
+            entries.append((test.strip(), reason.strip()))
+    return entries
+
+
+def client_env(endpoint, out):
+    env = os.environ.copy()
+    for k in list(env):
+        if k.startswith(("GOOGLE_", "GCLOUD_", "CLOUDSDK_", "API_ENDPOINT_OVERRIDE", "RUN_RAPID", "RUN_RCU",
+                         "RUN_SYSTEM_TESTS_ON_PREPROD", "TEST_UNIVERSE")):
+            del env[k]
+    dead = "http://127.0.0.1:9"  # the discard port: nothing listens, so a stray request fails at once
+    gcloud = os.path.join(out, "gcloud-config")
+    os.makedirs(gcloud, exist_ok=True)
+    env.update({
+        # The variable the client library reads to talk to an emulator: anonymous credentials, no auth.
+        "STORAGE_EMULATOR_HOST": endpoint,
+        # The project the emulator-mode client and the tests' bucket creation use.
+        "GOOGLE_CLOUD_PROJECT": PROJECT,
+        "GCLOUD_PROJECT": PROJECT,
+        # No credential discovery outside this machine: no gcloud config, no metadata server, no proxy but a dead one.
+        "CLOUDSDK_CONFIG": gcloud,
+        "NO_GCE_CHECK": "true",
+        "GCE_METADATA_HOST": "127.0.0.1:9",
+        "GCE_METADATA_IP": "127.0.0.1:9",
+        "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "http_proxy": dead, "https_proxy": dead,
+        "grpc_proxy": dead,
+        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        # gcsfs's experimental zonal/HNS support probes buckets over gRPC (minutes of timeouts against any emulator).
+        "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false",
+        # The requester-pays tests bill this project (userProject=); Silo has nothing to bill.
+        "GOOGLE_CLOUD_TESTS_USER_PROJECT": PROJECT,
+        "GCS_SYSTEM_MARKERS": os.path.join(out, "markers.jsonl"),
+        "GCS_SYSTEM_PROPAGATION_SECONDS": os.environ.get("GCS_SYSTEM_PROPAGATION_SECONDS", "0"),
+        "PYTHONPATH": HERE + os.pathsep + env.get("PYTHONPATH", ""),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    return env
+
+
+def service_account_targets(junit, src):
+    """The tests of the emulator pass that skipped for want of a service-account credential, and test__signing.py."""
+    cases = report.parse_junit(junit, set()) or []
+    ids = [c["id"] for c in cases if c["outcome"] == "skipped" and "service account credential" in c["message"]]
+    if any(c["id"].startswith("tests/system/test__signing.py::") for c in cases):
+        ids.append("tests/system/test__signing.py")
+    return ids
+
+
+def start_token_server():
+    """A stand-in for the OAuth token endpoint on loopback: any POST gets a bearer token (Silo in emulator mode
+    takes every caller as the admin, whatever the token)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import json
+    import threading
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"access_token": "gcs-system-test-token", "token_type": "Bearer",
+                               "expires_in": 3600}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def service_account_env(env, endpoint, out, token_port):
+    """The client pointed at Silo as a custom endpoint (API_ENDPOINT_OVERRIDE, the library's variable for testing
+    against a non-production host) with the default credentials of a throwaway service-account key made for this run:
+    its token_uri is the loopback stand-in, its private key signs URLs locally."""
+    import json
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    info = {
+        "type": "service_account", "project_id": PROJECT, "private_key_id": "gcs-system", "private_key": pem,
+        "client_email": f"gcs-system@{PROJECT}.iam.gserviceaccount.com", "client_id": "100000000000000000001",
+        "token_uri": f"http://127.0.0.1:{token_port}/token",
+    }
+    path = os.path.join(out, "service-account.json")
+    with open(path, "w") as f:
+        json.dump(info, f)
+    sa = dict(env)
+    del sa["STORAGE_EMULATOR_HOST"]
+    sa.update({"API_ENDPOINT_OVERRIDE": endpoint, "GOOGLE_APPLICATION_CREDENTIALS": path})
+    return sa
+
+
+def run_pytest(label, python, targets, cwd, env, out, extra, timeout):
+    junit = os.path.join(out, f"{label}.xml")
+    log = os.path.join(out, f"{label}.log")
+    cmd = [python, "-m", "pytest", *targets, "-p", "harness_plugin", "-p", "no:cacheprovider", f"--junitxml={junit}",
+           "-o", "junit_family=xunit2", "-o", "junit_logging=no", "-rfEs", "-q", "--tb=short",
+           "--timeout", os.environ.get("GCS_SYSTEM_TEST_TIMEOUT", "120"), *extra]
+    print(f"\n=== {label}: {' '.join(targets)} ({python})", flush=True)
+    started = time.time()
+    with open(log, "w") as logf:
+        proc = subprocess.Popen(cmd, cwd=cwd, env={**env, "GCS_SYSTEM_LABEL": label}, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = started + timeout
+            for line in proc.stdout:
+                logf.write(line)
+                sys.stdout.write(line)
+                if time.time() > deadline:
+                    raise subprocess.TimeoutExpired(cmd, timeout)
+            proc.wait(timeout=max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            print(f"=== {label}: over its {timeout} s budget, stopped", flush=True)
+            proc.kill()
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    print(f"=== {label}: pytest exit {proc.returncode} in {time.time() - started:.0f} s", flush=True)
+    return junit
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--system-src", help="unpacked sdist root (holds tests/system)")
+    ap.add_argument("--system-python", help="python of the venv with google-cloud-storage and the test dependencies")
+    ap.add_argument("--skips", default=os.path.join(HERE, "skips.txt"))
+    ap.add_argument("--gcsfs", action="append", default=[], metavar="LABEL=PYTHON",
+                    help="run test_gcsfs_versions.py with this venv's python (repeatable)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget", type=float, default=float(os.environ.get("GCS_SYSTEM_BUDGET", "600")),
+                    help="seconds for all pytest runs together")
+    args = ap.parse_args()
+
+    def on_term(signum, frame):
+        raise SystemExit(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_term)
+
+    out = os.path.abspath(args.out)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    data = tempfile.mkdtemp(prefix="silo-gcs-system-")
+    t0 = time.time()
+    proc = relay = None
+    junits = []
+    try:
+        proc, port, _ = start_silo(os.path.abspath(args.binary), "--data", data, "--drain-seconds", "2")
+        relay = start_relay(port, os.path.join(out, "http.jsonl"))
+        endpoint = f"http://127.0.0.1:{relay.port}"
+        print(f"silo serve on 127.0.0.1:{port} (pid {proc.pid}), clients through the capture relay at {endpoint}")
+        env = client_env(endpoint, out)
+
+        if args.system_src:
+            skips = read_skips(args.skips)
+            deselect = [f"--deselect={test}" for test, _ in skips]
+            deselect += ["-o", "asyncio_default_fixture_loop_scope=function"]
+            deselect += shlex.split(os.environ.get("GCS_SYSTEM_PYTEST_ARGS", ""))
+            junits.append(run_pytest("system", args.system_python, ["tests/system"], args.system_src, env, out,
+                                     deselect, max(30, args.budget - (time.time() - t0))))
+            # Second pass: what the anonymous emulator client could not run (tests behind the service_account
+            # fixture, and URL signing, which needs a private key) with a throwaway service-account key.
+            again = service_account_targets(junits[-1], args.system_src)
+            if again and os.environ.get("GCS_SYSTEM_SA_PASS", "1") != "0":
+                token_server = start_token_server()
+                sa_env = service_account_env(env, endpoint, out, token_server.server_address[1])
+                try:
+                    junits.append(run_pytest("system-sa", args.system_python, again, args.system_src, sa_env, out,
+                                             deselect, max(30, args.budget - (time.time() - t0))))
+                finally:
+                    token_server.shutdown()
+        for spec in args.gcsfs:
+            label, _, python = spec.partition("=")
+            junits.append(run_pytest(label, python, [os.path.join(HERE, "test_gcsfs_versions.py")], HERE, env, out,
+                                     ["--rootdir", HERE], max(30, args.budget - (time.time() - t0))))
+    finally:
+        if relay:
+            relay.stop()
+        if proc:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+    print()
+    summary = report.write(out, junits, read_skips(args.skips) if args.system_src else [])
+    print(f"wall time {time.time() - t0:.0f} s; report {os.path.join(out, 'failures.md')}")
+    bad = summary["total"]["failed"] or summary["total"]["error"]
+    if summary["missing"]:
+        return 2
+    if bad and os.environ.get("GCS_SYSTEM_REPORT_ONLY") == "1":
+        print("GCS_SYSTEM_REPORT_ONLY=1: failures reported, exit 0")
+        return 0
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except Exception as e:  # the run broke (no server, no venv, …): not a test failure
+        import traceback
+        traceback.print_exc()
+        print(f"gcs-system: the run broke: {e}", file=sys.stderr)
+        sys.exit(2)
