@@ -9,8 +9,10 @@ enum Codec {
     static let objectColumns = """
         bucket, name, generation, metageneration, size, md5, crc32c, blob_id, content_type, content_encoding, \
         content_disposition, content_language, cache_control, custom_time, custom_metadata, download_tokens, \
-        time_created, updated, component_count
+        time_created, updated, component_count, extra
         """
+    /// `$1, $2, …` for each of `objectColumns` and `live`.
+    static let objectPlaceholders = (1...21).map { "$\($0)" }.joined(separator: ", ")
 
     /// Values for `objectColumns` followed by `live`.
     static func objectValues(_ record: ObjectRecord, live: Bool) -> [Value] {
@@ -23,8 +25,23 @@ enum Codec {
             fields.cacheControl.value, fields.customTime.map { .int64($0.microseconds) } ?? .null,
             .text(StoredFieldJSON.encode(fields.customMetadata)), .text(StoredFieldJSON.encode(fields.downloadTokens)),
             .int64(record.timeCreated.microseconds), .int64(record.updated.microseconds),
-            record.componentCount.map { .int64(Int64($0)) } ?? .null, .bool(live),
+            record.componentCount.map { .int64(Int64($0)) } ?? .null, .text(extrasJSON(fields.extras)), .bool(live),
         ]
+    }
+
+    /// The stored form of the GCS-only fields: `{}` when there are none (the same text SiloSQLite stores).
+    static func extrasJSON(_ extras: ObjectExtras) -> String {
+        guard extras != ObjectExtras() else { return "{}" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(extras)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    static func extras(_ text: String) throws -> ObjectExtras {
+        guard text != "{}" else { return ObjectExtras() }
+        do { return try JSONDecoder().decode(ObjectExtras.self, from: Data(text.utf8)) } catch {
+            throw StorageErrorFactory.corruptRow("extra JSON", cause: StorageError(.corrupt, "\(error)"))
+        }
     }
 
     /// Decodes a row selected with `objectColumns`.
@@ -36,7 +53,8 @@ enum Codec {
             cacheControl: row.optionalText(12),
             customTime: try row.optionalInt64(13).map(Timestamp.init(microseconds:)),
             customMetadata: try StoredFieldJSON.stringMap(row.bytes(14), column: "custom_metadata"),
-            downloadTokens: try StoredFieldJSON.stringList(row.bytes(15), column: "download_tokens"))
+            downloadTokens: try StoredFieldJSON.stringList(row.bytes(15), column: "download_tokens"),
+            extras: try extras(row.text(19)))
         return ObjectRecord(
             bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.bytes(1)),
             generation: try row.int64(2), metageneration: try row.int64(3),

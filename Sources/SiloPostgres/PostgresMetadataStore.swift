@@ -283,8 +283,7 @@ public final class PostgresMetadataStore: MetadataStore {
                 componentCount: draft.componentCount)
             try connection.query(
                 """
-                INSERT INTO objects (\(Codec.objectColumns), live)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))
                 """,
                 Codec.objectValues(stored, live: true))
             try connection.query("DELETE FROM blob_garbage WHERE blob_id = $1", [.text(draft.blobID.rawValue)])
@@ -294,12 +293,19 @@ public final class PostgresMetadataStore: MetadataStore {
     }
 
     public func updateObject(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
         _ change: (inout ObjectFields) throws -> Void
     ) throws -> ObjectRecord {
         try write { connection in
             try lockName(bucket, name, connection)
-            guard var record = try live(bucket, name, connection, forUpdate: true) else {
+            let found =
+                try generation.map {
+                    try connection.query(
+                        Self.selectGeneration + " FOR UPDATE",
+                        [.text(bucket.rawValue), .bytes(Array(name.rawValue.utf8)), .int64($0)]
+                    ).first(Codec.object)
+                } ?? live(bucket, name, connection, forUpdate: true)
+            guard var record = found else {
                 throw StorageError(.notFound, "No such object: \(describe(bucket, name))")
             }
             try conditions.check(record, describing: describe(bucket, name))
@@ -311,7 +317,7 @@ public final class PostgresMetadataStore: MetadataStore {
                 """
                 UPDATE objects SET metageneration = $1, updated = $2, content_type = $3, content_encoding = $4,
                     content_disposition = $5, content_language = $6, cache_control = $7, custom_time = $8,
-                    custom_metadata = $9, download_tokens = $10
+                    custom_metadata = $9, download_tokens = $10, extra = $14
                 WHERE bucket = $11 AND name = $12 AND generation = $13
                 """,
                 [
@@ -321,8 +327,57 @@ public final class PostgresMetadataStore: MetadataStore {
                     .text(StoredFieldJSON.encode(fields.customMetadata)),
                     .text(StoredFieldJSON.encode(fields.downloadTokens)),
                     .text(bucket.rawValue), .bytes(Array(name.rawValue.utf8)), .int64(record.generation),
+                    .text(Codec.extrasJSON(fields.extras)),
                 ])
             return record
+        }
+    }
+
+    public func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?) {
+        try write { connection in
+            // Both names locked in byte order, so two moves between the same names cannot deadlock.
+            for name in [source, destination].sorted() { try lockName(bucket, name, connection) }
+            guard let moving = try live(bucket, source, connection, forUpdate: true) else {
+                throw StorageError(.notFound, "No such object: \(describe(bucket, source))")
+            }
+            try sourceConditions.check(moving, describing: describe(bucket, source))
+            let current = try live(bucket, destination, connection, forUpdate: true)
+            try destinationConditions.check(current, describing: describe(bucket, destination))
+            let versioning = try ensureBucket(bucket, at: time, connection).versioning
+            // The source leaves as a delete would; its blob goes with the new version, so it is not garbage.
+            try connection.query(
+                versioning
+                    ? "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3"
+                    : "DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3",
+                [.text(bucket.rawValue), .bytes(Array(source.rawValue.utf8)), .int64(moving.generation)])
+            if let current {
+                let key: [Value] = [
+                    .text(bucket.rawValue), .bytes(Array(destination.rawValue.utf8)), .int64(current.generation),
+                ]
+                if versioning {
+                    try connection.query(
+                        "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+                } else {
+                    try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+                    try addGarbage(current.blobID, at: time, connection)
+                }
+            }
+            let generation = try connection.query(
+                "UPDATE counters SET value = greatest(value + 1, $1) WHERE name = 'last_generation' RETURNING value",
+                [.int64(time.microseconds)]
+            ).first { try $0.int64(0) }
+            guard let generation else { throw StorageErrorFactory.corruptRow("generation counter (missing)") }
+            let moved = ObjectRecord(
+                bucket: bucket, name: destination, generation: generation, metageneration: 1, blob: moving.blob,
+                blobID: moving.blobID, fields: moving.fields, timeCreated: time, updated: time,
+                componentCount: moving.componentCount)
+            try connection.query(
+                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))",
+                Codec.objectValues(moved, live: true))
+            return (moved, current)
         }
     }
 

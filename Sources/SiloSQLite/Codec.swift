@@ -19,8 +19,10 @@ enum Codec {
     static let objectColumns = """
         bucket, name, generation, metageneration, size, md5, crc32c, blob_id, content_type, content_encoding, \
         content_disposition, content_language, cache_control, custom_time, custom_metadata, download_tokens, \
-        time_created, updated, component_count
+        time_created, updated, component_count, extra
         """
+    /// `?` for each of `objectColumns` and `live`.
+    static let objectPlaceholders = Array(repeating: "?", count: 21).joined(separator: ", ")
 
     static func objectValues(_ record: ObjectRecord, live: Bool) -> [SQLValue] {
         let fields = record.fields
@@ -32,8 +34,18 @@ enum Codec {
             fields.cacheControl.sqlValue, fields.customTime.map { .integer($0.microseconds) } ?? .null,
             .text(StoredFieldJSON.encode(fields.customMetadata)), .text(StoredFieldJSON.encode(fields.downloadTokens)),
             .integer(record.timeCreated.microseconds), .integer(record.updated.microseconds),
-            record.componentCount.map { .integer(Int64($0)) } ?? .null, .integer(live ? 1 : 0),
+            record.componentCount.map { .integer(Int64($0)) } ?? .null, .text(extrasJSON(fields.extras)),
+            .integer(live ? 1 : 0),
         ]
+    }
+
+    /// The stored form of the GCS-only fields: `{}` when there are none.
+    static func extrasJSON(_ extras: ObjectExtras) -> String {
+        extras == ObjectExtras() ? "{}" : ((try? json(extras)) ?? "{}")
+    }
+
+    static func extras(_ text: String) throws -> ObjectExtras {
+        text == "{}" ? ObjectExtras() : try decode(ObjectExtras.self, text)
     }
 
     /// Decodes a row selected with `objectColumns`.
@@ -44,7 +56,8 @@ enum Codec {
             contentDisposition: row.optionalText(10), contentLanguage: row.optionalText(11),
             cacheControl: row.optionalText(12), customTime: row.optionalInt64(13).map(Timestamp.init(microseconds:)),
             customMetadata: try StoredFieldJSON.stringMap(row.textBytes(14), column: "custom_metadata"),
-            downloadTokens: try StoredFieldJSON.stringList(row.textBytes(15), column: "download_tokens"))
+            downloadTokens: try StoredFieldJSON.stringList(row.textBytes(15), column: "download_tokens"),
+            extras: try extras(row.text(19)))
         return ObjectRecord(
             bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.blob(1)), generation: row.int64(2),
             metageneration: row.int64(3),

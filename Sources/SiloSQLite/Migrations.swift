@@ -77,6 +77,10 @@ enum Migrations {
         ALTER TABLE buckets ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
         UPDATE buckets SET generation = time_created;
         """,
+        // 4: the object fields only the GCS API sets (storage class, holds, retention, contexts, ACL) as JSON.
+        """
+        ALTER TABLE objects ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -126,7 +126,10 @@ public final class SQLiteMetadataStore: MetadataStore {
             INSERT OR IGNORE INTO buckets (name, time_created, updated, metageneration, versioning, generation)
             VALUES (?, ?, ?, 1, 0, ?)
             """,
-            [.text(name.rawValue), .integer(time.microseconds), .integer(time.microseconds), .integer(time.microseconds)])
+            [
+                .text(name.rawValue), .integer(time.microseconds), .integer(time.microseconds),
+                .integer(time.microseconds),
+            ])
         guard
             let record = try connection.row(
                 "SELECT \(Codec.bucketColumns) FROM buckets WHERE name = ?", [.text(name.rawValue)], Codec.bucket)
@@ -252,7 +255,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 blobID: draft.blobID, fields: draft.fields, timeCreated: time, updated: time,
                 componentCount: draft.componentCount)
             try connection.run(
-                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))",
                 Codec.objectValues(stored, live: true))
             try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(draft.blobID.rawValue)])
             try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
@@ -270,11 +273,18 @@ public final class SQLiteMetadataStore: MetadataStore {
     }
 
     public func updateObject(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
         _ change: (inout ObjectFields) throws -> Void
     ) throws -> ObjectRecord {
         try write { connection, _ in
-            guard var record = try live(bucket, name, connection) else {
+            let found =
+                try generation.map {
+                    try connection.row(
+                        Self.selectGeneration,
+                        [.text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer($0)],
+                        Codec.object)
+                } ?? live(bucket, name, connection)
+            guard var record = found else {
                 throw StorageError(.notFound, "No such object: \(describe(bucket, name))")
             }
             try conditions.check(record, describing: describe(bucket, name))
@@ -286,7 +296,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 """
                 UPDATE objects SET metageneration = ?, updated = ?, content_type = ?, content_encoding = ?,
                     content_disposition = ?, content_language = ?, cache_control = ?, custom_time = ?,
-                    custom_metadata = ?, download_tokens = ?
+                    custom_metadata = ?, download_tokens = ?, extra = ?
                 WHERE bucket = ? AND name = ? AND generation = ?
                 """,
                 [
@@ -295,11 +305,58 @@ public final class SQLiteMetadataStore: MetadataStore {
                     fields.contentLanguage.sqlValue, fields.cacheControl.sqlValue,
                     fields.customTime.map { .integer($0.microseconds) } ?? .null,
                     .text(StoredFieldJSON.encode(fields.customMetadata)),
-                    .text(StoredFieldJSON.encode(fields.downloadTokens)),
+                    .text(StoredFieldJSON.encode(fields.downloadTokens)), .text(Codec.extrasJSON(fields.extras)),
                     .text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(record.generation),
                 ])
             return record
         }
+    }
+
+    public func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?) {
+        let result = try write { connection, lastGeneration in
+            guard let moving = try live(bucket, source, connection) else {
+                throw StorageError(.notFound, "No such object: \(describe(bucket, source))")
+            }
+            try sourceConditions.check(moving, describing: describe(bucket, source))
+            let current = try live(bucket, destination, connection)
+            try destinationConditions.check(current, describing: describe(bucket, destination))
+            let versioning = try storedBucket(bucket, connection)?.versioning ?? false
+            // The source leaves as a delete would; its blob goes with the new version, so it is not garbage.
+            let sourceKey: [SQLValue] = [
+                .text(bucket.rawValue), .blob(Array(source.rawValue.utf8)), .integer(moving.generation),
+            ]
+            try connection.run(
+                versioning
+                    ? "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?"
+                    : "DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", sourceKey)
+            if let current {
+                let key: [SQLValue] = [
+                    .text(bucket.rawValue), .blob(Array(destination.rawValue.utf8)), .integer(current.generation),
+                ]
+                if versioning {
+                    try connection.run(
+                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
+                } else {
+                    try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+                    try addGarbage(current.blobID, at: time, connection)
+                }
+            }
+            let generation = max(time.microseconds, lastGeneration + 1)
+            let moved = ObjectRecord(
+                bucket: bucket, name: destination, generation: generation, metageneration: 1, blob: moving.blob,
+                blobID: moving.blobID, fields: moving.fields, timeCreated: time, updated: time,
+                componentCount: moving.componentCount)
+            try connection.run(
+                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))",
+                Codec.objectValues(moved, live: true))
+            try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
+            lastGeneration = generation
+            return Inserted(stored: moved, replaced: current)
+        }
+        return (result.stored, result.replaced)
     }
 
     public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)

@@ -87,7 +87,8 @@ public final class SiloServerApp: HTTPHandler {
         case .openAPIDocument:
             guard head.method == "GET" || head.method == "HEAD" else { break }
             return .respond(OpenAPIDocument.response())
-        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload:
+        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
+            .gcsObjectSub:
             return gcs(route, context)
         case .unknown:
             break
@@ -110,6 +111,8 @@ public final class SiloServerApp: HTTPHandler {
         switch route {
         case .gcsBuckets: return gcsBuckets.buckets(context)
         case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)
+        case .gcsBucketSub(let bucket, let path): return gcsBuckets.sub(context, bucket, path)
+        case .gcsObjectSub(let bucket, let name, let path): return gcsObjects.sub(context, bucket, name, path)
         case .gcsObjects(let bucket):
             guard context.method == "GET" || context.method == "HEAD" else { return gcsUploads.handle(context, bucket) }
             return .respond(gcsObjects.list(context, bucket))

@@ -118,12 +118,24 @@ public final class FaultInjectingMetadataStore: MetadataStore {
         return (result.stored, result.replaced)
     }
     public func updateObject(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
         _ change: (inout ObjectFields) throws -> Void
     ) throws -> ObjectRecord {
         try hooks.around(object("updateObject", bucket, name)) {
-            try inner.updateObject(bucket, name, conditions: conditions, at: time, change)
+            try inner.updateObject(bucket, name, generation: generation, conditions: conditions, at: time, change)
         }
+    }
+    public func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?) {
+        let result = try hooks.around(object("moveObject", bucket, source)) {
+            let (moved, replaced) = try inner.moveObject(
+                bucket, from: source, to: destination, sourceConditions: sourceConditions,
+                destinationConditions: destinationConditions, at: time)
+            return Inserted(stored: moved, replaced: replaced)
+        }
+        return (result.stored, result.replaced)
     }
     public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
         throws -> ObjectRecord

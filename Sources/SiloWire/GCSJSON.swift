@@ -39,7 +39,8 @@ public enum GCSJSON {
         return .object(o)
     }
 
-    public static func bucket(_ record: BucketRecord, base: String) -> JSONValue {
+    /// `extra`: the rest of the resource (the server's `BucketResource`), after the common fields.
+    public static func bucket(_ record: BucketRecord, base: String, extra: JSONObject = JSONObject()) -> JSONValue {
         var o = JSONObject()
         o["kind"] = .string("storage#bucket")
         o["id"] = .string(record.name.rawValue)
@@ -53,7 +54,9 @@ public enum GCSJSON {
         o["locationType"] = .string("multi-region")
         o["storageClass"] = .string("STANDARD")
         o["etag"] = .string(Base64.encode(Array("\(record.name.rawValue)/\(record.metageneration)".utf8)))
+        o["generation"] = .string(String(record.generation))
         o["versioning"] = .object(["enabled": .bool(record.versioning)])
+        for (key, value) in extra.members { o[key] = value }
         return .object(o)
     }
 

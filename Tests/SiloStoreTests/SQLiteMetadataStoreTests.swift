@@ -263,7 +263,7 @@ final class SQLRecorder: Sendable {
             try store.executeOnWriter(
                 "INSERT INTO objects SELECT bucket, name, generation + 1, metageneration, 1, size, md5, crc32c, blob_id, "
                     + "content_type, content_encoding, content_disposition, content_language, cache_control, custom_time, "
-                    + "custom_metadata, download_tokens, time_created, updated, component_count FROM objects")
+                    + "custom_metadata, download_tokens, time_created, updated, component_count, extra FROM objects")
         }
         #expect(error?.code == .alreadyExists)
         #expect(try store.object(bucketName(), stored.name, generation: nil) == stored)

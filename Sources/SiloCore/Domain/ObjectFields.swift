@@ -10,11 +10,13 @@ public struct ObjectFields: Sendable, Equatable, Codable {
     public var customMetadata: [String: String]
     /// Download tokens, oldest first; the first one is what SDKs put in download URLs.
     public var downloadTokens: [String]
+    /// What only the GCS JSON API sets: storage class, holds, retention, contexts, ACL (issue 13).
+    public var extras: ObjectExtras
 
     public init(
         contentType: String? = nil, contentEncoding: String? = nil, contentDisposition: String? = nil,
         contentLanguage: String? = nil, cacheControl: String? = nil, customTime: Timestamp? = nil,
-        customMetadata: [String: String] = [:], downloadTokens: [String] = []
+        customMetadata: [String: String] = [:], downloadTokens: [String] = [], extras: ObjectExtras = ObjectExtras()
     ) {
         self.contentType = contentType
         self.contentEncoding = contentEncoding
@@ -24,10 +26,88 @@ public struct ObjectFields: Sendable, Equatable, Codable {
         self.customTime = customTime
         self.customMetadata = customMetadata
         self.downloadTokens = downloadTokens
+        self.extras = extras
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case contentType, contentEncoding, contentDisposition, contentLanguage, cacheControl, customTime
+        case customMetadata, downloadTokens, extras
+    }
+
+    /// Records written before `extras` existed (upload sessions keep fields as JSON) decode with none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            contentType: try c.decodeIfPresent(String.self, forKey: .contentType),
+            contentEncoding: try c.decodeIfPresent(String.self, forKey: .contentEncoding),
+            contentDisposition: try c.decodeIfPresent(String.self, forKey: .contentDisposition),
+            contentLanguage: try c.decodeIfPresent(String.self, forKey: .contentLanguage),
+            cacheControl: try c.decodeIfPresent(String.self, forKey: .cacheControl),
+            customTime: try c.decodeIfPresent(Timestamp.self, forKey: .customTime),
+            customMetadata: try c.decodeIfPresent([String: String].self, forKey: .customMetadata) ?? [:],
+            downloadTokens: try c.decodeIfPresent([String].self, forKey: .downloadTokens) ?? [],
+            extras: try c.decodeIfPresent(ObjectExtras.self, forKey: .extras) ?? ObjectExtras())
     }
 
     /// The custom-metadata key through which Firebase tooling reads and writes download tokens.
     public static let downloadTokensKey = "firebaseStorageDownloadTokens"
+}
+
+/// The object fields only the GCS JSON API sets. Typed where the server enforces them (holds, retention, storage
+/// class); contexts and ACL as the JSON text of their GCS form, which the GCS API layer owns.
+public struct ObjectExtras: Sendable, Equatable, Codable {
+    public var storageClass: String?
+    public var temporaryHold: Bool
+    public var eventBasedHold: Bool
+    /// Object retention (`enableObjectRetention` buckets): `Locked` or `Unlocked`, until `retainUntil`.
+    public var retentionMode: String?
+    public var retainUntil: Timestamp?
+    /// `contexts` (`{"custom":{…}}`) and `acl` (a list of entries), as JSON.
+    public var contexts: String?
+    public var acl: String?
+
+    public init(
+        storageClass: String? = nil, temporaryHold: Bool = false, eventBasedHold: Bool = false,
+        retentionMode: String? = nil, retainUntil: Timestamp? = nil, contexts: String? = nil, acl: String? = nil
+    ) {
+        self.storageClass = storageClass
+        self.temporaryHold = temporaryHold
+        self.eventBasedHold = eventBasedHold
+        self.retentionMode = retentionMode
+        self.retainUntil = retainUntil
+        self.contexts = contexts
+        self.acl = acl
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case storageClass, temporaryHold, eventBasedHold, retentionMode, retainUntil, contexts, acl
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            storageClass: try c.decodeIfPresent(String.self, forKey: .storageClass),
+            temporaryHold: try c.decodeIfPresent(Bool.self, forKey: .temporaryHold) ?? false,
+            eventBasedHold: try c.decodeIfPresent(Bool.self, forKey: .eventBasedHold) ?? false,
+            retentionMode: try c.decodeIfPresent(String.self, forKey: .retentionMode),
+            retainUntil: try c.decodeIfPresent(Timestamp.self, forKey: .retainUntil),
+            contexts: try c.decodeIfPresent(String.self, forKey: .contexts),
+            acl: try c.decodeIfPresent(String.self, forKey: .acl))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(storageClass, forKey: .storageClass)
+        if temporaryHold { try c.encode(true, forKey: .temporaryHold) }
+        if eventBasedHold { try c.encode(true, forKey: .eventBasedHold) }
+        try c.encodeIfPresent(retentionMode, forKey: .retentionMode)
+        try c.encodeIfPresent(retainUntil, forKey: .retainUntil)
+        try c.encodeIfPresent(contexts, forKey: .contexts)
+        try c.encodeIfPresent(acl, forKey: .acl)
+    }
+
+    /// Either hold stops the object from being deleted or replaced.
+    public var isHeld: Bool { temporaryHold || eventBasedHold }
 }
 
 /// What a writer knows about bytes it stored: size and checksums.

@@ -107,11 +107,22 @@ public final class CachingMetadataStore: MetadataStore {
     }
 
     public func updateObject(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
         _ change: (inout ObjectFields) throws -> Void
     ) throws -> ObjectRecord {
         try writing([Key(bucket: bucket, name: name)]) {
-            try inner.updateObject(bucket, name, conditions: conditions, at: time, change)
+            try inner.updateObject(bucket, name, generation: generation, conditions: conditions, at: time, change)
+        }
+    }
+
+    public func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?) {
+        try writing([Key(bucket: bucket, name: source), Key(bucket: bucket, name: destination)]) {
+            try inner.moveObject(
+                bucket, from: source, to: destination, sourceConditions: sourceConditions,
+                destinationConditions: destinationConditions, at: time)
         }
     }
 

@@ -166,12 +166,13 @@ public final class InMemoryMetadataStore: MetadataStore {
     }
 
     public func updateObject(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
         _ change: (inout ObjectFields) throws -> Void
     ) throws -> ObjectRecord {
         let key = ObjectKey(bucket: bucket, name: name)
         return try state.withLock { state in
-            guard var record = state.live(key) else {
+            let found = generation.map { state.objects[key]?.byGeneration[$0] } ?? state.live(key)
+            guard var record = found else {
                 throw StorageError(.notFound, "No such object: \(describe(bucket, name))")
             }
             try conditions.check(record, describing: describe(bucket, name))
@@ -180,6 +181,46 @@ public final class InMemoryMetadataStore: MetadataStore {
             record.updated = time
             state.objects[key]!.byGeneration[record.generation] = record
             return record
+        }
+    }
+
+    public func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?) {
+        let from = ObjectKey(bucket: bucket, name: source)
+        let to = ObjectKey(bucket: bucket, name: destination)
+        return try state.withLock { state in
+            guard let moving = state.live(from) else {
+                throw StorageError(.notFound, "No such object: \(describe(bucket, source))")
+            }
+            try sourceConditions.check(moving, describing: describe(bucket, source))
+            let current = state.live(to)
+            try destinationConditions.check(current, describing: describe(bucket, destination))
+            let versioning = state.buckets[bucket]?.versioning ?? false
+            // The source leaves as a delete would; its blob goes with the new version, so it is not garbage.
+            var sourceVersions = state.objects[from]!
+            sourceVersions.live = nil
+            if !versioning { sourceVersions.byGeneration[moving.generation] = nil }
+            state.objects[from] = sourceVersions.byGeneration.isEmpty ? nil : sourceVersions
+            var versions = state.objects[to] ?? Versions()
+            if let current {
+                versions.live = nil
+                if !versioning {
+                    versions.byGeneration[current.generation] = nil
+                    state.addGarbage(current.blobID, at: time)
+                }
+            }
+            let generation = max(time.microseconds, state.lastGeneration + 1)
+            state.lastGeneration = generation
+            let moved = ObjectRecord(
+                bucket: bucket, name: destination, generation: generation, metageneration: 1, blob: moving.blob,
+                blobID: moving.blobID, fields: moving.fields, timeCreated: time, updated: time,
+                componentCount: moving.componentCount)
+            versions.byGeneration[generation] = moved
+            versions.live = generation
+            state.objects[to] = versions
+            return (moved, current)
         }
     }
 

@@ -40,12 +40,23 @@ public protocol MetadataStore: Sendable {
         _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
     ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?)
 
-    /// Read-modify-write of the live version's metadata in one transaction: `change` edits the fields; the store
-    /// then bumps metageneration and sets `updated`. Throws `.notFound` if there is no live version.
+    /// Read-modify-write of the live version's metadata (or of `generation`, live or noncurrent) in one
+    /// transaction: `change` edits the fields; the store then bumps metageneration and sets `updated`. Throws
+    /// `.notFound` if there is no such version.
     func updateObject(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
         _ change: (inout ObjectFields) throws -> Void
     ) throws -> ObjectRecord
+
+    /// Renames the live `source` to `destination` in one transaction (GCS's moveTo): checks `sourceConditions`
+    /// against the source and `destinationConditions` against the destination's live version, makes a new
+    /// version of `destination` with the source's bytes and metadata (metageneration 1, the same blob), and
+    /// removes the source as a delete would (kept noncurrent in a versioned bucket). The blob never becomes
+    /// garbage; the destination's replaced version does, as with an insert.
+    func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?)
 
     /// Deletes the live version (or the given generation). Its blob becomes garbage. Throws `.notFound`.
     func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions) throws
@@ -96,6 +107,14 @@ extension MetadataStore {
     }
 
     public func deleteBucket(_ name: BucketName) throws { try deleteBucket(name, check: { _ in }) }
+
+    /// ``updateObject(_:_:generation:conditions:at:_:)`` of the live version.
+    public func updateObject(
+        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
+        _ change: (inout ObjectFields) throws -> Void
+    ) throws -> ObjectRecord {
+        try updateObject(bucket, name, generation: nil, conditions: conditions, at: time, change)
+    }
 
     /// ``insertObject(_:conditions:at:finalizing:)`` outside any upload session.
     public func insertObject(_ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp) throws -> (

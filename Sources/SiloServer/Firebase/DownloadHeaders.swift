@@ -21,7 +21,7 @@ struct DownloadHeaders: Sendable {
         let whole: HTTPHeaders
     }
 
-    /// The quoted ETag, for `If-None-Match`.
+    /// The quoted ETag (v0 downloads send it so; the iOS and Android resume logic keeps it as sent).
     let etag: String
     let firebase: Variant
     let gcs: Variant
@@ -32,7 +32,6 @@ struct DownloadHeaders: Sendable {
         // Every name is added once (no `set`, which scans the list).
         var headers = HTTPHeaders(minimumCapacity: 16)
         etag = "\"\(record.etag)\""
-        headers.add("ETag", etag)
         headers.add("Last-Modified", record.updated.rfc1123)
         headers.add("Accept-Ranges", "bytes")
         headers.add("Content-Type", record.fields.contentType ?? "application/octet-stream")
@@ -44,7 +43,11 @@ struct DownloadHeaders: Sendable {
         headers.add("X-Goog-Storage-Class", "STANDARD")
         headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
         headers.add("X-Goog-Stored-Content-Length", String(record.size))
-        firebase = Self.variant(headers, record)
+        var firebaseHeaders = headers
+        firebaseHeaders.add("ETag", etag)
+        firebase = Self.variant(firebaseHeaders, record)
+        // GCS sends the etag bare, and google-cloud-storage compares the header with the resource's `etag`.
+        headers.add("ETag", record.etag)
         for (key, value) in record.fields.customMetadata.sorted(by: { $0.key < $1.key }) {
             headers.add("X-Goog-Meta-" + key, value)
         }

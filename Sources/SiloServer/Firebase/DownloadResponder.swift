@@ -29,6 +29,9 @@ struct DownloadResponder {
     {
         let headers = service.versionResponses.downloadHeaders(record)
         let prepared = headers.variant(api)
+        if let match = request.headers["If-Match"], !Self.matches(match, etag: headers.etag) {
+            throw StorageError(.preconditionFailed, "If-Match: the etag of \(record.bucket)/\(record.name) differs")
+        }
         if let match = request.headers["If-None-Match"], Self.matches(match, etag: headers.etag) {
             return HTTPResponse(status: 304, headers: prepared.base)
         }

@@ -2,12 +2,17 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// GCS JSON API bucket operations: list, insert, get, patch (versioning), delete.
+/// GCS JSON API bucket operations: list, insert, get, patch, update, delete, lockRetentionPolicy — the whole
+/// bucket resource (``BucketResource``), with `ifMetagenerationMatch` / `NotMatch` on get, patch, update, delete.
 struct GCSBucketRoutes {
     let service: ObjectService
 
     private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch { return Reply.gcsError(error) }
+    }
+
+    func render(_ record: BucketRecord, _ context: RequestContext) -> JSONValue {
+        GCSJSON.bucket(record, base: context.externalBase, extra: BucketResource(record).rendered())
     }
 
     func buckets(_ context: RequestContext) -> RequestDisposition {
@@ -19,10 +24,11 @@ struct GCSBucketRoutes {
                     if let served = service.configuration.buckets {
                         records = records.filter { served.contains($0.name) }
                     }
-                    var o: JSONObject = ["kind": .string("storage#buckets")]
-                    if !records.isEmpty {
-                        o["items"] = .array(records.map { GCSJSON.bucket($0, base: context.externalBase) })
+                    if let prefix = context.query["prefix"], !prefix.isEmpty {
+                        records = records.filter { $0.name.rawValue.hasPrefix(prefix) }
                     }
+                    var o: JSONObject = ["kind": .string("storage#buckets")]
+                    if !records.isEmpty { o["items"] = .array(records.map { render($0, context) }) }
                     return Reply.json(200, .object(o))
                 })
         case "POST":
@@ -32,9 +38,13 @@ struct GCSBucketRoutes {
                 }
                 let bucket = try BucketName(name)
                 try service.checkServed(bucket)
-                let versioning = json["versioning"]?.objectValue?["enabled"] == .bool(true)
-                let record = try service.metadata.createBucket(bucket, versioning: versioning, at: context.time)
-                return Reply.json(200, GCSJSON.bucket(record, base: context.externalBase))
+                let enable = context.query["enableObjectRetention"]?.lowercased() == "true"
+                let resource = try BucketResource.inserted(json, enableObjectRetention: enable, now: context.time)
+                let record = try service.metadata.createBucket(
+                    BucketRecord(
+                        name: bucket, timeCreated: context.time, updated: context.time,
+                        versioning: resource.versioning, resource: resource.json))
+                return Reply.json(200, render(record, context))
             }
         default:
             return .respond(Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported on /b")))
@@ -48,47 +58,87 @@ struct GCSBucketRoutes {
                 run {
                     try service.checkServed(name)
                     // A bucket named with --bucket exists from the start, as the emulator's default bucket does.
-                    let record =
+                    let found =
                         try service.configuration.buckets != nil
                         ? service.metadata.ensureBucket(name) : service.metadata.bucket(name)
-                    guard let record else {
-                        throw StorageError(.notFound, "The specified bucket does not exist: \(name)")
-                    }
-                    return Reply.json(200, GCSJSON.bucket(record, base: context.externalBase))
+                    guard let record = found else { throw StorageError.noSuchBucket(name) }
+                    try Self.check(try conditions(context), record, read: true)
+                    return Reply.json(200, render(record, context))
                 })
         case "PATCH", "PUT":
             return withBody(context) { json in
-                try service.checkServed(name)
-                guard try service.metadata.bucket(name) != nil else {
-                    throw StorageError(.notFound, "The specified bucket does not exist: \(name)")
-                }
+                try service.requireBucket(name)
+                let conditions = try conditions(context)
                 let record = try service.metadata.updateBucket(name, at: context.time) { bucket in
-                    switch json["versioning"] {
-                    case nil: break
-                    // PATCH semantics: null clears the setting.
-                    case .null?: bucket.versioning = false
-                    case .object(let versioning)?:
-                        if let enabled = versioning["enabled"] {
-                            guard case .bool(let on) = enabled else {
-                                throw StorageError(.invalidArgument, "versioning.enabled must be true or false")
-                            }
-                            bucket.versioning = on
-                        }
-                    default: throw StorageError(.invalidArgument, "versioning must be an object or null")
-                    }
+                    try Self.check(conditions, bucket, read: false)
+                    var resource = BucketResource(bucket)
+                    try resource.update(json, replacing: context.method == "PUT", now: context.time)
+                    bucket.versioning = resource.versioning
+                    bucket.resource = resource.json
                 }
-                return Reply.json(200, GCSJSON.bucket(record, base: context.externalBase))
+                return Reply.json(200, render(record, context))
             }
         case "DELETE":
             return .respond(
                 run {
                     try service.checkServed(name)
-                    try service.metadata.deleteBucket(name)
+                    let conditions = try conditions(context)
+                    try service.metadata.deleteBucket(name) { try Self.check(conditions, $0, read: false) }
                     return Reply.empty(204)
                 })
         default:
             return .respond(
                 Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported on a bucket")))
+        }
+    }
+
+    /// `/b/{bucket}/…` other than objects.
+    func sub(_ context: RequestContext, _ name: BucketName, _ path: [String]) -> RequestDisposition {
+        switch (context.method, path) {
+        case ("POST", ["lockRetentionPolicy"]):
+            return .respond(run { try lockRetentionPolicy(context, name) })
+        default:
+            return .respond(
+                Reply.gcsError(
+                    StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on buckets")))
+        }
+    }
+
+    /// `POST /b/{b}/lockRetentionPolicy?ifMetagenerationMatch=M`: GCS requires the metageneration; once locked the
+    /// policy can only be lengthened.
+    private func lockRetentionPolicy(_ context: RequestContext, _ name: BucketName) throws -> HTTPResponse {
+        try service.requireBucket(name)
+        let conditions = try conditions(context)
+        guard conditions.ifMetagenerationMatch != nil else {
+            throw StorageError(.invalidArgument, "lockRetentionPolicy needs ifMetagenerationMatch")
+        }
+        let record = try service.metadata.updateBucket(name, at: context.time) { bucket in
+            try Self.check(conditions, bucket, read: false)
+            var resource = BucketResource(bucket)
+            guard var policy = resource.fields["retentionPolicy"]?.objectValue else {
+                throw StorageError(.invalidArgument, "bucket \(name) has no retention policy to lock")
+            }
+            policy["isLocked"] = .bool(true)
+            resource.fields["retentionPolicy"] = .object(policy)
+            bucket.resource = resource.json
+        }
+        return Reply.json(200, render(record, context))
+    }
+
+    private func conditions(_ context: RequestContext) throws -> Preconditions {
+        try GCSConditions.destination(context.query)
+    }
+
+    /// Metageneration preconditions on a bucket: 412 when a `Match` fails; on a read a held `NotMatch` is 304.
+    static func check(_ conditions: Preconditions, _ bucket: BucketRecord, read: Bool) throws {
+        if let want = conditions.ifMetagenerationMatch, want != bucket.metageneration {
+            throw StorageError(
+                .preconditionFailed, "At least one of the pre-conditions you specified did not hold: \(bucket.name)")
+        }
+        if let avoid = conditions.ifMetagenerationNotMatch, avoid == bucket.metageneration {
+            if read { throw StorageError(.notModified, "Not Modified") }
+            throw StorageError(
+                .preconditionFailed, "At least one of the pre-conditions you specified did not hold: \(bucket.name)")
         }
     }
 

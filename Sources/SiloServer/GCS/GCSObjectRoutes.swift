@@ -34,7 +34,17 @@ struct GCSObjectRoutes {
                 try GCSConditions.checkRead(try GCSConditions.destination(context.query), record)
                 return record
             }
-            guard media else { return Reply.json(200, GCSJSON.object(try lookup(), base: context.externalBase)) }
+            guard media else {
+                let record = try lookup()
+                let etag = "\"\(record.etag)\""
+                if let match = context.headers["If-Match"], !DownloadResponder.matches(match, etag: etag) {
+                    throw StorageError(.preconditionFailed, "If-Match: the etag of \(bucket)/\(name) differs")
+                }
+                if let match = context.headers["If-None-Match"], DownloadResponder.matches(match, etag: etag) {
+                    throw StorageError(.notModified, "Not Modified")
+                }
+                return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
+            }
             return try download.respond(request: context.head, api: .gcs, lookup: lookup)
         } catch let error as StorageError where media && error.code == .notFound {
             // Media downloads answer 404 in plain text, as GCS does.
@@ -83,6 +93,15 @@ struct GCSObjectRoutes {
             conditions: try GCSConditions.destination(context.query))
         service.release(deleted)
         return Reply.empty(204)
+    }
+
+    /// `/o/{object}/…`: ACLs, restore, moveTo.
+    func sub(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, _ path: [String])
+        -> RequestDisposition
+    {
+        .respond(
+            Reply.gcsError(
+                StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on objects")))
     }
 
     // MARK: List

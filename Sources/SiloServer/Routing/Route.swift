@@ -27,6 +27,11 @@ enum Route: Equatable {
     case gcsCompose(BucketName, ObjectName)
     /// `/upload/storage/v1/b/{bucket}/o`: uploads and resumable sessions.
     case gcsUpload(BucketName)
+    /// `/storage/v1/b/{bucket}/{sub…}` other than `o`: `lockRetentionPolicy`, `acl[/entity]`,
+    /// `defaultObjectAcl[/entity]`, `iam[/testPermissions]`, `restore`, `managedFolders[/name]`, `folders[/name]`.
+    case gcsBucketSub(BucketName, [String])
+    /// `/storage/v1/b/{bucket}/o/{object}/{sub…}`: `acl[/entity]`, `restore`, `moveTo/o/{destination}`.
+    case gcsObjectSub(BucketName, ObjectName, [String])
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
@@ -89,11 +94,20 @@ enum Route: Equatable {
         if segments.count == 1 || (segments.count == 2 && segments[1].isEmpty) { return .gcsBuckets }
         let bucket = try BucketName(try decode(segments[1]))
         if segments.count == 2 { return .gcsBucket(bucket) }
-        guard segments[2] == "o" else { return .unknown }
+        guard segments[2] == "o" else {
+            guard !upload else { return .unknown }
+            return .gcsBucketSub(bucket, try segments.dropFirst(2).map { try decode($0) })
+        }
         if upload { return .gcsUpload(bucket) }
         let rest = Array(segments.dropFirst(3))
         if rest.isEmpty || (rest.count == 1 && rest[0].isEmpty) { return .gcsObjects(bucket) }
         if rest.count == 2 && rest[1] == "compose" { return .gcsCompose(bucket, try ObjectName(try decode(rest[0]))) }
+        // The JSON API encodes `/` in names, so a known sub-resource after the first segment is one (`o/x/acl` is
+        // the ACL of `x`, not an object `x/acl`).
+        if rest.count >= 2, ["acl", "restore", "moveTo"].contains(rest[1]) {
+            return .gcsObjectSub(
+                bucket, try ObjectName(try decode(rest[0])), try rest.dropFirst().map { try decode($0) })
+        }
         if rest.count == 6 && (rest[1] == "copyTo" || rest[1] == "rewriteTo") && rest[2] == "b" && rest[4] == "o" {
             return .gcsCopy(
                 source: bucket, try ObjectName(try decode(rest[0])), destination: try BucketName(try decode(rest[3])),
