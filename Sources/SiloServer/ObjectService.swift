@@ -213,9 +213,29 @@ final class ObjectService: Sendable {
     {
         try checkObjectSize(draft.blob.size, "\(draft.bucket)/\(draft.name)")
         let (stored, replaced) = try metadata.insertObject(
-            draft, conditions: conditions, at: time, finalizing: sessionID)
+            draft, conditions: conditions.protecting(try protection(draft.bucket, at: time)), at: time,
+            finalizing: sessionID)
         if let replaced { release(replaced) }
         return stored
+    }
+
+    /// What stops a write from replacing or deleting a version of `bucket` now: holds and object retention on the
+    /// version, and the bucket's retention policy (issue 13). Every API's replace and delete passes it to the store.
+    func protection(_ bucket: BucketName, at time: Timestamp) throws -> Preconditions.Protection {
+        let period = try metadata.bucket(bucket).flatMap { BucketResource($0).retentionPolicy?.period } ?? 0
+        return Preconditions.Protection(now: time, retentionSeconds: period)
+    }
+
+    /// Deletes the live version (or `generation`) with `conditions` and protection checked in the store, then
+    /// releases its blob.
+    @discardableResult
+    func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, time: Timestamp
+    ) throws -> ObjectRecord {
+        let deleted = try metadata.deleteObject(
+            bucket, name, generation: generation, conditions: conditions.protecting(try protection(bucket, at: time)))
+        release(deleted)
+        return deleted
     }
 
     /// Deletes the blob of a version the store has just replaced or deleted — unless anything still points to it

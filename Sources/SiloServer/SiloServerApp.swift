@@ -88,7 +88,7 @@ public final class SiloServerApp: HTTPHandler {
             guard head.method == "GET" || head.method == "HEAD" else { break }
             return .respond(OpenAPIDocument.response())
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub:
+            .gcsObjectSub, .gcsServiceAccount:
             return gcs(route, context)
         case .unknown:
             break
@@ -125,6 +125,16 @@ public final class SiloServerApp: HTTPHandler {
             guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
             return gcsObjects.compose(context, bucket, name)
         case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
+        case .gcsServiceAccount(let project):
+            // GCS names the project's service agent; Silo has none, so a stable address of the same shape.
+            return .respond(
+                Reply.json(
+                    200,
+                    .object([
+                        "kind": .string("storage#serviceAccount"),
+                        "email_address": .string(
+                            "service-\(ObjectResource.projectNumber)@gs-project-accounts.iam.gserviceaccount.com"),
+                    ])))
         default: return .respond(Reply.gcsError(StorageError(.notFound, "Not Found")))
         }
     }

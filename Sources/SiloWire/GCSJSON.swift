@@ -3,7 +3,8 @@ public import SiloCore
 /// The GCS JSON API shapes (wire spec §6.5): `storage#object`, `storage#bucket`, lists and errors.
 public enum GCSJSON {
     /// `base` is `scheme://host` as the client addressed the server, so links work from where the client is.
-    public static func object(_ record: ObjectRecord, base: String) -> JSONValue {
+    /// `extra`: what the server adds from the bucket (ACL, owner, retention expiry, soft-delete times).
+    public static func object(_ record: ObjectRecord, base: String, extra: JSONObject = JSONObject()) -> JSONValue {
         let bucket = PercentCoding.encodeComponent(record.bucket.rawValue)
         let name = PercentCoding.encodeComponent(record.name.rawValue)
         var o = JSONObject()
@@ -16,8 +17,10 @@ public enum GCSJSON {
         o["bucket"] = .string(record.bucket.rawValue)
         o["generation"] = .string(String(record.generation))
         o["metageneration"] = .string(String(record.metageneration))
-        o["contentType"] = .string(record.fields.contentType ?? "application/octet-stream")
-        o["storageClass"] = .string("STANDARD")
+        // GCS leaves contentType out when an object has none (compose without one, for instance).
+        if let v = record.fields.contentType { o["contentType"] = .string(v) }
+        let extras = record.fields.extras
+        o["storageClass"] = .string(extras.storageClass ?? "STANDARD")
         o["size"] = .string(String(record.size))
         if record.componentCount == nil { o["md5Hash"] = .string(Base64.encode(record.blob.md5)) }
         o["crc32c"] = .string(Checksums.crc32cBase64(record.blob.crc32c))
@@ -36,6 +39,13 @@ public enum GCSJSON {
         }
         if !custom.isEmpty { o["metadata"] = .object(FirebaseMetadata.stringMap(custom)) }
         if let count = record.componentCount { o["componentCount"] = .number(count) }
+        if extras.temporaryHold { o["temporaryHold"] = .bool(true) }
+        if extras.eventBasedHold { o["eventBasedHold"] = .bool(true) }
+        if let mode = extras.retentionMode, let until = extras.retainUntil {
+            o["retention"] = .object(["mode": .string(mode), "retainUntilTime": .string(until.rfc3339Precise)])
+        }
+        if extras.contexts != nil { o["contexts"] = ObjectContexts(json: extras.contexts).rendered }
+        for (key, value) in extra.members { o[key] = value }
         return .object(o)
     }
 

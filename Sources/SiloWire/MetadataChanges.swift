@@ -37,6 +37,8 @@ public struct MetadataChanges: Sendable, Equatable {
     public var crc32c: String?
     /// The `name` key, when present (uploads take the object name from it when the URL has none).
     public var name: String?
+    /// The GCS-only keys (storage class, holds, retention, contexts, ACL); the v0 API ignores them.
+    public var extras = ObjectExtrasChanges()
 
     public init() {}
 
@@ -47,7 +49,7 @@ public struct MetadataChanges: Sendable, Equatable {
             && a.removeAllCustomMetadata == b.removeAllCustomMetadata
             && a.customMetadata.elementsEqual(b.customMetadata, by: { $0.key == $1.key && $0.value == $1.value })
             && a.downloadTokens == b.downloadTokens && a.md5Hash == b.md5Hash && a.crc32c == b.crc32c
-            && a.name == b.name
+            && a.name == b.name && a.extras == b.extras
     }
 
     /// Parses a metadata body. Throws `.invalidArgument` naming the offending key.
@@ -78,6 +80,7 @@ public struct MetadataChanges: Sendable, Equatable {
         if case .string(let s)? = object["md5Hash"] { md5Hash = s }
         if case .string(let s)? = object["crc32c"] { crc32c = s }
         if case .string(let s)? = object["name"] { name = s }
+        extras = try ObjectExtrasChanges(json: object)
         switch object["metadata"] {
         case nil: break
         case .null?: removeAllCustomMetadata = true

@@ -847,4 +847,110 @@ import Testing
             try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
                 > stored.generation)
     }
+
+    // MARK: GCS object semantics (issue 13)
+
+    @Test(arguments: MetadataBackend.allCases)
+    func moveRenamesInOneStepWithConditionsOnBothEnds(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let t = Timestamp(microseconds: 1_000)
+        let (source, _) = try store.insertObject(draft("src"), conditions: .none, at: t)
+        let (target, _) = try store.insertObject(draft("dst"), conditions: .none, at: t)
+        // A failed source condition or destination condition changes nothing.
+        let wrongSource = #expect(throws: StorageError.self) {
+            _ = try store.moveObject(
+                bucket, from: source.name, to: target.name,
+                sourceConditions: Preconditions(ifGenerationMatch: source.generation + 1), destinationConditions: .none,
+                at: t)
+        }
+        #expect(wrongSource?.code == .preconditionFailed)
+        let wrongDestination = #expect(throws: StorageError.self) {
+            _ = try store.moveObject(
+                bucket, from: source.name, to: target.name, sourceConditions: .none,
+                destinationConditions: Preconditions(ifGenerationMatch: 0), at: t)
+        }
+        #expect(wrongDestination?.code == .preconditionFailed)
+        #expect(try store.object(bucket, source.name, generation: nil) == source)
+        let (moved, replaced) = try store.moveObject(
+            bucket, from: source.name, to: target.name,
+            sourceConditions: Preconditions(ifGenerationMatch: source.generation, ifMetagenerationMatch: 1),
+            destinationConditions: Preconditions(ifGenerationMatch: target.generation), at: t)
+        #expect(replaced == target)
+        #expect(moved.name == target.name && moved.blobID == source.blobID && moved.fields == source.fields)
+        #expect(moved.generation > target.generation && moved.metageneration == 1)
+        #expect(try store.object(bucket, source.name, generation: nil) == nil)
+        #expect(try store.object(bucket, target.name, generation: nil) == moved)
+        // The moved bytes are referenced; the replaced version's are not.
+        #expect(try store.isBlobReferenced(source.blobID))
+        #expect(try !store.isBlobReferenced(target.blobID))
+        let gone = #expect(throws: StorageError.self) {
+            _ = try store.moveObject(
+                bucket, from: source.name, to: objectName("other"), sourceConditions: .none,
+                destinationConditions: .none, at: t)
+        }
+        #expect(gone?.code == .notFound)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func metadataOfANoncurrentGenerationCanChange(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        _ = try store.createBucket(bucket, versioning: true, at: Timestamp(microseconds: 1))
+        let (old, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 10))
+        let (live, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 20))
+        let patched = try store.updateObject(
+            bucket, old.name, generation: old.generation, conditions: Preconditions(ifGenerationMatch: old.generation),
+            at: Timestamp(microseconds: 30)
+        ) {
+            $0.contentLanguage = "en"
+            $0.extras.temporaryHold = true
+            $0.extras.storageClass = "NEARLINE"
+            $0.extras.contexts = #"{"custom":{}}"#
+        }
+        #expect(patched.generation == old.generation && patched.metageneration == 2)
+        #expect(try store.object(bucket, old.name, generation: old.generation) == patched)
+        #expect(try store.object(bucket, old.name, generation: nil) == live, "the live version is untouched")
+        #expect(patched.fields.extras.isHeld && patched.fields.extras.storageClass == "NEARLINE")
+        let missing = #expect(throws: StorageError.self) {
+            _ = try store.updateObject(bucket, old.name, generation: 1, conditions: .none, at: .now()) { _ in }
+        }
+        #expect(missing?.code == .notFound)
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func protectedVersionsRefuseDeleteAndReplaceInTheStore(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        var held = draft("held")
+        held.fields.extras.eventBasedHold = true
+        let t = Timestamp(microseconds: 1_000_000)
+        let (record, _) = try store.insertObject(held, conditions: .none, at: t)
+        let protection = Preconditions.Protection(now: t, retentionSeconds: 0)
+        for attempt in 0..<2 {
+            let error = #expect(throws: StorageError.self) {
+                if attempt == 0 {
+                    _ = try store.deleteObject(
+                        bucket, record.name, generation: nil, conditions: Preconditions.none.protecting(protection))
+                } else {
+                    _ = try store.insertObject(
+                        draft("held"), conditions: Preconditions.none.protecting(protection), at: t)
+                }
+            }
+            #expect(error?.code == .permissionDenied)
+        }
+        _ = try store.updateObject(bucket, record.name, conditions: .none, at: t) { $0.extras.eventBasedHold = false }
+        // The bucket's retention period protects a version until it has passed.
+        let young = Preconditions.none.protecting(.init(now: t, retentionSeconds: 10))
+        let retained = #expect(throws: StorageError.self) {
+            _ = try store.deleteObject(bucket, record.name, generation: nil, conditions: young)
+        }
+        #expect(retained?.code == .permissionDenied)
+        let later = Preconditions.none.protecting(.init(now: Timestamp(microseconds: 12_000_000), retentionSeconds: 10))
+        _ = try store.deleteObject(bucket, record.name, generation: nil, conditions: later)
+        #expect(try store.object(bucket, record.name, generation: nil) == nil)
+    }
 }

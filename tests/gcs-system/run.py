@@ -87,15 +87,24 @@ def service_account_targets(junit, src):
 
 def start_token_server():
     """A stand-in for the OAuth token endpoint on loopback: any POST gets a bearer token (Silo in emulator mode
-    takes every caller as the admin, whatever the token)."""
+    takes every caller as the admin, whatever the token). Google's access tokens are opaque, and GCS knows whose
+    they are; this one is an unsigned JWT naming the service account, which an emulator-mode Silo reads as the
+    caller's claims, so what GCS derives from the caller (an object's owner, `private` ACLs) can be checked."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import base64
     import json
     import threading
+
+    def part(value):
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    email = f"gcs-system@{PROJECT}.iam.gserviceaccount.com"
+    token = part({"alg": "none", "typ": "JWT"}) + "." + part({"sub": email, "email": email}) + "."
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            body = json.dumps({"access_token": "gcs-system-test-token", "token_type": "Bearer",
+            body = json.dumps({"access_token": token, "token_type": "Bearer",
                                "expires_in": 3600}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -65,10 +65,13 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
     /// `contexts` (`{"custom":{…}}`) and `acl` (a list of entries), as JSON.
     public var contexts: String?
     public var acl: String?
+    /// The ACL entity of the creator (`user-<email>`), when the caller's token named one.
+    public var owner: String?
 
     public init(
         storageClass: String? = nil, temporaryHold: Bool = false, eventBasedHold: Bool = false,
-        retentionMode: String? = nil, retainUntil: Timestamp? = nil, contexts: String? = nil, acl: String? = nil
+        retentionMode: String? = nil, retainUntil: Timestamp? = nil, contexts: String? = nil, acl: String? = nil,
+        owner: String? = nil
     ) {
         self.storageClass = storageClass
         self.temporaryHold = temporaryHold
@@ -77,10 +80,11 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
         self.retainUntil = retainUntil
         self.contexts = contexts
         self.acl = acl
+        self.owner = owner
     }
 
     private enum CodingKeys: String, CodingKey {
-        case storageClass, temporaryHold, eventBasedHold, retentionMode, retainUntil, contexts, acl
+        case storageClass, temporaryHold, eventBasedHold, retentionMode, retainUntil, contexts, acl, owner
     }
 
     public init(from decoder: any Decoder) throws {
@@ -92,7 +96,8 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
             retentionMode: try c.decodeIfPresent(String.self, forKey: .retentionMode),
             retainUntil: try c.decodeIfPresent(Timestamp.self, forKey: .retainUntil),
             contexts: try c.decodeIfPresent(String.self, forKey: .contexts),
-            acl: try c.decodeIfPresent(String.self, forKey: .acl))
+            acl: try c.decodeIfPresent(String.self, forKey: .acl),
+            owner: try c.decodeIfPresent(String.self, forKey: .owner))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -104,6 +109,7 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
         try c.encodeIfPresent(retainUntil, forKey: .retainUntil)
         try c.encodeIfPresent(contexts, forKey: .contexts)
         try c.encodeIfPresent(acl, forKey: .acl)
+        try c.encodeIfPresent(owner, forKey: .owner)
     }
 
     /// Either hold stops the object from being deleted or replaced.

@@ -152,16 +152,15 @@ struct FirebaseRoutes {
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         try service.checkServed(bucket)
-        let deleted = try service.pinned(bucket, name, conditions: .none, principal: context.principal) { existing in
+        _ = try service.pinned(bucket, name, conditions: .none, principal: context.principal) { existing in
             try service.authorize(
                 AccessRequest(
                     operation: .delete, bucket: bucket, path: name.rawValue, principal: context.principal,
                     resource: existing, time: context.time))
             guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
         } write: { pins in
-            try service.metadata.deleteObject(bucket, name, generation: nil, conditions: pins)
+            try service.deleteObject(bucket, name, generation: nil, conditions: pins, time: context.time)
         }
-        service.release(deleted)
         return Reply.empty(204)
     }
 

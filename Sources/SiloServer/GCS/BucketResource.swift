@@ -61,11 +61,44 @@ struct BucketResource {
         return resource
     }
 
+    static let publicAccessPrevented = StorageError(
+        .preconditionFailed,
+        "The bucket's public access prevention policy is enforced: allUsers and allAuthenticatedUsers cannot be "
+            + "granted access")
+
+    /// Whether an ACL (as JSON) names `allUsers` or `allAuthenticatedUsers`.
+    static func grantsPublic(_ acl: JSONValue?) -> Bool {
+        (acl?.arrayValue ?? []).contains {
+            let entity = $0.objectValue?["entity"]?.stringValue
+            return entity == "allUsers" || entity == "allAuthenticatedUsers"
+        }
+    }
+
+    /// Where the bucket's IAM policy is kept in ``fields``: not a field of the resource, never rendered.
+    static let iamPolicyKey = "_iamPolicy"
+
     /// PATCH (`replacing` false: merge) or PUT (`replacing` true: the body is the whole resource).
     mutating func update(_ body: JSONObject, replacing: Bool, now: Timestamp) throws {
         let previous = self
         if replacing { self = BucketResource(fields: JSONObject(), versioning: false) }
         try apply(body, replacing: replacing, creating: false, now: now, previous: previous)
+        for key in ["acl", "defaultObjectAcl"] {
+            guard let value = body[key], value != .null else { continue }
+            if uniformBucketLevelAccess {
+                throw StorageError(
+                    .invalidArgument,
+                    "Cannot set \(key) while uniform bucket-level access is enabled. Read more at "
+                        + "https://cloud.google.com/storage/docs/uniform-bucket-level-access")
+            }
+            if publicAccessPreventionEnforced, Self.grantsPublic(fields[key]) {
+                throw Self.publicAccessPrevented
+            }
+        }
+        // The IAM policy has its own calls; ACLs survive an update that does not name them.
+        if replacing {
+            fields[Self.iamPolicyKey] = previous.fields[Self.iamPolicyKey]
+            for key in ["acl", "defaultObjectAcl"] where body[key] == nil { fields[key] = previous.fields[key] }
+        }
         // Set at creation only, and owned by the server: they survive an update that leaves them out.
         for kept in ["hierarchicalNamespace", "objectRetention"] where replacing {
             fields[kept] = previous.fields[kept]
@@ -109,6 +142,12 @@ struct BucketResource {
             }
             if key == "objectRetention" { continue }  // set by `enableObjectRetention` at insert only
             try Self.check(key, value)
+            var value = value
+            if key == "acl" || key == "defaultObjectAcl", let entries = value.arrayValue {
+                // Kept as entity and role only; the rest of an entry is derived when it is shown.
+                value = .array(
+                    try entries.map { GCSAccessControlRoutes.storedJSON(try ACLEntry(json: $0, bucket: key == "acl")) })
+            }
             if replacing || value == .null {
                 fields[key] = value == .null ? nil : value
             } else {
@@ -221,8 +260,11 @@ struct BucketResource {
         case "hierarchicalNamespace", "billing", "ipFilter", "encryption", "website", "logging",
             "customPlacementConfig":
             guard value.objectValue != nil else { throw bad("must be an object") }
-        case "cors", "acl", "defaultObjectAcl":
+        case "cors":
             guard value.arrayValue != nil else { throw bad("must be a list") }
+        case "acl", "defaultObjectAcl":
+            guard let entries = value.arrayValue else { throw bad("must be a list") }
+            for entry in entries { _ = try ACLEntry(json: entry, bucket: key == "acl") }
         default:
             break
         }
@@ -368,8 +410,9 @@ struct BucketResource {
     /// The stored form.
     var json: String { JSONValue.object(fields).serializedString }
 
-    /// The fields for a bucket resource, in the order GCS puts them after the common ones.
-    func rendered() -> JSONObject {
+    /// The fields for a bucket resource, in the order GCS puts them after the common ones; `full`
+    /// (`projection=full`) adds the ACLs and the owner, as GCS does unless uniform bucket-level access is on.
+    func rendered(full: Bool = false, name: BucketName? = nil) -> JSONObject {
         var out = fields
         out["storageClass"] = .string(storageClass)
         out["location"] = .string(location)
@@ -378,6 +421,24 @@ struct BucketResource {
         out["versioning"] = .object(["enabled": .bool(versioning)])
         out["acl"] = nil
         out["defaultObjectAcl"] = nil
+        out[Self.iamPolicyKey] = nil
+        if full, let name {
+            out["owner"] = .object(["entity": .string("project-owners-\(ObjectResource.projectNumber)")])
+            if !uniformBucketLevelAccess {
+                let acl =
+                    GCSAccessControlRoutes.entries(fields["acl"]) ?? GCSAccessControlRoutes.bucketDefault
+                let objects =
+                    GCSAccessControlRoutes.entries(fields["defaultObjectAcl"])
+                    ?? ObjectResource.defaultACL(nil, owner: nil)
+                out["acl"] = .array(
+                    acl.map { GCSAccessControlRoutes.bucketJSON($0, bucket: name, kind: "storage#bucketAccessControl") }
+                )
+                out["defaultObjectAcl"] = .array(
+                    objects.map {
+                        GCSAccessControlRoutes.bucketJSON($0, bucket: name, kind: "storage#objectAccessControl")
+                    })
+            }
+        }
         return out
     }
 }

@@ -12,7 +12,9 @@ struct GCSBucketRoutes {
     }
 
     func render(_ record: BucketRecord, _ context: RequestContext) -> JSONValue {
-        GCSJSON.bucket(record, base: context.externalBase, extra: BucketResource(record).rendered())
+        GCSJSON.bucket(
+            record, base: context.externalBase,
+            extra: BucketResource(record).rendered(full: context.query["projection"] == "full", name: record.name))
     }
 
     func buckets(_ context: RequestContext) -> RequestDisposition {
@@ -97,6 +99,15 @@ struct GCSBucketRoutes {
         switch (context.method, path) {
         case ("POST", ["lockRetentionPolicy"]):
             return .respond(run { try lockRetentionPolicy(context, name) })
+        case _ where path.count <= 2 && (path.first == "acl" || path.first == "defaultObjectAcl"):
+            return GCSAccessControlRoutes(service: service).handle(
+                context, name, path.first == "acl" ? .bucket : .defaultObject, entity: path.dropFirst().first)
+        case ("GET", ["iam"]):
+            return .respond(run { try BucketIAM(service: service).get(context, name) })
+        case ("PUT", ["iam"]):
+            return GCSBody.json(service, context) { try BucketIAM(service: service).set(context, name, $0) }
+        case ("GET", ["iam", "testPermissions"]):
+            return .respond(run { try BucketIAM(service: service).test(context, name) })
         default:
             return .respond(
                 Reply.gcsError(
@@ -145,14 +156,6 @@ struct GCSBucketRoutes {
     private func withBody(_ context: RequestContext, _ body: @escaping (JSONObject) throws -> HTTPResponse)
         -> RequestDisposition
     {
-        .readBody(
-            CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { bytes in
-                run {
-                    guard case .object(let json) = try JSONValue.parse(bytes.isEmpty ? Array("{}".utf8) : bytes) else {
-                        throw StorageError(.invalidArgument, "the body must be a JSON object")
-                    }
-                    return try body(json)
-                }
-            })
+        GCSBody.json(service, context, body)
     }
 }

@@ -1,4 +1,5 @@
 import SiloCore
+import SiloWire
 
 /// Object listing with GCS semantics (wire spec §6.4): items and prefixes merged in byte order and cut at
 /// `maxResults`; `startOffset`/`endOffset` bound names; `matchGlob` filters; `versions` lists every generation;
@@ -13,6 +14,8 @@ struct GCSListing {
         var endOffset: String?
         var glob: Glob?
         var includeTrailingDelimiter = false
+        /// `filter=` on object contexts: objects it refuses are skipped (prefixes are not filtered).
+        var filter: (@Sendable (ObjectContexts) -> Bool)?
         /// Decoded page token: the last key emitted.
         var after: [UInt8]?
     }
@@ -71,7 +74,9 @@ struct GCSListing {
                     restart = true
                     break
                 }
-                if try query.glob.map({ try $0.matches(record.name.rawValue) }) ?? true {
+                if try query.glob.map({ try $0.matches(record.name.rawValue) }) ?? true,
+                    query.filter.map({ $0(ObjectContexts(json: record.fields.extras.contexts)) }) ?? true
+                {
                     page.items.append(record)
                     emitted += 1
                 }

@@ -43,7 +43,7 @@ struct GCSObjectRoutes {
                 if let match = context.headers["If-None-Match"], DownloadResponder.matches(match, etag: etag) {
                     throw StorageError(.notModified, "Not Modified")
                 }
-                return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
+                return Reply.json(200, service.gcsObject(record, context))
             }
             return try download.respond(request: context.head, api: .gcs, lookup: lookup)
         } catch let error as StorageError where media && error.code == .notFound {
@@ -65,33 +65,35 @@ struct GCSObjectRoutes {
                     try service.checkServed(bucket)
                     let changes = try MetadataChanges(json: JSONValue.parse(body.isEmpty ? Array("{}".utf8) : body))
                     let conditions = try GCSConditions.destination(context.query)
-                    if let generation = try GCSConditions.generation(context.query),
-                        try service.metadata.object(bucket, name, generation: nil)?.generation != generation
-                    {
-                        throw StorageError(.notFound, "No such object: \(bucket)/\(name)#\(generation)")
-                    }
+                    let resource = try service.bucketResource(bucket)
+                    // Any generation, live or noncurrent, can have its metadata changed.
                     let record = try service.metadata.updateObject(
-                        bucket, name, conditions: conditions, at: context.time
+                        bucket, name, generation: try GCSConditions.generation(context.query),
+                        conditions: conditions, at: context.time
                     ) {
                         fields in
+                        let existing = fields
                         if replace {
-                            let tokens = fields.downloadTokens
                             fields = ObjectFields()
-                            fields.downloadTokens = tokens
+                            fields.downloadTokens = existing.downloadTokens
+                            fields.extras = existing.extras
                         }
                         try changes.apply(to: &fields)
+                        try ObjectResource.apply(
+                            changes.extras, to: &fields, existing: existing, bucket: resource, query: context.query,
+                            principal: context.principal, replacing: replace, now: context.time,
+                            object: "\(bucket)/\(name)")
                     }
-                    return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
+                    return Reply.json(200, service.gcsObject(record, context, bucket: resource))
                 }
             })
     }
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         try service.checkServed(bucket)
-        let deleted = try service.metadata.deleteObject(
+        try service.deleteObject(
             bucket, name, generation: try GCSConditions.generation(context.query),
-            conditions: try GCSConditions.destination(context.query))
-        service.release(deleted)
+            conditions: try GCSConditions.destination(context.query), time: context.time)
         return Reply.empty(204)
     }
 
@@ -99,9 +101,38 @@ struct GCSObjectRoutes {
     func sub(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, _ path: [String])
         -> RequestDisposition
     {
-        .respond(
-            Reply.gcsError(
-                StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on objects")))
+        switch (context.method, path.count, path.first) {
+        case ("POST", 3, "moveTo") where path[1] == "o":
+            return .respond(run { try move(context, bucket, from: name, to: try ObjectName(path[2])) })
+        case (_, 1, "acl"), (_, 2, "acl"):
+            return GCSAccessControlRoutes(service: service).handle(
+                context, bucket, .object(name), entity: path.count == 2 ? path[1] : nil)
+        default:
+            return .respond(
+                Reply.gcsError(
+                    StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on objects")))
+        }
+    }
+
+    /// `POST /b/{b}/o/{source}/moveTo/o/{destination}`: an atomic rename in one store transaction, with
+    /// `ifSource*` conditions on the source and `if*` on the destination; holds and retention protect both.
+    private func move(
+        _ context: RequestContext, _ bucket: BucketName, from source: ObjectName, to destination: ObjectName
+    )
+        throws -> HTTPResponse
+    {
+        try service.requireBucket(bucket)
+        guard source != destination else {
+            throw StorageError(.invalidArgument, "Invalid argument: moveTo needs a destination other than \(source)")
+        }
+        let protection = try service.protection(bucket, at: context.time)
+        let (moved, replaced) = try service.metadata.moveObject(
+            bucket, from: source, to: destination,
+            sourceConditions: try GCSConditions.source(context.query).protecting(protection),
+            destinationConditions: try GCSConditions.destination(context.query).protecting(protection),
+            at: context.time)
+        if let replaced { service.release(replaced) }
+        return Reply.json(200, service.gcsObject(moved, context))
     }
 
     // MARK: List
@@ -133,6 +164,12 @@ struct GCSObjectRoutes {
                     throw StorageError(.invalidArgument, "invalid matchGlob pattern \(pattern.prefix(100))")
                 }
             }
+            if let text = q["filter"], !text.isEmpty {
+                guard let filter = ObjectContexts.filter(text) else {
+                    throw StorageError(.invalidArgument, "Invalid argument: filter \(text.prefix(100))")
+                }
+                query.filter = filter
+            }
             if let token = q["pageToken"], !token.isEmpty {
                 guard let decoded = Base64.decode(token) else {
                     throw StorageError(.invalidArgument, "invalid pageToken")
@@ -148,7 +185,8 @@ struct GCSObjectRoutes {
             if let next = page.nextToken { o["nextPageToken"] = .string(Base64.encodeURLSafe(next)) }
             if !page.prefixes.isEmpty { o["prefixes"] = .array(page.prefixes.map { .string($0) }) }
             if !page.items.isEmpty {
-                o["items"] = .array(page.items.map { GCSJSON.object($0, base: context.externalBase) })
+                let resource = try service.bucketResource(bucket)
+                o["items"] = .array(page.items.map { service.gcsObject($0, context, bucket: resource) })
             }
             return Reply.json(200, .object(o))
         }
@@ -172,6 +210,9 @@ struct GCSObjectRoutes {
                     }
                     try GCSConditions.source(context.query).check(original, describing: "\(source.0)/\(source.1)")
                     var fields = original.fields
+                    // The copy is a new object: no holds, retention, ACL or storage class of the source's; its
+                    // contexts go with it unless the body names others.
+                    fields.extras = ObjectExtras(contexts: original.fields.extras.contexts)
                     if let changes {
                         // A body that sets custom metadata replaces the source's, tokens included.
                         if changes.removeAllCustomMetadata || !changes.customMetadata.isEmpty {
@@ -180,19 +221,24 @@ struct GCSObjectRoutes {
                         }
                         try changes.apply(to: &fields)
                     }
+                    let resource = try service.bucketResource(destination.0)
+                    try ObjectResource.apply(
+                        changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil, bucket: resource,
+                        query: context.query, principal: context.principal, replacing: false, now: context.time,
+                        object: "\(destination.0)/\(destination.1)")
                     let record = try service.copyBytes(
                         of: [original], into: destination.0, destination.1, fields: fields,
                         conditions: try GCSConditions.destination(context.query), componentCount: nil,
                         time: context.time)
-                    let resource = GCSJSON.object(record, base: context.externalBase)
-                    guard rewrite else { return Reply.json(200, resource) }
+                    let object = service.gcsObject(record, context, bucket: resource)
+                    guard rewrite else { return Reply.json(200, object) }
                     return Reply.json(
                         200,
                         .object([
                             "kind": .string("storage#rewriteResponse"),
                             "totalBytesRewritten": .string(String(record.size)),
                             "objectSize": .string(String(record.size)),
-                            "done": .bool(true), "resource": resource,
+                            "done": .bool(true), "resource": object,
                         ]))
                 }
             })
@@ -225,16 +271,27 @@ struct GCSObjectRoutes {
                         }
                         records.append(record)
                     }
+                    // The destination has only the metadata the request gives it (no content type inherited).
                     var fields = ObjectFields()
-                    if let destination = request["destination"] {
-                        try MetadataChanges(json: destination).apply(to: &fields)
-                    }
-                    if fields.contentType == nil { fields.contentType = records[0].fields.contentType }
+                    let changes = try request["destination"].map { try MetadataChanges(json: $0) }
+                    try changes?.apply(to: &fields)
+                    let resource = try service.bucketResource(bucket)
+                    try ObjectResource.apply(
+                        changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil, bucket: resource,
+                        query: context.query, principal: context.principal, replacing: false, now: context.time,
+                        object: "\(bucket)/\(name)")
                     let record = try service.copyBytes(
                         of: records, into: bucket, name, fields: fields,
                         conditions: try GCSConditions.destination(context.query),
                         componentCount: records.reduce(0) { $0 + ($1.componentCount ?? 1) }, time: context.time)
-                    return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
+                    if request["deleteSourceObjects"] == .bool(true) {
+                        for source in records where source.name != name {
+                            try service.deleteObject(
+                                bucket, source.name, generation: source.generation,
+                                conditions: Preconditions(ifGenerationMatch: source.generation), time: context.time)
+                        }
+                    }
+                    return Reply.json(200, service.gcsObject(record, context, bucket: resource))
                 }
             })
     }

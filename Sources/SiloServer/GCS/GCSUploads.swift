@@ -43,12 +43,20 @@ struct GCSUploads {
 
     /// Fields of a GCS upload: the JSON's, content type from JSON, else the protocol's header, else octet-stream.
     /// Unlike v0 uploads, no download token and no content disposition are invented.
-    static func fields(_ changes: MetadataChanges?, fallbackContentType: String?) throws -> ObjectFields {
+    /// The GCS-only keys (holds, ACL, retention, contexts) are applied as to a new object of `bucket`.
+    func fields(
+        _ changes: MetadataChanges?, fallbackContentType: String?, _ context: RequestContext, _ bucket: BucketName,
+        _ name: ObjectName
+    ) throws -> ObjectFields {
         var fields = ObjectFields()
         try changes?.apply(to: &fields)
         if fields.contentType == nil {
             fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         }
+        try ObjectResource.apply(
+            changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil,
+            bucket: try service.bucketResource(bucket), query: context.query, principal: context.principal,
+            replacing: false, now: context.time, object: "\(bucket)/\(name)")
         try fields.validate()
         return fields
     }
@@ -60,10 +68,10 @@ struct GCSUploads {
         try UploadChecks.verify(summary, md5: changes?.md5Hash, crc32c: changes?.crc32c, object: "\(bucket)/\(name)")
         let record = try service.commitUpload(
             bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
-            fields: try Self.fields(changes, fallbackContentType: fallbackContentType),
+            fields: try fields(changes, fallbackContentType: fallbackContentType, context, bucket, name),
             conditions: try GCSConditions.destination(context.query), principal: Self.admin, time: Timestamp.now(),
             createsBucket: false)
-        return Reply.json(200, GCSJSON.object(record, base: context.externalBase))
+        return Reply.json(200, service.gcsObject(record, context))
     }
 
     private func media(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
@@ -122,7 +130,9 @@ struct GCSUploads {
                     try service.blobs.makeWriter(blobID, at: 0).close()
                     var session = UploadSession(
                         id: RandomID.sessionID(), bucket: bucket, name: name,
-                        fields: try Self.fields(changes, fallbackContentType: context.headers["X-Upload-Content-Type"]),
+                        fields: try fields(
+                            changes, fallbackContentType: context.headers["X-Upload-Content-Type"], context, bucket,
+                            name),
                         declaredSize: declared, blobID: blobID, conditions: conditions, principal: nil,
                         created: context.time,
                         api: .gcs)
@@ -215,7 +225,7 @@ struct GCSUploads {
                 switch result {
                 case .success(let outcome):
                     if let object = outcome.object {
-                        return Reply.json(200, GCSJSON.object(object, base: context.externalBase))
+                        return Reply.json(200, service.gcsObject(object, context))
                     }
                     return incomplete(outcome.session.received)
                 case .failure(let error): return Reply.gcsError(error)
@@ -241,7 +251,7 @@ struct GCSUploads {
             guard let generation = session.resultGeneration,
                 let object = try service.metadata.object(session.bucket, session.name, generation: generation)
             else { throw StorageError(.notFound, "No such object: \(session.bucket)/\(session.name)") }
-            return Reply.json(200, GCSJSON.object(object, base: context.externalBase))
+            return Reply.json(200, service.gcsObject(object, context))
         } catch {
             return Reply.gcsError(error)
         }

@@ -32,6 +32,8 @@ enum Route: Equatable {
     case gcsBucketSub(BucketName, [String])
     /// `/storage/v1/b/{bucket}/o/{object}/{sub…}`: `acl[/entity]`, `restore`, `moveTo/o/{destination}`.
     case gcsObjectSub(BucketName, ObjectName, [String])
+    /// `/storage/v1/projects/{project}/serviceAccount`: the project's GCS service agent.
+    case gcsServiceAccount(String)
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
@@ -90,6 +92,11 @@ enum Route: Equatable {
             segments.removeFirst()
         }
         if segments.count >= 2 && segments[0] == "storage" && segments[1] == "v1" { segments.removeFirst(2) }
+        if !upload, segments.count == 3, segments[0] == "projects", segments[2] == "serviceAccount" {
+            let project = try decode(segments[1])
+            guard (1...100).contains(project.utf8.count), FieldText.isValid(project) else { return .unknown }
+            return .gcsServiceAccount(project)
+        }
         guard segments.first == "b" else { return .unknown }
         if segments.count == 1 || (segments.count == 2 && segments[1].isEmpty) { return .gcsBuckets }
         let bucket = try BucketName(try decode(segments[1]))

@@ -1,0 +1,138 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// A bucket's IAM policy (`GET`/`PUT /b/{b}/iam`, `GET /b/{b}/iam/testPermissions`), kept in the bucket resource
+/// under ``BucketResource/iamPolicyKey``. Checked as GCS checks it: conditional bindings need uniform bucket-level
+/// access (412) and policy version 3 (400); public access prevention refuses `allUsers` and
+/// `allAuthenticatedUsers` (412). A bucket that never had one set shows GCS's legacy default bindings.
+struct BucketIAM {
+    let service: ObjectService
+
+    static let maxBindings = 100
+    static let maxMembers = 1_500
+
+    func get(_ context: RequestContext, _ name: BucketName) throws -> HTTPResponse {
+        guard let record = try service.metadata.bucket(name) else { throw StorageError.noSuchBucket(name) }
+        return Reply.json(200, Self.rendered(Self.policy(BucketResource(record)), name, record))
+    }
+
+    func set(_ context: RequestContext, _ name: BucketName, _ body: JSONObject) throws -> HTTPResponse {
+        let bindings = try Self.validated(body["bindings"])
+        let version = body["version"]?.int64Value ?? 1
+        let record = try service.metadata.updateBucket(name, at: context.time) { record in
+            let resource = BucketResource(record)
+            if bindings.contains(where: { $0.objectValue?["condition"] != nil }) {
+                guard resource.uniformBucketLevelAccess else {
+                    throw StorageError(
+                        .preconditionFailed,
+                        "IAM policies with conditions on bucket \(name) require you to enable uniform bucket-level "
+                            + "access first")
+                }
+                guard version >= 3 else {
+                    throw StorageError(
+                        .invalidArgument,
+                        "IAM policies with conditions must have a version of at least 3 (bucket \(name))")
+                }
+            }
+            if resource.publicAccessPreventionEnforced, bindings.contains(where: Self.isPublic) {
+                throw StorageError(
+                    .preconditionFailed,
+                    "Public access prevention is enforced on bucket \(name): allUsers and allAuthenticatedUsers "
+                        + "cannot be granted")
+            }
+            var updated = resource
+            updated.fields[BucketResource.iamPolicyKey] = .object([
+                "version": .number(String(version)), "bindings": .array(bindings),
+            ])
+            record.resource = updated.json
+        }
+        return Reply.json(200, Self.rendered(Self.policy(BucketResource(record)), name, record))
+    }
+
+    /// Every `storage.*` permission asked for: the admin and emulator callers who reach this API hold them all.
+    func test(_ context: RequestContext, _ name: BucketName) throws -> HTTPResponse {
+        guard try service.metadata.bucket(name) != nil else { throw StorageError.noSuchBucket(name) }
+        let asked = context.query.items.filter { $0.name == "permissions" }.map(\.value)
+        guard asked.count <= 100 else {
+            throw StorageError(.invalidArgument, "Invalid argument: at most 100 permissions per test")
+        }
+        let held = asked.filter { $0.hasPrefix("storage.") && $0.utf8.count <= 100 && FieldText.isValid($0) }
+        var o: JSONObject = ["kind": .string("storage#testIamPermissionsResponse")]
+        if !held.isEmpty { o["permissions"] = .array(held.map { .string($0) }) }
+        return Reply.json(200, .object(o))
+    }
+
+    /// The stored policy or GCS's default, as `(version, bindings)`.
+    static func policy(_ resource: BucketResource) -> (version: Int64, bindings: [JSONValue]) {
+        if let stored = resource.fields[BucketResource.iamPolicyKey]?.objectValue {
+            return (stored["version"]?.int64Value ?? 1, stored["bindings"]?.arrayValue ?? [])
+        }
+        let project = ObjectResource.projectNumber
+        return (
+            1,
+            [
+                .object([
+                    "role": .string("roles/storage.legacyBucketOwner"),
+                    "members": .array([.string("projectEditor:\(project)"), .string("projectOwner:\(project)")]),
+                ]),
+                .object([
+                    "role": .string("roles/storage.legacyBucketReader"),
+                    "members": .array([.string("projectViewer:\(project)")]),
+                ]),
+            ]
+        )
+    }
+
+    /// Whether a stored or default policy lets anyone (`allUsers`) read objects: the viewer and reader roles.
+    static func allowsPublicRead(_ resource: BucketResource) -> Bool {
+        policy(resource).bindings.contains { binding in
+            guard let o = binding.objectValue, o["condition"] == nil, let role = o["role"]?.stringValue else {
+                return false
+            }
+            let reads = ["roles/storage.objectViewer", "roles/storage.legacyObjectReader", "roles/storage.admin"]
+            return reads.contains(role) && (o["members"]?.arrayValue ?? []).contains(.string("allUsers"))
+        }
+    }
+
+    static func rendered(_ policy: (version: Int64, bindings: [JSONValue]), _ name: BucketName, _ record: BucketRecord)
+        -> JSONValue
+    {
+        .object([
+            "kind": .string("storage#policy"), "resourceId": .string("projects/_/buckets/\(name.rawValue)"),
+            "version": .number(String(policy.version)), "bindings": .array(policy.bindings),
+            "etag": .string(Base64.encode(Array("iam/\(record.metageneration)".utf8))),
+        ])
+    }
+
+    private static func isPublic(_ binding: JSONValue) -> Bool {
+        (binding.objectValue?["members"]?.arrayValue ?? []).contains {
+            $0 == .string("allUsers") || $0 == .string("allAuthenticatedUsers")
+        }
+    }
+
+    /// Bindings as GCS accepts them: a `roles/…` role, a non-empty list of member strings, an optional condition
+    /// with an expression. Kept as sent otherwise.
+    private static func validated(_ json: JSONValue?) throws -> [JSONValue] {
+        func bad(_ what: String) -> StorageError { StorageError(.invalidArgument, "Invalid argument: \(what)") }
+        guard let json, json != .null else { return [] }
+        guard let bindings = json.arrayValue, bindings.count <= maxBindings else {
+            throw bad("bindings must be a list of at most \(maxBindings)")
+        }
+        var members = 0
+        for binding in bindings {
+            guard let o = binding.objectValue, let role = o["role"]?.stringValue, role.hasPrefix("roles/"),
+                FieldText.isValid(role), role.utf8.count <= 200
+            else { throw bad("each binding needs a role named roles/…") }
+            guard let list = o["members"]?.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                throw bad("binding \(role) needs a list of members")
+            }
+            members += list.count
+            if let condition = o["condition"], condition.objectValue?["expression"]?.stringValue == nil {
+                throw bad("the condition of binding \(role) needs an expression")
+            }
+        }
+        guard members <= maxMembers else { throw bad("at most \(maxMembers) members in a policy") }
+        return bindings
+    }
+}

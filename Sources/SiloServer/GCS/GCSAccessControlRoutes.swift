@@ -1,0 +1,221 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// Which ACL a request names: a bucket's own, its default for new objects, or an object's.
+enum ACLTarget {
+    case bucket, defaultObject
+    case object(ObjectName)
+
+    var kind: String {
+        switch self {
+        case .bucket: "storage#bucketAccessControl"
+        case .defaultObject, .object: "storage#objectAccessControl"
+        }
+    }
+
+    var bucketRoles: Bool {
+        if case .bucket = self { return true }
+        return false
+    }
+}
+
+/// bucketAccessControls, defaultObjectAccessControls and objectAccessControls (list, get, insert, patch, update,
+/// delete), kept in the bucket resource (`acl`, `defaultObjectAcl`) and in the object's extras. Every change is a
+/// metadata write (metageneration bumps, preconditions checked in the store). With uniform bucket-level access on,
+/// GCS refuses the legacy ACL calls with 400, and so does Silo.
+struct GCSAccessControlRoutes {
+    let service: ObjectService
+
+    func handle(_ context: RequestContext, _ bucket: BucketName, _ target: ACLTarget, entity: String?)
+        -> RequestDisposition
+    {
+        switch (context.method, entity) {
+        case ("GET", _), ("HEAD", _), ("DELETE", .some):
+            return .respond(run { try apply(context, bucket, target, entity: entity, body: nil) })
+        case ("POST", nil), ("PATCH", .some), ("PUT", .some):
+            return GCSBody.json(service, context) { body in
+                try apply(context, bucket, target, entity: entity, body: body)
+            }
+        default:
+            return .respond(
+                Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported on an ACL")))
+        }
+    }
+
+    private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch { return Reply.gcsError(error) }
+    }
+
+    private func apply(
+        _ context: RequestContext, _ bucket: BucketName, _ target: ACLTarget, entity: String?, body: JSONObject?
+    ) throws -> HTTPResponse {
+        guard let resource = try service.bucketResource(bucket) else { throw StorageError.noSuchBucket(bucket) }
+        if resource.uniformBucketLevelAccess {
+            throw StorageError(
+                .invalidArgument,
+                "Cannot use the ACL API while uniform bucket-level access is enabled on bucket \(bucket). Read more "
+                    + "at https://cloud.google.com/storage/docs/uniform-bucket-level-access")
+        }
+        let read = context.method == "GET" || context.method == "HEAD"
+        let conditions = try GCSConditions.destination(context.query)
+        var result: [ACLEntry] = []
+        var render: (ACLEntry) -> JSONValue = { _ in .null }
+        let edit = { (entries: inout [ACLEntry]) throws -> Void in
+            result = try Self.edit(&entries, method: context.method, entity: entity, body: body, target: target)
+            if !read, resource.publicAccessPreventionEnforced,
+                entries.contains(where: { $0.entity == "allUsers" || $0.entity == "allAuthenticatedUsers" })
+            {
+                throw BucketResource.publicAccessPrevented
+            }
+        }
+        switch target {
+        case .bucket, .defaultObject:
+            let key = target.bucketRoles ? "acl" : "defaultObjectAcl"
+            let current = { (resource: BucketResource) in
+                Self.entries(resource.fields[key])
+                    ?? (target.bucketRoles ? Self.bucketDefault : ObjectResource.defaultACL(nil, owner: nil))
+            }
+            if read {
+                try GCSBucketRoutes.check(conditions, try service.metadata.bucket(bucket).orThrow(bucket), read: true)
+                var entries = current(resource)
+                try edit(&entries)
+            } else {
+                _ = try service.metadata.updateBucket(bucket, at: context.time) { record in
+                    try GCSBucketRoutes.check(conditions, record, read: false)
+                    var updated = BucketResource(record)
+                    var entries = current(updated)
+                    try edit(&entries)
+                    updated.fields[key] = .array(entries.map(Self.storedJSON))
+                    record.resource = updated.json
+                }
+            }
+            render = { Self.bucketJSON($0, bucket: bucket, kind: target.kind) }
+        case .object(let name):
+            let generation = try GCSConditions.generation(context.query)
+            var record: ObjectRecord
+            if read {
+                guard let found = try service.metadata.object(bucket, name, generation: generation) else {
+                    throw StorageError.objectNotFound(bucket, name)
+                }
+                try GCSConditions.checkRead(conditions, found)
+                record = found
+                var entries =
+                    ACLEntry.parse(found.fields.extras.acl)
+                    ?? ObjectResource.defaultACL(resource, owner: found.fields.extras.owner)
+                try edit(&entries)
+            } else {
+                record = try service.metadata.updateObject(
+                    bucket, name, generation: generation, conditions: conditions, at: context.time
+                ) { fields in
+                    var entries =
+                        ACLEntry.parse(fields.extras.acl)
+                        ?? ObjectResource.defaultACL(resource, owner: fields.extras.owner)
+                    try edit(&entries)
+                    fields.extras.acl = ACLEntry.json(entries)
+                }
+            }
+            let final = record
+            render = { ObjectResource.aclJSON($0, record: final) }
+        }
+        switch (context.method, entity) {
+        case ("DELETE", _): return Reply.empty(204)
+        case ("GET", nil), ("HEAD", nil):
+            let kind = target.kind + "s"
+            return Reply.json(200, .object(["kind": .string(kind), "items": .array(result.map(render))]))
+        default:
+            guard let entry = result.first else { throw StorageError(.notFound, "No such ACL entry") }
+            return Reply.json(200, render(entry))
+        }
+    }
+
+    /// Runs one ACL call on `entries`; returns what the answer shows (the list, or the one entry touched).
+    static func edit(
+        _ entries: inout [ACLEntry], method: String, entity: String?, body: JSONObject?, target: ACLTarget
+    ) throws -> [ACLEntry] {
+        func missing(_ e: String) -> StorageError {
+            StorageError(.notFound, "No such ACL entry: \(e.prefix(100))")
+        }
+        switch (method, entity) {
+        case ("GET", nil), ("HEAD", nil): return entries
+        case ("GET", .some(let e)), ("HEAD", .some(let e)):
+            guard let found = entries.first(where: { $0.entity == e }) else { throw missing(e) }
+            return [found]
+        case ("DELETE", .some(let e)):
+            guard entries.contains(where: { $0.entity == e }) else { throw missing(e) }
+            entries.removeAll { $0.entity == e }
+            return []
+        case ("POST", nil):
+            let entry = try ACLEntry(json: .object(body ?? JSONObject()), bucket: target.bucketRoles)
+            entries.removeAll { $0.entity == entry.entity }
+            entries.append(entry)
+            return [entry]
+        case (_, .some(let e)):
+            guard let role = body?["role"]?.stringValue else {
+                throw StorageError(.invalidArgument, "Invalid argument: an ACL entry needs a role")
+            }
+            let entry = try ACLEntry(entity: e, role: role, bucket: target.bucketRoles)
+            guard let index = entries.firstIndex(where: { $0.entity == e }) else {
+                if method == "PUT" {
+                    entries.append(entry)
+                    return [entry]
+                }
+                throw missing(e)
+            }
+            entries[index] = entry
+            return [entry]
+        default:
+            throw StorageError(.invalidArgument, "\(method) is not supported on an ACL")
+        }
+    }
+
+    /// A new GCS bucket's ACL.
+    static let bucketDefault = [
+        ACLEntry(entity: "project-owners-\(ObjectResource.projectNumber)", role: "OWNER"),
+        ACLEntry(entity: "project-editors-\(ObjectResource.projectNumber)", role: "OWNER"),
+        ACLEntry(entity: "project-viewers-\(ObjectResource.projectNumber)", role: "READER"),
+    ]
+
+    static func entries(_ json: JSONValue?) -> [ACLEntry]? {
+        json?.arrayValue.map { $0.compactMap { try? ACLEntry(json: $0, bucket: true) } }
+    }
+
+    static func storedJSON(_ entry: ACLEntry) -> JSONValue {
+        .object(["entity": .string(entry.entity), "role": .string(entry.role)])
+    }
+
+    static func bucketJSON(_ entry: ACLEntry, bucket: BucketName, kind: String) -> JSONValue {
+        var o: JSONObject = [
+            "kind": .string(kind), "id": .string("\(bucket.rawValue)/\(entry.entity)"),
+            "bucket": .string(bucket.rawValue), "entity": .string(entry.entity), "role": .string(entry.role),
+            "etag": .string("CAE="),
+        ]
+        ACLEntryDetails.add(entry, to: &o)
+        return .object(o)
+    }
+}
+
+extension Optional where Wrapped == BucketRecord {
+    fileprivate func orThrow(_ name: BucketName) throws -> BucketRecord {
+        guard let self else { throw StorageError.noSuchBucket(name) }
+        return self
+    }
+}
+
+/// A GCS request's JSON body (empty means `{}`), read within the server's JSON limit; errors in GCS's shape.
+enum GCSBody {
+    static func json(
+        _ service: ObjectService, _ context: RequestContext, _ handler: @escaping (JSONObject) throws -> HTTPResponse
+    ) -> RequestDisposition {
+        .readBody(
+            CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { bytes in
+                do {
+                    guard case .object(let json) = try JSONValue.parse(bytes.isEmpty ? Array("{}".utf8) : bytes)
+                    else { throw StorageError(.invalidArgument, "the body must be a JSON object") }
+                    return try handler(json)
+                } catch {
+                    return Reply.gcsError(error)
+                }
+            })
+    }
+}

@@ -1,0 +1,199 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// The parts of GCS's object resource that depend on the bucket (issue 13): holds given by default, object
+/// retention (only in buckets that enable it; Locked cannot be shortened or removed, Unlocked only with
+/// `overrideUnlockedRetention=true`), predefined ACLs, and what a read adds — `retentionExpirationTime` from the
+/// bucket's retention policy, `acl` and `owner` in `projection=full`.
+enum ObjectResource {
+    /// The project every ACL and IAM entity names: Silo has one (`projectNumber` in bucket resources).
+    static let projectNumber = "000000000000"
+
+    /// What a new object gets when its metadata names no ACL: the bucket's `defaultObjectAcl`, else GCS's default
+    /// for a project's bucket.
+    static func defaultACL(_ bucket: BucketResource?, owner: String?) -> [ACLEntry] {
+        if let stored = bucket?.fields["defaultObjectAcl"]?.arrayValue {
+            return stored.compactMap { try? ACLEntry(json: $0, bucket: false) }
+        }
+        var entries = [
+            ACLEntry(entity: "project-owners-\(projectNumber)", role: "OWNER"),
+            ACLEntry(entity: "project-editors-\(projectNumber)", role: "OWNER"),
+            ACLEntry(entity: "project-viewers-\(projectNumber)", role: "READER"),
+        ]
+        if let owner { entries.append(ACLEntry(entity: owner, role: "OWNER")) }
+        return entries
+    }
+
+    /// `predefinedAcl=` on object writes, as GCS expands it.
+    static func predefined(_ name: String, owner: String?) throws -> [ACLEntry] {
+        let ownerEntry = owner.map { [ACLEntry(entity: $0, role: "OWNER")] } ?? []
+        switch name.lowercased() {
+        case "private": return ownerEntry
+        case "projectprivate":
+            return ownerEntry + [
+                ACLEntry(entity: "project-owners-\(projectNumber)", role: "OWNER"),
+                ACLEntry(entity: "project-editors-\(projectNumber)", role: "OWNER"),
+                ACLEntry(entity: "project-viewers-\(projectNumber)", role: "READER"),
+            ]
+        case "publicread": return ownerEntry + [ACLEntry(entity: "allUsers", role: "READER")]
+        case "authenticatedread": return ownerEntry + [ACLEntry(entity: "allAuthenticatedUsers", role: "READER")]
+        case "bucketownerread":
+            return ownerEntry + [ACLEntry(entity: "project-owners-\(projectNumber)", role: "READER")]
+        case "bucketownerfullcontrol":
+            return ownerEntry + [ACLEntry(entity: "project-owners-\(projectNumber)", role: "OWNER")]
+        default: throw StorageError(.invalidArgument, "Invalid argument: predefinedAcl \(name.prefix(40))")
+        }
+    }
+
+    /// The ACL entity of the caller who creates an object: `user-<email>` from a token's `email` claim, else none.
+    static func owner(_ principal: Principal?) -> String? {
+        guard let principal, let claims = try? JSONValue.parse(Array(principal.claimsJSON.utf8)),
+            let email = claims.objectValue?["email"]?.stringValue, !email.isEmpty, email.utf8.count <= 254,
+            FieldText.isValid(email)
+        else { return nil }
+        return "user-" + email
+    }
+
+    /// Applies the GCS-only keys of a metadata body to `fields`: on a new object (`existing == nil`) the bucket's
+    /// default event-based hold, the ACL (`predefinedAcl`, the body's, or the default) and its owner; on every write
+    /// the holds, storage class, contexts and retention rules.
+    static func apply(
+        _ changes: ObjectExtrasChanges, to fields: inout ObjectFields, existing: ObjectFields?,
+        bucket: BucketResource?, query: QueryParameters, principal: Principal?, replacing: Bool, now: Timestamp,
+        object: String
+    ) throws {
+        var extras = fields.extras
+        if existing == nil {
+            if bucket?.defaultEventBasedHold == true { extras.eventBasedHold = true }
+            let owner = owner(principal)
+            extras.owner = owner
+            if let name = query["predefinedAcl"], !name.isEmpty {
+                extras.acl = ACLEntry.json(try predefined(name, owner: owner))
+            } else if changes.acl == nil, bucket?.fields["defaultObjectAcl"] != nil {
+                // A bucket's own default is copied at creation; GCS's default is rendered, not stored.
+                extras.acl = ACLEntry.json(defaultACL(bucket, owner: owner))
+            }
+        } else if let name = query["predefinedAcl"], !name.isEmpty {
+            extras.acl = ACLEntry.json(try predefined(name, owner: extras.owner))
+        }
+        if let acl = changes.acl {
+            if bucket?.uniformBucketLevelAccess == true { throw uniformAccessError }
+            if bucket?.publicAccessPreventionEnforced == true,
+                acl.contains(where: { $0.entity == "allUsers" || $0.entity == "allAuthenticatedUsers" })
+            {
+                throw BucketResource.publicAccessPrevented
+            }
+        }
+        try changes.apply(to: &extras, replacing: replacing, now: now)
+        try applyRetention(
+            changes.retention, to: &extras, bucket: bucket,
+            override: query["overrideUnlockedRetention"]?.lowercased() == "true", replacing: replacing,
+            object: object)
+        fields.extras = extras
+    }
+
+    private static func applyRetention(
+        _ change: ObjectExtrasChanges.Retention, to extras: inout ObjectExtras, bucket: BucketResource?,
+        override: Bool, replacing: Bool, object: String
+    ) throws {
+        let current = extras.retentionMode.flatMap { mode in extras.retainUntil.map { (mode, $0) } }
+        var wanted: (mode: String, until: Timestamp)?
+        switch change {
+        case .keep:
+            guard replacing else { return }
+            wanted = nil
+        case .remove: wanted = nil
+        case .set(let mode, let until):
+            guard bucket?.objectRetentionEnabled == true else {
+                throw StorageError(
+                    .invalidArgument, "Invalid argument: object retention is not enabled on the bucket of \(object)")
+            }
+            wanted = (mode, until)
+        }
+        if let (mode, until) = current {
+            let weakens = wanted.map { $0.until < until || $0.mode != mode } ?? true
+            if weakens && mode == "Locked" {
+                throw StorageError(
+                    .permissionDenied, "The retention of \(object) is locked: it cannot be shortened or removed")
+            }
+            if weakens && !override {
+                throw StorageError(
+                    .permissionDenied,
+                    "Changing the unlocked retention of \(object) requires overrideUnlockedRetention=true")
+            }
+        }
+        extras.retentionMode = wanted?.mode
+        extras.retainUntil = wanted?.until
+    }
+
+    static let uniformAccessError = StorageError(
+        .invalidArgument,
+        "Cannot use ACL API to access object ACLs when uniform bucket-level access is enabled. Read more at "
+            + "https://cloud.google.com/storage/docs/uniform-bucket-level-access")
+
+    /// What a read adds to the stored resource.
+    static func extra(_ record: ObjectRecord, bucket: BucketResource?, query: QueryParameters) -> JSONObject {
+        var o = JSONObject()
+        if let period = bucket?.retentionPolicy?.period, period > 0 {
+            let expiry = Timestamp(microseconds: record.timeCreated.microseconds + period * 1_000_000)
+            o["retentionExpirationTime"] = .string(expiry.rfc3339)
+        }
+        if query["projection"] == "full" {
+            if bucket?.uniformBucketLevelAccess != true {
+                let entries = ACLEntry.parse(record.fields.extras.acl) ?? defaultACL(bucket, owner: nil)
+                o["acl"] = .array(entries.map { aclJSON($0, record: record) })
+            }
+            if let owner = record.fields.extras.owner {
+                o["owner"] = .object(["entity": .string(owner)])
+            }
+        }
+        return o
+    }
+
+    /// One `storage#objectAccessControl`.
+    static func aclJSON(_ entry: ACLEntry, record: ObjectRecord) -> JSONValue {
+        var o: JSONObject = [
+            "kind": .string("storage#objectAccessControl"),
+            "id": .string("\(record.bucket.rawValue)/\(record.name.rawValue)/\(record.generation)/\(entry.entity)"),
+            "bucket": .string(record.bucket.rawValue), "object": .string(record.name.rawValue),
+            "generation": .string(String(record.generation)), "entity": .string(entry.entity),
+            "role": .string(entry.role), "etag": .string(record.etag),
+        ]
+        ACLEntryDetails.add(entry, to: &o)
+        return .object(o)
+    }
+}
+
+/// The fields GCS derives from an ACL entity (`email`, `domain`, `projectTeam`).
+enum ACLEntryDetails {
+    static func add(_ entry: ACLEntry, to o: inout JSONObject) {
+        let entity = entry.entity
+        if entity.hasPrefix("user-") || entity.hasPrefix("group-") {
+            let email = String(entity.drop { $0 != "-" }.dropFirst())
+            if email.contains("@") { o["email"] = .string(email) }
+        } else if entity.hasPrefix("domain-") {
+            o["domain"] = .string(String(entity.dropFirst("domain-".count)))
+        }
+        for team in ["owners", "editors", "viewers"] where entity.hasPrefix("project-\(team)-") {
+            o["projectTeam"] = .object([
+                "projectNumber": .string(String(entity.dropFirst("project-\(team)-".count))), "team": .string(team),
+            ])
+        }
+    }
+}
+
+extension ObjectService {
+    /// The bucket's GCS resource, nil when the bucket does not exist.
+    func bucketResource(_ bucket: BucketName) throws -> BucketResource? {
+        try metadata.bucket(bucket).map(BucketResource.init)
+    }
+
+    /// `storage#object` as a GCS read shows it: the stored resource plus what the bucket adds.
+    func gcsObject(_ record: ObjectRecord, _ context: RequestContext, bucket: BucketResource?? = nil) -> JSONValue {
+        let resource = bucket ?? (try? bucketResource(record.bucket))
+        return GCSJSON.object(
+            record, base: context.externalBase,
+            extra: ObjectResource.extra(record, bucket: resource ?? nil, query: context.query))
+    }
+}
