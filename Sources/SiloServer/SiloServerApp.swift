@@ -99,9 +99,14 @@ public final class SiloServerApp: HTTPHandler {
     }
 
     /// The GCS JSON API is for admin tooling: in emulator mode every caller is the admin (as in the Firebase
-    /// emulator, whose GCS clients cannot send `owner`); otherwise admin credentials are required.
+    /// emulator, whose GCS clients cannot send `owner`); otherwise admin credentials are required — except for
+    /// reads that GCS grants the public (an object `allUsers` may read by ACL or IAM; `allAuthenticatedUsers` for
+    /// any verified caller), issue 13 item 4.
     private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        guard service.configuration.openAdminAPI || context.principal?.isAdmin == true else {
+        guard
+            service.configuration.openAdminAPI || context.principal?.isAdmin == true
+                || PublicAccess(service: service).allows(route, context)
+        else {
             let error =
                 context.principal == nil
                 ? StorageError(.unauthenticated, "Anonymous caller does not have access to the GCS JSON API.")

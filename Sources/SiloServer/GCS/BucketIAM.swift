@@ -84,15 +84,23 @@ struct BucketIAM {
         )
     }
 
-    /// Whether a stored or default policy lets anyone (`allUsers`) read objects: the viewer and reader roles.
-    static func allowsPublicRead(_ resource: BucketResource) -> Bool {
-        policy(resource).bindings.contains { binding in
-            guard let o = binding.objectValue, o["condition"] == nil, let role = o["role"]?.stringValue else {
-                return false
+    /// The public members (`allUsers`, `allAuthenticatedUsers`) an unconditional binding gives a role that reads
+    /// objects.
+    static func publicReaders(_ resource: BucketResource) -> Set<String> {
+        let reads: Set<String> = [
+            "roles/storage.objectViewer", "roles/storage.legacyObjectReader", "roles/storage.objectAdmin",
+            "roles/storage.admin",
+        ]
+        var members: Set<String> = []
+        for binding in policy(resource).bindings {
+            guard let o = binding.objectValue, o["condition"] == nil, let role = o["role"]?.stringValue,
+                reads.contains(role)
+            else { continue }
+            for member in o["members"]?.arrayValue ?? [] {
+                if let m = member.stringValue, m == "allUsers" || m == "allAuthenticatedUsers" { members.insert(m) }
             }
-            let reads = ["roles/storage.objectViewer", "roles/storage.legacyObjectReader", "roles/storage.admin"]
-            return reads.contains(role) && (o["members"]?.arrayValue ?? []).contains(.string("allUsers"))
         }
+        return members
     }
 
     static func rendered(_ policy: (version: Int64, bindings: [JSONValue]), _ name: BucketName, _ record: BucketRecord)
