@@ -87,6 +87,17 @@ enum Migrations {
         """
         ALTER TABLE objects ADD COLUMN extra text NOT NULL DEFAULT '{}';
         """,
+        // 5: soft-deleted versions (GCS soft delete, issue 13): an object row as it was, with when it was deleted
+        // and when it goes for good. Its blob is referenced until then.
+        """
+        CREATE TABLE soft_deleted_objects (LIKE objects);
+        ALTER TABLE soft_deleted_objects DROP COLUMN live;
+        ALTER TABLE soft_deleted_objects ADD COLUMN soft_deleted bigint NOT NULL;
+        ALTER TABLE soft_deleted_objects ADD COLUMN hard_delete bigint NOT NULL;
+        ALTER TABLE soft_deleted_objects ADD PRIMARY KEY (bucket, name, generation);
+        CREATE INDEX soft_deleted_objects_blob ON soft_deleted_objects (blob_id);
+        CREATE INDEX soft_deleted_objects_due ON soft_deleted_objects (hard_delete);
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -205,6 +205,12 @@ public final class PostgresMetadataStore: MetadataStore {
             guard !hasVersions else {
                 throw StorageError(.conflict, "The bucket you tried to delete is not empty: \(name.rawValue)")
             }
+            try connection.query(
+                """
+                INSERT INTO blob_garbage (blob_id, registered)
+                SELECT blob_id, $1 FROM soft_deleted_objects WHERE bucket = $2 ON CONFLICT DO NOTHING
+                """, [.int64(configuration.now().microseconds), .text(name.rawValue)])
+            try connection.query("DELETE FROM soft_deleted_objects WHERE bucket = $1", [.text(name.rawValue)])
             try connection.query("DELETE FROM buckets WHERE name = $1", [.text(name.rawValue)])
         }
     }
@@ -381,9 +387,10 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
-        throws -> ObjectRecord
-    {
+    public func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord {
         let time = configuration.now()
         return try write { connection in
             try lockName(bucket, name, connection)
@@ -409,8 +416,19 @@ public final class PostgresMetadataStore: MetadataStore {
                 try connection.query(
                     "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
             } else {
+                if let softDeletion {
+                    try connection.query(
+                        """
+                        INSERT INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
+                        SELECT \(Codec.objectColumns), $4, $5 FROM objects
+                        WHERE bucket = $1 AND name = $2 AND generation = $3
+                        ON CONFLICT (bucket, name, generation) DO NOTHING
+                        """,
+                        key + [.int64(softDeletion.at.microseconds), .int64(softDeletion.hardDeleteAt.microseconds)])
+                } else {
+                    try addGarbage(target.blobID, at: time, connection)
+                }
                 try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                try addGarbage(target.blobID, at: time, connection)
             }
             return target
         }
@@ -458,6 +476,116 @@ public final class PostgresMetadataStore: MetadataStore {
                     .int64(Int64(limit)),
                 ]
             ).map(Codec.object)
+        }
+    }
+
+    // MARK: Soft delete
+
+    private static let softColumns = "\(Codec.objectColumns), soft_deleted, hard_delete"
+    private static let selectSoft =
+        "SELECT \(softColumns) FROM soft_deleted_objects WHERE bucket = $1 AND name = $2 AND generation = $3"
+
+    private static func softDeleted(_ row: Row) throws -> SoftDeletedObject {
+        SoftDeletedObject(
+            record: try Codec.object(row),
+            deletion: SoftDeletion(
+                at: Timestamp(microseconds: try row.int64(20)),
+                hardDeleteAt: Timestamp(microseconds: try row.int64(21))))
+    }
+
+    public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [SoftDeletedObject]
+    {
+        guard limit > 0 else { return [] }
+        let prefixBytes = Array(prefix.utf8)
+        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
+        let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
+        let lower = prefixBytes.lexicographicallyPrecedes(after.name) ? after.name : prefixBytes
+        return try read { connection in
+            try connection.query(
+                """
+                SELECT \(Self.softColumns) FROM soft_deleted_objects
+                WHERE bucket = $1 AND name >= $2 AND name < $3 AND (name, generation) > ($4, $5)
+                ORDER BY name, generation LIMIT $6
+                """,
+                [
+                    .text(bucket.rawValue), .bytes(lower), .bytes(upper), .bytes(after.name), .int64(after.generation),
+                    .int64(Int64(limit)),
+                ]
+            ).map(Self.softDeleted)
+        }
+    }
+
+    public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws
+        -> SoftDeletedObject?
+    {
+        try read { connection in
+            try connection.query(
+                Self.selectSoft, [.text(bucket.rawValue), .bytes(Array(name.rawValue.utf8)), .int64(generation)]
+            ).first(Self.softDeleted)
+        }
+    }
+
+    public func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
+        try write { connection in
+            try lockName(bucket, name, connection)
+            let nameBytes = Value.bytes(Array(name.rawValue.utf8))
+            let softKey: [Value] = [.text(bucket.rawValue), nameBytes, .int64(generation)]
+            guard let old = try connection.query(Self.selectSoft + " FOR UPDATE", softKey).first(Self.softDeleted)
+            else {
+                throw StorageError(.notFound, "No such soft-deleted object: \(describe(bucket, name))#\(generation)")
+            }
+            let current = try live(bucket, name, connection, forUpdate: true)
+            try conditions.check(current, describing: describe(bucket, name))
+            let versioning = try ensureBucket(bucket, at: time, connection).versioning
+            if let current {
+                let key: [Value] = [.text(bucket.rawValue), nameBytes, .int64(current.generation)]
+                if versioning {
+                    try connection.query(
+                        "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+                } else {
+                    try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+                    try addGarbage(current.blobID, at: time, connection)
+                }
+            }
+            try connection.query(
+                "DELETE FROM soft_deleted_objects WHERE bucket = $1 AND name = $2 AND generation = $3", softKey)
+            let next = try connection.query(
+                "UPDATE counters SET value = greatest(value + 1, $1) WHERE name = 'last_generation' RETURNING value",
+                [.int64(time.microseconds)]
+            ).first { try $0.int64(0) }
+            guard let next else { throw StorageErrorFactory.corruptRow("generation counter (missing)") }
+            let record = old.record
+            let restored = ObjectRecord(
+                bucket: bucket, name: name, generation: next, metageneration: 1, blob: record.blob,
+                blobID: record.blobID, fields: record.fields, timeCreated: time, updated: time,
+                componentCount: record.componentCount)
+            try connection.query(
+                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))",
+                Codec.objectValues(restored, live: true))
+            return (restored, current)
+        }
+    }
+
+    public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
+        try write { connection in
+            let gone = try connection.query(
+                """
+                WITH due AS (
+                    SELECT bucket, name, generation FROM soft_deleted_objects WHERE hard_delete <= $1 LIMIT $2
+                    FOR UPDATE SKIP LOCKED
+                )
+                DELETE FROM soft_deleted_objects s USING due
+                WHERE s.bucket = due.bucket AND s.name = due.name AND s.generation = due.generation
+                RETURNING s.blob_id
+                """, [.int64(time.microseconds), .int64(Int64(limit))]
+            ).map { $0.text(0) }
+            for blob in gone {
+                if let id = BlobID(rawValue: blob) { try addGarbage(id, at: time, connection) }
+            }
+            return gone.count
         }
     }
 
@@ -587,6 +715,7 @@ public final class PostgresMetadataStore: MetadataStore {
                 """
                 SELECT EXISTS (SELECT 1 FROM objects WHERE blob_id = $1)
                     OR EXISTS (SELECT 1 FROM sessions WHERE blob_id = $1 AND state = 'active')
+                    OR EXISTS (SELECT 1 FROM soft_deleted_objects WHERE blob_id = $1)
                 """, [.text(id.rawValue)]
             ).first { try $0.bool(0) } ?? false
         }
@@ -596,7 +725,14 @@ public final class PostgresMetadataStore: MetadataStore {
         let time = Value.int64(configuration.now().microseconds)
         try write { connection in
             // EXCLUSIVE lets reads continue and makes concurrent writers wait until the reset has committed.
-            try connection.execute("LOCK TABLE buckets, objects, sessions, blob_garbage IN EXCLUSIVE MODE")
+            try connection.execute(
+                "LOCK TABLE buckets, objects, sessions, blob_garbage, soft_deleted_objects IN EXCLUSIVE MODE")
+            try connection.query(
+                """
+                INSERT INTO blob_garbage (blob_id, registered) SELECT blob_id, $1 FROM soft_deleted_objects
+                ON CONFLICT DO NOTHING
+                """, [time])
+            try connection.execute("DELETE FROM soft_deleted_objects")
             try connection.query(
                 "INSERT INTO blob_garbage (blob_id, registered) SELECT blob_id, $1 FROM objects ON CONFLICT DO NOTHING",
                 [time])

@@ -81,6 +81,37 @@ enum Migrations {
         """
         ALTER TABLE objects ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
         """,
+        // 5: soft-deleted versions (GCS soft delete, issue 13): an object row as it was, with when it was deleted
+        // and when it goes for good. Its blob is referenced until then.
+        """
+        CREATE TABLE soft_deleted_objects (
+            bucket TEXT NOT NULL,
+            name BLOB NOT NULL,
+            generation INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            md5 BLOB NOT NULL,
+            crc32c INTEGER NOT NULL,
+            blob_id TEXT NOT NULL,
+            content_type TEXT,
+            content_encoding TEXT,
+            content_disposition TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            custom_time INTEGER,
+            custom_metadata TEXT NOT NULL,
+            download_tokens TEXT NOT NULL,
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            component_count INTEGER,
+            extra TEXT NOT NULL,
+            soft_deleted INTEGER NOT NULL,
+            hard_delete INTEGER NOT NULL,
+            PRIMARY KEY (bucket, name, generation)
+        ) WITHOUT ROWID;
+        CREATE INDEX soft_deleted_objects_blob ON soft_deleted_objects(blob_id);
+        CREATE INDEX soft_deleted_objects_due ON soft_deleted_objects(hard_delete);
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -194,6 +194,12 @@ public final class SQLiteMetadataStore: MetadataStore {
             guard !hasVersions else {
                 throw StorageError(.conflict, "The bucket you tried to delete is not empty: \(name.rawValue)")
             }
+            try connection.run(
+                """
+                INSERT OR IGNORE INTO blob_garbage (blob_id, registered)
+                SELECT blob_id, ? FROM soft_deleted_objects WHERE bucket = ?
+                """, [.integer(configuration.now().microseconds), .text(name.rawValue)])
+            try connection.run("DELETE FROM soft_deleted_objects WHERE bucket = ?", [.text(name.rawValue)])
             try connection.run("DELETE FROM buckets WHERE name = ?", [.text(name.rawValue)])
         }
     }
@@ -359,9 +365,10 @@ public final class SQLiteMetadataStore: MetadataStore {
         return (result.stored, result.replaced)
     }
 
-    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
-        throws -> ObjectRecord
-    {
+    public func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord {
         let time = configuration.now()
         return try write { connection, _ in
             let nameBytes = SQLValue.blob(Array(name.rawValue.utf8))
@@ -383,10 +390,125 @@ public final class SQLiteMetadataStore: MetadataStore {
                 // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
                 try connection.run("UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
             } else {
+                if let softDeletion {
+                    try connection.run(
+                        """
+                        INSERT OR REPLACE INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
+                        SELECT \(Codec.objectColumns), ?, ? FROM objects WHERE bucket = ? AND name = ? AND generation = ?
+                        """,
+                        [.integer(softDeletion.at.microseconds), .integer(softDeletion.hardDeleteAt.microseconds)]
+                            + key)
+                } else {
+                    try addGarbage(target.blobID, at: time, connection)
+                }
                 try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
-                try addGarbage(target.blobID, at: time, connection)
             }
             return target
+        }
+    }
+
+    // MARK: Soft delete
+
+    private static let softColumns = "\(Codec.objectColumns), soft_deleted, hard_delete"
+
+    private static func softDeleted(_ row: Statement) throws -> SoftDeletedObject {
+        SoftDeletedObject(
+            record: try Codec.object(row),
+            deletion: SoftDeletion(
+                at: Timestamp(microseconds: row.int64(20)), hardDeleteAt: Timestamp(microseconds: row.int64(21))))
+    }
+
+    public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [SoftDeletedObject]
+    {
+        guard limit > 0 else { return [] }
+        let prefixBytes = Array(prefix.utf8)
+        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
+        let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
+        let lower = prefixBytes.lexicographicallyPrecedes(after.name) ? after.name : prefixBytes
+        return try read { connection in
+            try connection.rows(
+                """
+                SELECT \(Self.softColumns) FROM soft_deleted_objects
+                WHERE bucket = ? AND name >= ? AND name < ? AND (name > ? OR (name = ? AND generation > ?))
+                ORDER BY name, generation LIMIT ?
+                """,
+                [
+                    .text(bucket.rawValue), .blob(lower), .blob(upper), .blob(after.name), .blob(after.name),
+                    .integer(after.generation), .integer(Int64(limit)),
+                ],
+                Self.softDeleted)
+        }
+    }
+
+    public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws
+        -> SoftDeletedObject?
+    {
+        try read { connection in
+            try connection.row(
+                "SELECT \(Self.softColumns) FROM soft_deleted_objects WHERE bucket = ? AND name = ? AND generation = ?",
+                [.text(bucket.rawValue), .blob(Array(name.rawValue.utf8)), .integer(generation)], Self.softDeleted)
+        }
+    }
+
+    public func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
+        let result = try write { connection, lastGeneration in
+            let nameBytes = SQLValue.blob(Array(name.rawValue.utf8))
+            let softKey: [SQLValue] = [.text(bucket.rawValue), nameBytes, .integer(generation)]
+            guard
+                let old = try connection.row(
+                    "SELECT \(Self.softColumns) FROM soft_deleted_objects WHERE bucket = ? AND name = ? AND generation = ?",
+                    softKey, Self.softDeleted)
+            else {
+                throw StorageError(.notFound, "No such soft-deleted object: \(describe(bucket, name))#\(generation)")
+            }
+            let current = try live(bucket, name, connection)
+            try conditions.check(current, describing: describe(bucket, name))
+            if let current {
+                let key: [SQLValue] = [.text(bucket.rawValue), nameBytes, .integer(current.generation)]
+                if try storedBucket(bucket, connection)?.versioning ?? false {
+                    try connection.run(
+                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
+                } else {
+                    try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+                    try addGarbage(current.blobID, at: time, connection)
+                }
+            }
+            try connection.run(
+                "DELETE FROM soft_deleted_objects WHERE bucket = ? AND name = ? AND generation = ?", softKey)
+            let newGeneration = max(time.microseconds, lastGeneration + 1)
+            let record = old.record
+            let restored = ObjectRecord(
+                bucket: bucket, name: name, generation: newGeneration, metageneration: 1, blob: record.blob,
+                blobID: record.blobID, fields: record.fields, timeCreated: time, updated: time,
+                componentCount: record.componentCount)
+            try connection.run(
+                "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))",
+                Codec.objectValues(restored, live: true))
+            try connection.run(
+                "UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(newGeneration)])
+            lastGeneration = newGeneration
+            return Inserted(stored: restored, replaced: current)
+        }
+        return (result.stored, result.replaced)
+    }
+
+    public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
+        try write { connection, _ in
+            let due = try connection.rows(
+                "SELECT bucket, name, generation, blob_id FROM soft_deleted_objects WHERE hard_delete <= ? LIMIT ?",
+                [.integer(time.microseconds), .integer(Int64(limit))]
+            ) { row in
+                ([SQLValue.text(row.text(0)), .blob(row.blob(1)), .integer(row.int64(2))], row.text(3))
+            }
+            for (key, blob) in due {
+                try connection.run(
+                    "DELETE FROM soft_deleted_objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+                if let id = BlobID(rawValue: blob) { try addGarbage(id, at: time, connection) }
+            }
+            return due.count
         }
     }
 
@@ -562,6 +684,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 """
                 SELECT EXISTS (SELECT 1 FROM objects WHERE blob_id = ?1)
                     OR EXISTS (SELECT 1 FROM sessions WHERE blob_id = ?1 AND state = 'active')
+                    OR EXISTS (SELECT 1 FROM soft_deleted_objects WHERE blob_id = ?1)
                 """, [.text(id.rawValue)]
             ) { $0.int64(0) != 0 } ?? false
         }
@@ -574,6 +697,10 @@ public final class SQLiteMetadataStore: MetadataStore {
                 "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM objects", [time])
             try connection.run(
                 "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM sessions", [time])
+            try connection.run(
+                "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM soft_deleted_objects",
+                [time])
+            try connection.run("DELETE FROM soft_deleted_objects")
             try connection.run("DELETE FROM objects")
             try connection.run("DELETE FROM sessions")
             try connection.run("DELETE FROM buckets")

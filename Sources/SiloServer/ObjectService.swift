@@ -227,14 +227,23 @@ final class ObjectService: Sendable {
     }
 
     /// Deletes the live version (or `generation`) with `conditions` and protection checked in the store, then
-    /// releases its blob.
+    /// releases its blob — or, in a bucket with a soft-delete policy, keeps it restorable for the policy's
+    /// duration (GCS soft delete; the maintenance loop purges it after).
     @discardableResult
     func deleteObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, time: Timestamp
     ) throws -> ObjectRecord {
+        let resource = try bucketResource(bucket)
+        let protection = Preconditions.Protection(
+            now: time, retentionSeconds: resource?.retentionPolicy?.period ?? 0)
+        let keep = resource?.softDeleteSeconds ?? 0
+        let softDeletion =
+            keep > 0
+            ? SoftDeletion(at: time, hardDeleteAt: Timestamp(microseconds: time.microseconds + keep * 1_000_000)) : nil
         let deleted = try metadata.deleteObject(
-            bucket, name, generation: generation, conditions: conditions.protecting(try protection(bucket, at: time)))
-        release(deleted)
+            bucket, name, generation: generation, conditions: conditions.protecting(protection),
+            softDeletion: softDeletion)
+        if softDeletion == nil { release(deleted) }
         return deleted
     }
 

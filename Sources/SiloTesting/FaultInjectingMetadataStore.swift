@@ -137,11 +137,43 @@ public final class FaultInjectingMetadataStore: MetadataStore {
         }
         return (result.stored, result.replaced)
     }
-    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
-        throws -> ObjectRecord
-    {
+    public func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord {
         try hooks.around(object("deleteObject", bucket, name)) {
-            try inner.deleteObject(bucket, name, generation: generation, conditions: conditions)
+            try inner.deleteObject(
+                bucket, name, generation: generation, conditions: conditions, softDeletion: softDeletion)
+        }
+    }
+
+    public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [SoftDeletedObject]
+    {
+        try hooks.around(StoreCall("softDeletedObjects", bucket.rawValue)) {
+            try inner.softDeletedObjects(bucket, prefix: prefix, startAfter: startAfter, limit: limit)
+        }
+    }
+
+    public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws
+        -> SoftDeletedObject?
+    {
+        try hooks.around(object("softDeletedObject", bucket, name)) {
+            try inner.softDeletedObject(bucket, name, generation: generation)
+        }
+    }
+
+    public func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
+        try hooks.around(object("restoreObject", bucket, name)) {
+            try inner.restoreObject(bucket, name, generation: generation, conditions: conditions, at: time)
+        }
+    }
+
+    public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
+        try hooks.around(StoreCall("purgeSoftDeleted")) {
+            try inner.purgeSoftDeleted(hardDeletedBy: time, limit: limit)
         }
     }
     public func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws

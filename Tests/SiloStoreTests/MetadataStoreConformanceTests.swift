@@ -953,4 +953,57 @@ import Testing
         _ = try store.deleteObject(bucket, record.name, generation: nil, conditions: later)
         #expect(try store.object(bucket, record.name, generation: nil) == nil)
     }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func softDeletedVersionsAreKeptRestoredAndPurged(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let t = Timestamp(microseconds: 1_000_000)
+        let keep = SoftDeletion(at: t, hardDeleteAt: Timestamp(microseconds: 5_000_000))
+        let (first, _) = try store.insertObject(draft("a/one"), conditions: .none, at: t)
+        let (second, _) = try store.insertObject(draft("a/two"), conditions: .none, at: t)
+        _ = try store.deleteObject(bucket, first.name, generation: nil, conditions: .none, softDeletion: keep)
+        _ = try store.deleteObject(bucket, second.name, generation: nil, conditions: .none, softDeletion: keep)
+        #expect(try store.object(bucket, first.name, generation: first.generation) == nil)
+        #expect(try store.listObjectVersions(bucket, prefix: "", startAfter: nil, limit: 10).isEmpty)
+        #expect(try store.isBlobReferenced(first.blobID), "a soft-deleted version keeps its bytes")
+        #expect(
+            try store.garbageBlobs(registeredBefore: Timestamp(microseconds: .max), limit: 10).contains(first.blobID)
+                == false)
+        let listed = try store.softDeletedObjects(bucket, prefix: "a/", startAfter: nil, limit: 10)
+        #expect(listed.map(\.record) == [first, second] && listed.allSatisfy { $0.deletion == keep })
+        #expect(
+            try store.softDeletedObjects(bucket, prefix: "", startAfter: ObjectVersionKey(first), limit: 10).map(
+                \.record)
+                == [second])
+        #expect(try store.softDeletedObject(bucket, first.name, generation: first.generation)?.record == first)
+        // Restore: a new live generation with the same bytes and metadata; the soft-deleted entry is gone.
+        let (restored, replaced) = try store.restoreObject(
+            bucket, first.name, generation: first.generation, conditions: Preconditions(ifGenerationMatch: 0),
+            at: Timestamp(microseconds: 2_000_000))
+        #expect(replaced == nil && restored.generation > first.generation && restored.metageneration == 1)
+        #expect(restored.blobID == first.blobID && restored.fields == first.fields)
+        #expect(try store.object(bucket, first.name, generation: nil) == restored)
+        #expect(try store.softDeletedObject(bucket, first.name, generation: first.generation) == nil)
+        let again = #expect(throws: StorageError.self) {
+            _ = try store.restoreObject(
+                bucket, first.name, generation: first.generation, conditions: .none, at: .now())
+        }
+        #expect(again?.code == .notFound)
+        // Purge: only what is due; its bytes become garbage.
+        #expect(try store.purgeSoftDeleted(hardDeletedBy: Timestamp(microseconds: 4_999_999), limit: 10) == 0)
+        #expect(try store.purgeSoftDeleted(hardDeletedBy: Timestamp(microseconds: 5_000_000), limit: 10) == 1)
+        #expect(try store.softDeletedObjects(bucket, prefix: "", startAfter: nil, limit: 10).isEmpty)
+        #expect(try !store.isBlobReferenced(second.blobID))
+        #expect(
+            try store.garbageBlobs(registeredBefore: Timestamp(microseconds: .max), limit: 10).contains(second.blobID))
+        // A bucket whose only versions are soft-deleted can be deleted; they go with it.
+        let other = bucketName("soft-only")
+        let (lone, _) = try store.insertObject(draft("x", bucket: other), conditions: .none, at: t)
+        _ = try store.deleteObject(other, lone.name, generation: nil, conditions: .none, softDeletion: keep)
+        try store.deleteBucket(other)
+        #expect(try store.softDeletedObjects(other, prefix: "", startAfter: nil, limit: 10).isEmpty)
+        #expect(try !store.isBlobReferenced(lone.blobID))
+    }
 }

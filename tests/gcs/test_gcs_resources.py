@@ -262,3 +262,46 @@ def test_noncurrent_generation_metadata_can_change(client):
     old.patch(if_generation_match=first)
     assert old.content_language == "en" and old.metageneration == 2
     assert bucket.get_blob("v").content_language is None
+
+
+def test_soft_delete_keeps_deleted_objects_restorable(client):
+    bucket = fresh(client)
+    assert bucket.soft_delete_policy.retention_duration_seconds == 604800, "GCS's default for a new bucket"
+    blob = bucket.blob("gone.txt")
+    blob.upload_from_string(b"restore me", content_type="text/plain")
+    generation = blob.generation
+    blob.delete()
+    assert list(bucket.list_blobs()) == []
+    deleted = list(bucket.list_blobs(soft_deleted=True))
+    assert [(b.name, b.generation) for b in deleted] == [("gone.txt", generation)]
+    assert deleted[0].soft_delete_time is not None and deleted[0].hard_delete_time > deleted[0].soft_delete_time
+    found = bucket.get_blob("gone.txt", generation=generation, soft_deleted=True)
+    assert found.soft_delete_time is not None
+    restored = bucket.restore_blob("gone.txt", generation=generation)
+    assert restored.generation != generation
+    assert bucket.blob("gone.txt").download_as_bytes() == b"restore me"
+    assert list(bucket.list_blobs(soft_deleted=True)) == []
+    # A bucket without soft delete deletes for good.
+    bucket.soft_delete_policy.retention_duration_seconds = 0
+    bucket.patch()
+    bucket.blob("gone.txt").delete()
+    assert list(bucket.list_blobs(soft_deleted=True)) == []
+
+
+def test_managed_folders_as_prefixes(client):
+    bucket = fresh(client)
+    for name in ["parent/child.txt", "top.txt"]:
+        bucket.blob(name).upload_from_string(b"x")
+    client._post_resource(f"/b/{bucket.name}/managedFolders", {"name": "managed1"})
+    with pytest.raises(exceptions.Conflict):
+        client._post_resource(f"/b/{bucket.name}/managedFolders", {"name": "managed1"})
+    assert client._get_resource(f"/b/{bucket.name}/managedFolders/managed1")["name"] == "managed1/"
+    listing = bucket.list_blobs(delimiter="/")
+    list(listing)
+    assert listing.prefixes == {"parent/"}
+    listing = bucket.list_blobs(delimiter="/", include_folders_as_prefixes=True)
+    list(listing)
+    assert listing.prefixes == {"parent/", "managed1/"}
+    client._delete_resource(f"/b/{bucket.name}/managedFolders/managed1")
+    with pytest.raises(exceptions.NotFound):
+        client._get_resource(f"/b/{bucket.name}/managedFolders/managed1")

@@ -126,12 +126,39 @@ public final class CachingMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
-        throws -> ObjectRecord
-    {
+    public func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord {
         try writing([Key(bucket: bucket, name: name)]) {
-            try inner.deleteObject(bucket, name, generation: generation, conditions: conditions)
+            try inner.deleteObject(
+                bucket, name, generation: generation, conditions: conditions, softDeletion: softDeletion)
         }
+    }
+
+    public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [SoftDeletedObject]
+    {
+        try inner.softDeletedObjects(bucket, prefix: prefix, startAfter: startAfter, limit: limit)
+    }
+
+    public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws
+        -> SoftDeletedObject?
+    {
+        try inner.softDeletedObject(bucket, name, generation: generation)
+    }
+
+    public func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
+        try writing([Key(bucket: bucket, name: name)]) {
+            try inner.restoreObject(bucket, name, generation: generation, conditions: conditions, at: time)
+        }
+    }
+
+    public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
+        // Soft-deleted versions are never cached, so nothing here goes stale.
+        try inner.purgeSoftDeleted(hardDeletedBy: time, limit: limit)
     }
 
     public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {

@@ -20,6 +20,7 @@ public final class InMemoryMetadataStore: MetadataStore {
         var buckets: [BucketName: BucketRecord] = [:]
         var objects: [ObjectKey: Versions] = [:]
         var sessions: [String: UploadSession] = [:]
+        var softDeleted: [ObjectVersionKey: (bucket: BucketName, object: SoftDeletedObject)] = [:]
         /// Pending and replaced blobs with the time they were registered.
         var garbage: [BlobID: Timestamp] = [:]
         /// Highest generation ever handed out; generations never repeat, even after deletes or reset.
@@ -107,6 +108,10 @@ public final class InMemoryMetadataStore: MetadataStore {
             // `objects` only holds names with at least one version, so any key in the bucket means a version.
             guard !state.objects.keys.contains(where: { $0.bucket == name }) else {
                 throw StorageError(.conflict, "The bucket you tried to delete is not empty: \(name.rawValue)")
+            }
+            for (key, entry) in state.softDeleted where entry.bucket == name {
+                state.softDeleted[key] = nil
+                state.addGarbage(entry.object.record.blobID, at: now())
             }
             state.buckets[name] = nil
         }
@@ -224,9 +229,10 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
-        throws -> ObjectRecord
-    {
+    public func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord {
         let key = ObjectKey(bucket: bucket, name: name)
         let time = now()
         return try state.withLock { state in
@@ -242,7 +248,13 @@ public final class InMemoryMetadataStore: MetadataStore {
                 // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
             } else {
                 versions.byGeneration[target.generation] = nil
-                state.addGarbage(target.blobID, at: time)
+                if let softDeletion {
+                    state.softDeleted[Self.versionKey(bucket, target)] = (
+                        bucket, SoftDeletedObject(record: target, deletion: softDeletion)
+                    )
+                } else {
+                    state.addGarbage(target.blobID, at: time)
+                }
             }
             state.objects[key] = versions.byGeneration.isEmpty ? nil : versions
             return target
@@ -281,6 +293,90 @@ public final class InMemoryMetadataStore: MetadataStore {
             }
         }
         return Array(matches.sorted { ObjectVersionKey($0) < ObjectVersionKey($1) }.prefix(limit))
+    }
+
+    // MARK: Soft delete
+
+    /// Soft-deleted versions of all buckets share one map, so the bucket is part of the key.
+    private static func versionKey(_ bucket: BucketName, _ record: ObjectRecord) -> ObjectVersionKey {
+        ObjectVersionKey(
+            name: Array((bucket.rawValue + "/" + record.name.rawValue).utf8), generation: record.generation)
+    }
+
+    public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
+        throws -> [SoftDeletedObject]
+    {
+        guard limit > 0 else { return [] }
+        let prefixBytes = Array(prefix.utf8)
+        let matches = state.withLock { state in
+            state.softDeleted.values.compactMap { entry -> SoftDeletedObject? in
+                let record = entry.object.record
+                guard entry.bucket == bucket, record.name.rawValue.utf8.starts(with: prefixBytes) else { return nil }
+                let key = ObjectVersionKey(record)
+                return startAfter.map { $0 < key } ?? true ? entry.object : nil
+            }
+        }
+        return Array(matches.sorted { ObjectVersionKey($0.record) < ObjectVersionKey($1.record) }.prefix(limit))
+    }
+
+    public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws
+        -> SoftDeletedObject?
+    {
+        state.withLock { state in
+            state.softDeleted.values.first {
+                $0.bucket == bucket && $0.object.record.name == name && $0.object.record.generation == generation
+            }?.object
+        }
+    }
+
+    public func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
+        let key = ObjectKey(bucket: bucket, name: name)
+        return try state.withLock { state in
+            guard
+                let (softKey, entry) = state.softDeleted.first(where: {
+                    $0.value.bucket == bucket && $0.value.object.record.name == name
+                        && $0.value.object.record.generation == generation
+                })
+            else {
+                throw StorageError(.notFound, "No such soft-deleted object: \(describe(bucket, name))#\(generation)")
+            }
+            let current = state.live(key)
+            try conditions.check(current, describing: describe(bucket, name))
+            let versioning = state.buckets[bucket]?.versioning ?? false
+            var versions = state.objects[key] ?? Versions()
+            if let current {
+                versions.live = nil
+                if !versioning {
+                    versions.byGeneration[current.generation] = nil
+                    state.addGarbage(current.blobID, at: time)
+                }
+            }
+            state.softDeleted[softKey] = nil
+            let newGeneration = max(time.microseconds, state.lastGeneration + 1)
+            state.lastGeneration = newGeneration
+            let old = entry.object.record
+            let restored = ObjectRecord(
+                bucket: bucket, name: name, generation: newGeneration, metageneration: 1, blob: old.blob,
+                blobID: old.blobID, fields: old.fields, timeCreated: time, updated: time,
+                componentCount: old.componentCount)
+            versions.byGeneration[newGeneration] = restored
+            versions.live = newGeneration
+            state.objects[key] = versions
+            return (restored, current)
+        }
+    }
+
+    public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
+        state.withLock { state in
+            let due = state.softDeleted.filter { !(time < $0.value.object.deletion.hardDeleteAt) }.prefix(limit)
+            for (key, entry) in due {
+                state.softDeleted[key] = nil
+                state.addGarbage(entry.object.record.blobID, at: time)
+            }
+            return due.count
+        }
     }
 
     // MARK: Upload sessions
@@ -357,6 +453,7 @@ public final class InMemoryMetadataStore: MetadataStore {
         state.withLock { state in
             state.objects.values.contains { $0.byGeneration.values.contains { $0.blobID == id } }
                 || state.sessions.values.contains { $0.state == .active && $0.blobID == id }
+                || state.softDeleted.values.contains { $0.object.record.blobID == id }
         }
     }
 
@@ -367,6 +464,8 @@ public final class InMemoryMetadataStore: MetadataStore {
                 for record in versions.byGeneration.values { state.addGarbage(record.blobID, at: time) }
             }
             for session in state.sessions.values { state.addGarbage(session.blobID, at: time) }
+            for entry in state.softDeleted.values { state.addGarbage(entry.object.record.blobID, at: time) }
+            state.softDeleted = [:]
             state.objects = [:]
             state.sessions = [:]
             state.buckets = [:]

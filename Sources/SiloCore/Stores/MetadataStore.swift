@@ -19,7 +19,7 @@ public protocol MetadataStore: Sendable {
         -> BucketRecord
     /// Deletes an empty bucket and nothing else (its upload sessions, if any, stay to expire), after `check` accepts
     /// it (preconditions), in one transaction. Throws `.notFound`, or `.conflict` while any object version, live or
-    /// noncurrent, is in it.
+    /// noncurrent, is in it. Its soft-deleted versions go with it (their blobs become garbage).
     func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws
 
     // MARK: Objects
@@ -58,9 +58,31 @@ public protocol MetadataStore: Sendable {
         destinationConditions: Preconditions, at time: Timestamp
     ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?)
 
-    /// Deletes the live version (or the given generation). Its blob becomes garbage. Throws `.notFound`.
-    func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions) throws
-        -> ObjectRecord
+    /// Deletes the live version (or the given generation). Its blob becomes garbage — unless `softDeletion` is
+    /// given and the version leaves the bucket (not when a versioned bucket keeps it noncurrent): then it is kept,
+    /// blob and all, among the soft-deleted versions until `softDeletion.hardDeleteAt`. Throws `.notFound`.
+    func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord
+
+    /// Soft-deleted versions whose names start with `prefix`, after `startAfter`, ordered by (name bytes,
+    /// generation), at most `limit`.
+    func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int) throws
+        -> [SoftDeletedObject]
+
+    func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws -> SoftDeletedObject?
+
+    /// Makes a soft-deleted version live again as a new generation (metageneration 1, same blob and metadata), in
+    /// one transaction with `conditions` checked against the live version it replaces (kept noncurrent in a
+    /// versioned bucket, else its blob becomes garbage, as with an insert). Throws `.notFound`.
+    func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?)
+
+    /// Forgets soft-deleted versions whose hard-delete time is at or before `time`, at most `limit`; their blobs
+    /// become garbage. Returns how many went.
+    func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int
 
     /// Live versions whose names start with `prefix` and sort (by UTF-8 bytes) after `startAfter`, in byte order,
     /// at most `limit`. `startAfter` is raw bytes so callers can skip a whole prefix with a `0xFF` suffix.
@@ -108,6 +130,13 @@ extension MetadataStore {
 
     public func deleteBucket(_ name: BucketName) throws { try deleteBucket(name, check: { _ in }) }
 
+    /// ``deleteObject(_:_:generation:conditions:softDeletion:)`` without soft delete.
+    public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
+        throws -> ObjectRecord
+    {
+        try deleteObject(bucket, name, generation: generation, conditions: conditions, softDeletion: nil)
+    }
+
     /// ``updateObject(_:_:generation:conditions:at:_:)`` of the live version.
     public func updateObject(
         _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, at time: Timestamp,
@@ -149,5 +178,27 @@ public struct SessionUsage: Sendable, Equatable {
     public init(sessions: Int, bytes: Int64) {
         self.sessions = sessions
         self.bytes = bytes
+    }
+}
+
+/// When a soft-deleted version was deleted and when it goes for good (GCS's `softDeleteTime`, `hardDeleteTime`).
+public struct SoftDeletion: Sendable, Equatable {
+    public var at: Timestamp
+    public var hardDeleteAt: Timestamp
+
+    public init(at: Timestamp, hardDeleteAt: Timestamp) {
+        self.at = at
+        self.hardDeleteAt = hardDeleteAt
+    }
+}
+
+/// A version deleted from a bucket with a soft-delete policy, kept restorable.
+public struct SoftDeletedObject: Sendable, Equatable {
+    public var record: ObjectRecord
+    public var deletion: SoftDeletion
+
+    public init(record: ObjectRecord, deletion: SoftDeletion) {
+        self.record = record
+        self.deletion = deletion
     }
 }

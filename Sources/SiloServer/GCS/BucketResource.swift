@@ -96,7 +96,7 @@ struct BucketResource {
         }
         // The IAM policy has its own calls; ACLs survive an update that does not name them.
         if replacing {
-            fields[Self.iamPolicyKey] = previous.fields[Self.iamPolicyKey]
+            for (key, value) in previous.fields.members where key.hasPrefix("_") { fields[key] = value }
             for key in ["acl", "defaultObjectAcl"] where body[key] == nil { fields[key] = previous.fields[key] }
         }
         // Set at creation only, and owned by the server: they survive an update that leaves them out.
@@ -421,7 +421,8 @@ struct BucketResource {
         out["versioning"] = .object(["enabled": .bool(versioning)])
         out["acl"] = nil
         out["defaultObjectAcl"] = nil
-        out[Self.iamPolicyKey] = nil
+        // Keys the server keeps for itself (IAM policy, managed folders) start with `_`.
+        for key in out.members.map(\.key) where key.hasPrefix("_") { out[key] = nil }
         if full, let name {
             out["owner"] = .object(["entity": .string("project-owners-\(ObjectResource.projectNumber)")])
             if !uniformBucketLevelAccess {

@@ -102,6 +102,8 @@ struct GCSBucketRoutes {
         case _ where path.count <= 2 && (path.first == "acl" || path.first == "defaultObjectAcl"):
             return GCSAccessControlRoutes(service: service).handle(
                 context, name, path.first == "acl" ? .bucket : .defaultObject, entity: path.dropFirst().first)
+        case _ where path.first == "managedFolders" && path.count <= 2:
+            return ManagedFolders(service: service).handle(context, name, path.dropFirst().first)
         case ("GET", ["iam"]):
             return .respond(run { try BucketIAM(service: service).get(context, name) })
         case ("PUT", ["iam"]):

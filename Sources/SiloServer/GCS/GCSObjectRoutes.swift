@@ -27,6 +27,18 @@ struct GCSObjectRoutes {
         do {
             try service.checkServed(bucket)
             let generation = try GCSConditions.generation(context.query)
+            if context.query["softDeleted"]?.lowercased() == "true" {
+                guard !media else {
+                    throw StorageError(.invalidArgument, "Invalid argument: soft-deleted objects cannot be downloaded")
+                }
+                guard let generation else {
+                    throw StorageError(.invalidArgument, "Invalid argument: softDeleted=true needs a generation")
+                }
+                guard let found = try service.metadata.softDeletedObject(bucket, name, generation: generation) else {
+                    throw StorageError(.notFound, "No such soft-deleted object: \(bucket)/\(name)#\(generation)")
+                }
+                return Reply.json(200, service.gcsObject(found, context))
+            }
             let lookup = {
                 guard let record = try service.metadata.object(bucket, name, generation: generation) else {
                     throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
@@ -102,6 +114,8 @@ struct GCSObjectRoutes {
         -> RequestDisposition
     {
         switch (context.method, path.count, path.first) {
+        case ("POST", 1, "restore"):
+            return .respond(run { try restore(context, bucket, name) })
         case ("POST", 3, "moveTo") where path[1] == "o":
             return .respond(run { try move(context, bucket, from: name, to: try ObjectName(path[2])) })
         case (_, 1, "acl"), (_, 2, "acl"):
@@ -112,6 +126,50 @@ struct GCSObjectRoutes {
                 Reply.gcsError(
                     StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on objects")))
         }
+    }
+
+    /// `POST /b/{b}/o/{o}/restore?generation=G`: the soft-deleted version comes back live as a new generation,
+    /// with `if*` conditions checked against the live version it replaces.
+    private func restore(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
+        try service.requireBucket(bucket)
+        guard let generation = try GCSConditions.generation(context.query) else {
+            throw StorageError(.invalidArgument, "Invalid argument: restore needs a generation")
+        }
+        let conditions = try GCSConditions.destination(context.query)
+            .protecting(try service.protection(bucket, at: context.time))
+        let (restored, replaced) = try service.metadata.restoreObject(
+            bucket, name, generation: generation, conditions: conditions, at: context.time)
+        if let replaced { service.release(replaced) }
+        return Reply.json(200, service.gcsObject(restored, context))
+    }
+
+    /// `GET /b/{b}/o?softDeleted=true`: soft-deleted versions by name and generation, `prefix` and paging only.
+    private func listSoftDeleted(_ context: RequestContext, _ bucket: BucketName, maxResults: Int) throws
+        -> HTTPResponse
+    {
+        let q = context.query
+        for refused in ["delimiter", "matchGlob", "startOffset", "endOffset"] where !(q[refused] ?? "").isEmpty {
+            throw StorageError(.invalidArgument, "Invalid argument: \(refused) cannot be used with softDeleted=true")
+        }
+        if q["versions"]?.lowercased() == "true" {
+            throw StorageError(.invalidArgument, "Invalid argument: versions cannot be used with softDeleted=true")
+        }
+        var after: ObjectVersionKey?
+        if let token = q["pageToken"], !token.isEmpty {
+            guard let bytes = Base64.decode(token), let key = ObjectVersionKey(bytes: bytes) else {
+                throw StorageError(.invalidArgument, "invalid pageToken")
+            }
+            after = key
+        }
+        let found = try service.metadata.softDeletedObjects(
+            bucket, prefix: q["prefix"] ?? "", startAfter: after, limit: maxResults + 1)
+        let page = found.prefix(maxResults)
+        var o: JSONObject = ["kind": .string("storage#objects")]
+        if found.count > maxResults, let last = page.last {
+            o["nextPageToken"] = .string(Base64.encodeURLSafe(ObjectVersionKey(last.record).bytes))
+        }
+        if !page.isEmpty { o["items"] = .array(page.map { service.gcsObject($0, context) }) }
+        return Reply.json(200, .object(o))
     }
 
     /// `POST /b/{b}/o/{source}/moveTo/o/{destination}`: an atomic rename in one store transaction, with
@@ -151,6 +209,9 @@ struct GCSObjectRoutes {
                 }
                 query.maxResults = min(value, 1000)
             }
+            if q["softDeleted"]?.lowercased() == "true" {
+                return try listSoftDeleted(context, bucket, maxResults: query.maxResults)
+            }
             query.versions = q["versions"]?.lowercased() == "true"
             query.startOffset = q["startOffset"].flatMap { $0.isEmpty ? nil : $0 }
             query.endOffset = q["endOffset"].flatMap { $0.isEmpty ? nil : $0 }
@@ -180,12 +241,18 @@ struct GCSObjectRoutes {
             do { page = try GCSListing(store: service.metadata).page(bucket, query) } catch is Glob.TooComplex {
                 throw StorageError(.invalidArgument, "matchGlob pattern is too complex")
             }
+            var prefixes = page.prefixes
+            let resource = try service.bucketResource(bucket)
+            // Managed folders join the prefixes of the first page they would appear on, when asked for.
+            if q["includeFoldersAsPrefixes"]?.lowercased() == "true", query.after == nil, let resource {
+                let folders = ManagedFolders.prefixes(resource, prefix: query.prefix, delimiter: query.delimiter)
+                prefixes = Array(Set(prefixes).union(folders)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            }
             var o = JSONObject()
             o["kind"] = .string("storage#objects")
             if let next = page.nextToken { o["nextPageToken"] = .string(Base64.encodeURLSafe(next)) }
-            if !page.prefixes.isEmpty { o["prefixes"] = .array(page.prefixes.map { .string($0) }) }
+            if !prefixes.isEmpty { o["prefixes"] = .array(prefixes.map { .string($0) }) }
             if !page.items.isEmpty {
-                let resource = try service.bucketResource(bucket)
                 o["items"] = .array(page.items.map { service.gcsObject($0, context, bucket: resource) })
             }
             return Reply.json(200, .object(o))

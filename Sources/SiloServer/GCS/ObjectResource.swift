@@ -189,6 +189,14 @@ extension ObjectService {
         try metadata.bucket(bucket).map(BucketResource.init)
     }
 
+    /// A soft-deleted version as GCS shows it: with `softDeleteTime` and `hardDeleteTime`.
+    func gcsObject(_ found: SoftDeletedObject, _ context: RequestContext) -> JSONValue {
+        var extra = ObjectResource.extra(found.record, bucket: nil, query: context.query)
+        extra["softDeleteTime"] = .string(found.deletion.at.rfc3339)
+        extra["hardDeleteTime"] = .string(found.deletion.hardDeleteAt.rfc3339)
+        return GCSJSON.object(found.record, base: context.externalBase, extra: extra)
+    }
+
     /// `storage#object` as a GCS read shows it: the stored resource plus what the bucket adds.
     func gcsObject(_ record: ObjectRecord, _ context: RequestContext, bucket: BucketResource?? = nil) -> JSONValue {
         let resource = bucket ?? (try? bucketResource(record.bucket))

@@ -17,6 +17,8 @@ enum Maintenance {
                 registry.forget(session.id)
                 expiredSessions += 1
             }
+            // Soft-deleted versions past their hard-delete time give their blobs to the collection below.
+            while try service.metadata.purgeSoftDeleted(hardDeletedBy: now, limit: 1000) == 1000 {}
             let blobCutoff = Timestamp(microseconds: now.microseconds - graceSeconds * 1_000_000)
             while true {
                 let garbage = try service.metadata.garbageBlobs(registeredBefore: blobCutoff, limit: 1000)
