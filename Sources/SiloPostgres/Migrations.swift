@@ -97,6 +97,10 @@ enum Migrations {
         ALTER TABLE soft_deleted_objects ADD PRIMARY KEY (bucket, name, generation);
         CREATE INDEX soft_deleted_objects_blob ON soft_deleted_objects (blob_id);
         CREATE INDEX soft_deleted_objects_due ON soft_deleted_objects (hard_delete);
+        CREATE TABLE soft_deleted_buckets (LIKE buckets);
+        ALTER TABLE soft_deleted_buckets ADD COLUMN soft_deleted bigint NOT NULL;
+        ALTER TABLE soft_deleted_buckets ADD COLUMN hard_delete bigint NOT NULL;
+        ALTER TABLE soft_deleted_buckets ADD PRIMARY KEY (name, generation);
         """,
     ]
 

@@ -189,7 +189,9 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?)
+        throws
+    {
         try write { connection in
             // FOR UPDATE waits for inserts holding the bucket FOR SHARE; their objects are then visible below.
             guard
@@ -211,6 +213,18 @@ public final class PostgresMetadataStore: MetadataStore {
                 SELECT blob_id, $1 FROM soft_deleted_objects WHERE bucket = $2 ON CONFLICT DO NOTHING
                 """, [.int64(configuration.now().microseconds), .text(name.rawValue)])
             try connection.query("DELETE FROM soft_deleted_objects WHERE bucket = $1", [.text(name.rawValue)])
+            if let softDeletion {
+                try connection.query(
+                    """
+                    INSERT INTO soft_deleted_buckets (\(Codec.bucketColumns), soft_deleted, hard_delete)
+                    SELECT \(Codec.bucketColumns), $2, $3 FROM buckets WHERE name = $1
+                    ON CONFLICT (name, generation) DO NOTHING
+                    """,
+                    [
+                        .text(name.rawValue), .int64(softDeletion.at.microseconds),
+                        .int64(softDeletion.hardDeleteAt.microseconds),
+                    ])
+            }
             try connection.query("DELETE FROM buckets WHERE name = $1", [.text(name.rawValue)])
         }
     }
@@ -569,8 +583,47 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
+    public func softDeletedBuckets() throws -> [SoftDeletedBucket] {
+        try read { connection in
+            try connection.query(
+                "SELECT \(Codec.bucketColumns), soft_deleted, hard_delete FROM soft_deleted_buckets ORDER BY name, generation"
+            ).map { row in
+                SoftDeletedBucket(
+                    record: try Codec.bucket(row),
+                    deletion: SoftDeletion(
+                        at: Timestamp(microseconds: try row.int64(7)),
+                        hardDeleteAt: Timestamp(microseconds: try row.int64(8))))
+            }
+        }
+    }
+
+    public func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord {
+        try write { connection in
+            let key: [Value] = [.text(name.rawValue), .int64(generation)]
+            guard
+                let record = try connection.query(
+                    "SELECT \(Codec.bucketColumns) FROM soft_deleted_buckets WHERE name = $1 AND generation = $2 FOR UPDATE",
+                    key
+                ).first(Codec.bucket)
+            else { throw StorageError(.notFound, "No such soft-deleted bucket: \(name.rawValue)#\(generation)") }
+            let inserted = try connection.query(
+                """
+                INSERT INTO buckets (\(Codec.bucketColumns))
+                SELECT \(Codec.bucketColumns) FROM soft_deleted_buckets WHERE name = $1 AND generation = $2
+                ON CONFLICT (name) DO NOTHING
+                """, key)
+            guard inserted.affectedRows == 1 else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            }
+            try connection.query("DELETE FROM soft_deleted_buckets WHERE name = $1 AND generation = $2", key)
+            return record
+        }
+    }
+
     public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
         try write { connection in
+            try connection.query(
+                "DELETE FROM soft_deleted_buckets WHERE hard_delete <= $1", [.int64(time.microseconds)])
             let gone = try connection.query(
                 """
                 WITH due AS (
@@ -726,13 +779,14 @@ public final class PostgresMetadataStore: MetadataStore {
         try write { connection in
             // EXCLUSIVE lets reads continue and makes concurrent writers wait until the reset has committed.
             try connection.execute(
-                "LOCK TABLE buckets, objects, sessions, blob_garbage, soft_deleted_objects IN EXCLUSIVE MODE")
+                "LOCK TABLE buckets, objects, sessions, blob_garbage, soft_deleted_objects, soft_deleted_buckets IN EXCLUSIVE MODE"
+            )
             try connection.query(
                 """
                 INSERT INTO blob_garbage (blob_id, registered) SELECT blob_id, $1 FROM soft_deleted_objects
                 ON CONFLICT DO NOTHING
                 """, [time])
-            try connection.execute("DELETE FROM soft_deleted_objects")
+            try connection.execute("DELETE FROM soft_deleted_objects; DELETE FROM soft_deleted_buckets")
             try connection.query(
                 "INSERT INTO blob_garbage (blob_id, registered) SELECT blob_id, $1 FROM objects ON CONFLICT DO NOTHING",
                 [time])

@@ -111,6 +111,18 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX soft_deleted_objects_blob ON soft_deleted_objects(blob_id);
         CREATE INDEX soft_deleted_objects_due ON soft_deleted_objects(hard_delete);
+        CREATE TABLE soft_deleted_buckets (
+            name TEXT NOT NULL,
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            versioning INTEGER NOT NULL,
+            resource TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            soft_deleted INTEGER NOT NULL,
+            hard_delete INTEGER NOT NULL,
+            PRIMARY KEY (name, generation)
+        ) WITHOUT ROWID;
         """,
     ]
 

@@ -180,7 +180,9 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?)
+        throws
+    {
         try write { connection, _ in
             guard let bucket = try storedBucket(name, connection) else {
                 throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
@@ -200,6 +202,17 @@ public final class SQLiteMetadataStore: MetadataStore {
                 SELECT blob_id, ? FROM soft_deleted_objects WHERE bucket = ?
                 """, [.integer(configuration.now().microseconds), .text(name.rawValue)])
             try connection.run("DELETE FROM soft_deleted_objects WHERE bucket = ?", [.text(name.rawValue)])
+            if let softDeletion {
+                try connection.run(
+                    """
+                    INSERT OR REPLACE INTO soft_deleted_buckets (\(Codec.bucketColumns), soft_deleted, hard_delete)
+                    SELECT \(Codec.bucketColumns), ?, ? FROM buckets WHERE name = ?
+                    """,
+                    [
+                        .integer(softDeletion.at.microseconds), .integer(softDeletion.hardDeleteAt.microseconds),
+                        .text(name.rawValue),
+                    ])
+            }
             try connection.run("DELETE FROM buckets WHERE name = ?", [.text(name.rawValue)])
         }
     }
@@ -495,8 +508,40 @@ public final class SQLiteMetadataStore: MetadataStore {
         return (result.stored, result.replaced)
     }
 
+    public func softDeletedBuckets() throws -> [SoftDeletedBucket] {
+        try read { connection in
+            try connection.rows(
+                "SELECT \(Codec.bucketColumns), soft_deleted, hard_delete FROM soft_deleted_buckets ORDER BY name, generation"
+            ) { row in
+                SoftDeletedBucket(
+                    record: try Codec.bucket(row),
+                    deletion: SoftDeletion(
+                        at: Timestamp(microseconds: row.int64(7)), hardDeleteAt: Timestamp(microseconds: row.int64(8))))
+            }
+        }
+    }
+
+    public func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord {
+        try write { connection, _ in
+            let key: [SQLValue] = [.text(name.rawValue), .integer(generation)]
+            guard
+                let record = try connection.row(
+                    "SELECT \(Codec.bucketColumns) FROM soft_deleted_buckets WHERE name = ? AND generation = ?", key,
+                    Codec.bucket)
+            else { throw StorageError(.notFound, "No such soft-deleted bucket: \(name.rawValue)#\(generation)") }
+            guard try storedBucket(name, connection) == nil else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            }
+            try connection.run(
+                "INSERT INTO buckets (\(Codec.bucketColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)", Codec.bucketValues(record))
+            try connection.run("DELETE FROM soft_deleted_buckets WHERE name = ? AND generation = ?", key)
+            return record
+        }
+    }
+
     public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
         try write { connection, _ in
+            try connection.run("DELETE FROM soft_deleted_buckets WHERE hard_delete <= ?", [.integer(time.microseconds)])
             let due = try connection.rows(
                 "SELECT bucket, name, generation, blob_id FROM soft_deleted_objects WHERE hard_delete <= ? LIMIT ?",
                 [.integer(time.microseconds), .integer(Int64(limit))]
@@ -701,6 +746,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 "INSERT OR IGNORE INTO blob_garbage (blob_id, registered) SELECT blob_id, ? FROM soft_deleted_objects",
                 [time])
             try connection.run("DELETE FROM soft_deleted_objects")
+            try connection.run("DELETE FROM soft_deleted_buckets")
             try connection.run("DELETE FROM objects")
             try connection.run("DELETE FROM sessions")
             try connection.run("DELETE FROM buckets")

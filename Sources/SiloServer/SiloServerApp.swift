@@ -88,7 +88,7 @@ public final class SiloServerApp: HTTPHandler {
             guard head.method == "GET" || head.method == "HEAD" else { break }
             return .respond(OpenAPIDocument.response())
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub, .gcsServiceAccount:
+            .gcsObjectSub, .gcsServiceAccount, .gcsUnimplemented:
             return gcs(route, context)
         case .unknown:
             break
@@ -130,7 +130,10 @@ public final class SiloServerApp: HTTPHandler {
             guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
             return gcsObjects.compose(context, bucket, name)
         case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
-        case .gcsServiceAccount(let project):
+        case .gcsUnimplemented(let what):
+            return .respond(
+                Reply.gcsError(StorageError(.unimplemented, "\(what) are not implemented by this server")))
+        case .gcsServiceAccount:
             // GCS names the project's service agent; Silo has none, so a stable address of the same shape.
             return .respond(
                 Reply.json(

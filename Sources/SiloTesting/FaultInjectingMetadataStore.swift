@@ -101,8 +101,20 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     {
         try hooks.around(StoreCall("updateBucket", name.rawValue)) { try inner.updateBucket(name, at: time, change) }
     }
-    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
-        try hooks.around(StoreCall("deleteBucket", name.rawValue)) { try inner.deleteBucket(name, check: check) }
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?)
+        throws
+    {
+        try hooks.around(StoreCall("deleteBucket", name.rawValue)) {
+            try inner.deleteBucket(name, check: check, softDeletion: softDeletion)
+        }
+    }
+    public func softDeletedBuckets() throws -> [SoftDeletedBucket] {
+        try hooks.around(StoreCall("softDeletedBuckets")) { try inner.softDeletedBuckets() }
+    }
+    public func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord {
+        try hooks.around(StoreCall("restoreBucket", name.rawValue)) {
+            try inner.restoreBucket(name, generation: generation, at: time)
+        }
     }
     public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
         try hooks.around(object("object", bucket, name)) { try inner.object(bucket, name, generation: generation) }

@@ -93,6 +93,7 @@ public enum GCSJSON {
         case 412: "conditionNotMet"
         case 413: "uploadTooLarge"
         case 416: "requestedRangeNotSatisfiable"
+        case 501: "notImplemented"
         case 503: "backendError"
         default: "backendError"
         }

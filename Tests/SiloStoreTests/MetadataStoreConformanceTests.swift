@@ -1006,4 +1006,40 @@ import Testing
         #expect(try store.softDeletedObjects(other, prefix: "", startAfter: nil, limit: 10).isEmpty)
         #expect(try !store.isBlobReferenced(lone.blobID))
     }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func softDeletedBucketsComeBackWithTheirGeneration(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let created = try store.createBucket(
+            BucketRecord(
+                name: bucket, timeCreated: Timestamp(microseconds: 10), updated: Timestamp(microseconds: 10),
+                versioning: true, resource: #"{"labels":{"a":"b"}}"#))
+        let keep = SoftDeletion(at: Timestamp(microseconds: 20), hardDeleteAt: Timestamp(microseconds: 100))
+        try store.deleteBucket(bucket, check: { _ in }, softDeletion: keep)
+        #expect(try store.bucket(bucket) == nil)
+        #expect(try store.softDeletedBuckets() == [SoftDeletedBucket(record: created, deletion: keep)])
+        // While another bucket has the name, the old one cannot come back.
+        _ = try store.createBucket(bucket, versioning: false, at: Timestamp(microseconds: 30))
+        let taken = #expect(throws: StorageError.self) {
+            _ = try store.restoreBucket(bucket, generation: created.generation, at: Timestamp(microseconds: 40))
+        }
+        #expect(taken?.code == .alreadyExists)
+        try store.deleteBucket(bucket)
+        #expect(try store.softDeletedBuckets().count == 1, "a delete without soft delete keeps nothing")
+        let restored = try store.restoreBucket(bucket, generation: created.generation, at: Timestamp(microseconds: 50))
+        #expect(restored == created)
+        #expect(try store.bucket(bucket) == created)
+        #expect(try store.softDeletedBuckets().isEmpty)
+        let missing = #expect(throws: StorageError.self) {
+            _ = try store.restoreBucket(bucket, generation: created.generation, at: Timestamp(microseconds: 60))
+        }
+        #expect(missing?.code == .notFound)
+        try store.deleteBucket(bucket, check: { _ in }, softDeletion: keep)
+        _ = try store.purgeSoftDeleted(hardDeletedBy: Timestamp(microseconds: 99), limit: 10)
+        #expect(try store.softDeletedBuckets().count == 1)
+        _ = try store.purgeSoftDeleted(hardDeletedBy: Timestamp(microseconds: 100), limit: 10)
+        #expect(try store.softDeletedBuckets().isEmpty)
+    }
 }

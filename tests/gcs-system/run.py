@@ -85,6 +85,25 @@ def service_account_targets(junit, src):
     return ids
 
 
+def seed_public_bucket(port):
+    """test_anonymous_client_access_to_public_bucket lists and downloads one object of Google's public Landsat
+    bucket. That dataset is Google's, not GCS's behaviour: the stand-in is a bucket of that name holding one
+    object readable by allUsers (an ACL grant Silo enforces on secured servers, tests/gcs and GCSPublicAccessTests)."""
+    import json
+    import urllib.request
+    base = f"http://127.0.0.1:{port}"
+
+    def call(method, path, body):
+        request = urllib.request.Request(base + path, data=body, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.read()
+
+    call("POST", "/storage/v1/b?project=" + PROJECT, json.dumps({"name": "gcp-public-data-landsat"}).encode())
+    call("POST", "/upload/storage/v1/b/gcp-public-data-landsat/o?uploadType=media&name=index.csv.gz"
+         "&predefinedAcl=publicRead", b"stand-in for Google's Landsat index\n")
+
+
 def start_token_server():
     """A stand-in for the OAuth token endpoint on loopback: any POST gets a bearer token (Silo in emulator mode
     takes every caller as the admin, whatever the token). Google's access tokens are opaque, and GCS knows whose
@@ -206,6 +225,7 @@ def main():
         endpoint = f"http://127.0.0.1:{relay.port}"
         print(f"silo serve on 127.0.0.1:{port} (pid {proc.pid}), clients through the capture relay at {endpoint}")
         env = client_env(endpoint, out)
+        seed_public_bucket(port)
 
         if args.system_src:
             skips = read_skips(args.skips)

@@ -305,3 +305,17 @@ def test_managed_folders_as_prefixes(client):
     client._delete_resource(f"/b/{bucket.name}/managedFolders/managed1")
     with pytest.raises(exceptions.NotFound):
         client._get_resource(f"/b/{bucket.name}/managedFolders/managed1")
+
+
+def test_soft_deleted_bucket_is_restored_with_its_generation(client):
+    bucket = fresh(client)
+    name, generation = bucket.name, bucket.generation
+    bucket.delete()
+    with pytest.raises(exceptions.NotFound):
+        client.get_bucket(name)
+    deleted = client.get_bucket(name, generation=generation, soft_deleted=True)
+    assert deleted.generation == generation and deleted.soft_delete_time and deleted.hard_delete_time
+    assert name in [b.name for b in client.list_buckets(soft_deleted=True)]
+    restored = client.restore_bucket(name, generation=generation)
+    assert restored.generation == generation and restored.soft_delete_time is None
+    assert client.get_bucket(name).generation == generation

@@ -6,7 +6,7 @@ public struct StorageError: ChainedError {
             case invalidArgument, notFound, alreadyExists, preconditionFailed, notModified
             case permissionDenied, unauthenticated, rangeNotSatisfiable, conflict
             case ioError, corrupt, unavailable, internalError, cancelled, payloadTooLarge, insufficientStorage
-            case tooManyRequests
+            case tooManyRequests, unimplemented
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -33,6 +33,8 @@ public struct StorageError: ChainedError {
         public static let insufficientStorage = Code(.insufficientStorage)
         /// A per-caller quota (open upload sessions, bytes in flight): HTTP 429.
         public static let tooManyRequests = Code(.tooManyRequests)
+        /// A method of the API Silo knowingly does not serve (HTTP 501): the client's fault only in asking.
+        public static let unimplemented = Code(.unimplemented)
     }
 
     public var code: Code

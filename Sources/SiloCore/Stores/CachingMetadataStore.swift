@@ -161,8 +161,16 @@ public final class CachingMetadataStore: MetadataStore {
         try inner.purgeSoftDeleted(hardDeletedBy: time, limit: limit)
     }
 
-    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
-        try writing(nil) { try inner.deleteBucket(name, check: check) }
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?)
+        throws
+    {
+        try writing(nil) { try inner.deleteBucket(name, check: check, softDeletion: softDeletion) }
+    }
+
+    public func softDeletedBuckets() throws -> [SoftDeletedBucket] { try inner.softDeletedBuckets() }
+
+    public func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord {
+        try writing(nil) { try inner.restoreBucket(name, generation: generation, at: time) }
     }
 
     public func reset() throws {

@@ -21,6 +21,7 @@ public final class InMemoryMetadataStore: MetadataStore {
         var objects: [ObjectKey: Versions] = [:]
         var sessions: [String: UploadSession] = [:]
         var softDeleted: [ObjectVersionKey: (bucket: BucketName, object: SoftDeletedObject)] = [:]
+        var softDeletedBuckets: [SoftDeletedBucket] = []
         /// Pending and replaced blobs with the time they were registered.
         var garbage: [BlobID: Timestamp] = [:]
         /// Highest generation ever handed out; generations never repeat, even after deletes or reset.
@@ -99,7 +100,9 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
-    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?)
+        throws
+    {
         try state.withLock { state in
             guard let bucket = state.buckets[name] else {
                 throw StorageError(.notFound, "No such bucket: \(name.rawValue)")
@@ -112,6 +115,9 @@ public final class InMemoryMetadataStore: MetadataStore {
             for (key, entry) in state.softDeleted where entry.bucket == name {
                 state.softDeleted[key] = nil
                 state.addGarbage(entry.object.record.blobID, at: now())
+            }
+            if let softDeletion {
+                state.softDeletedBuckets.append(SoftDeletedBucket(record: bucket, deletion: softDeletion))
             }
             state.buckets[name] = nil
         }
@@ -368,8 +374,33 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
+    public func softDeletedBuckets() throws -> [SoftDeletedBucket] {
+        state.withLock { state in
+            state.softDeletedBuckets.sorted {
+                ($0.record.name.rawValue, $0.record.generation) < ($1.record.name.rawValue, $1.record.generation)
+            }
+        }
+    }
+
+    public func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord {
+        try state.withLock { state in
+            guard
+                let index = state.softDeletedBuckets.firstIndex(where: {
+                    $0.record.name == name && $0.record.generation == generation
+                })
+            else { throw StorageError(.notFound, "No such soft-deleted bucket: \(name.rawValue)#\(generation)") }
+            guard state.buckets[name] == nil else {
+                throw StorageError(.alreadyExists, "Bucket already exists: \(name.rawValue)")
+            }
+            let record = state.softDeletedBuckets.remove(at: index).record
+            state.buckets[name] = record
+            return record
+        }
+    }
+
     public func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int {
         state.withLock { state in
+            state.softDeletedBuckets.removeAll { !(time < $0.deletion.hardDeleteAt) }
             let due = state.softDeleted.filter { !(time < $0.value.object.deletion.hardDeleteAt) }.prefix(limit)
             for (key, entry) in due {
                 state.softDeleted[key] = nil
@@ -466,6 +497,7 @@ public final class InMemoryMetadataStore: MetadataStore {
             for session in state.sessions.values { state.addGarbage(session.blobID, at: time) }
             for entry in state.softDeleted.values { state.addGarbage(entry.object.record.blobID, at: time) }
             state.softDeleted = [:]
+            state.softDeletedBuckets = []
             state.objects = [:]
             state.sessions = [:]
             state.buckets = [:]

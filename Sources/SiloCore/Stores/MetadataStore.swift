@@ -19,8 +19,17 @@ public protocol MetadataStore: Sendable {
         -> BucketRecord
     /// Deletes an empty bucket and nothing else (its upload sessions, if any, stay to expire), after `check` accepts
     /// it (preconditions), in one transaction. Throws `.notFound`, or `.conflict` while any object version, live or
-    /// noncurrent, is in it. Its soft-deleted versions go with it (their blobs become garbage).
-    func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws
+    /// noncurrent, is in it. Its soft-deleted versions go with it (their blobs become garbage). With `softDeletion`
+    /// the bucket itself is kept among the soft-deleted buckets until `hardDeleteAt`, restorable under its name and
+    /// generation while no other bucket has taken the name.
+    func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?) throws
+
+    /// Soft-deleted buckets, by name then generation.
+    func softDeletedBuckets() throws -> [SoftDeletedBucket]
+
+    /// Brings a soft-deleted bucket back with its name, generation and resource. Throws `.notFound`, or
+    /// `.alreadyExists` while another bucket has the name.
+    func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord
 
     // MARK: Objects
     /// The live version (generation nil) or a specific generation (live or, with versioning, noncurrent).
@@ -80,8 +89,8 @@ public protocol MetadataStore: Sendable {
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?)
 
-    /// Forgets soft-deleted versions whose hard-delete time is at or before `time`, at most `limit`; their blobs
-    /// become garbage. Returns how many went.
+    /// Forgets soft-deleted versions (and buckets) whose hard-delete time is at or before `time`, at most `limit`
+    /// versions; their blobs become garbage. Returns how many versions went.
     func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int
 
     /// Live versions whose names start with `prefix` and sort (by UTF-8 bytes) after `startAfter`, in byte order,
@@ -128,7 +137,11 @@ extension MetadataStore {
         try createBucket(BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning))
     }
 
-    public func deleteBucket(_ name: BucketName) throws { try deleteBucket(name, check: { _ in }) }
+    public func deleteBucket(_ name: BucketName) throws { try deleteBucket(name, check: { _ in }, softDeletion: nil) }
+
+    public func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void) throws {
+        try deleteBucket(name, check: check, softDeletion: nil)
+    }
 
     /// ``deleteObject(_:_:generation:conditions:softDeletion:)`` without soft delete.
     public func deleteObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions)
@@ -198,6 +211,17 @@ public struct SoftDeletedObject: Sendable, Equatable {
     public var deletion: SoftDeletion
 
     public init(record: ObjectRecord, deletion: SoftDeletion) {
+        self.record = record
+        self.deletion = deletion
+    }
+}
+
+/// A bucket deleted under a soft-delete policy, kept restorable.
+public struct SoftDeletedBucket: Sendable, Equatable {
+    public var record: BucketRecord
+    public var deletion: SoftDeletion
+
+    public init(record: BucketRecord, deletion: SoftDeletion) {
         self.record = record
         self.deletion = deletion
     }

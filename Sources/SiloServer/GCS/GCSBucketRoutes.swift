@@ -17,11 +17,25 @@ struct GCSBucketRoutes {
             extra: BucketResource(record).rendered(full: context.query["projection"] == "full", name: record.name))
     }
 
+    /// A soft-deleted bucket: its resource with `softDeleteTime` and `hardDeleteTime`.
+    func render(_ found: SoftDeletedBucket, _ context: RequestContext) -> JSONValue {
+        var extra = BucketResource(found.record).rendered(full: false, name: found.record.name)
+        extra["softDeleteTime"] = .string(found.deletion.at.rfc3339)
+        extra["hardDeleteTime"] = .string(found.deletion.hardDeleteAt.rfc3339)
+        return GCSJSON.bucket(found.record, base: context.externalBase, extra: extra)
+    }
+
     func buckets(_ context: RequestContext) -> RequestDisposition {
         switch context.method {
         case "GET", "HEAD":
             return .respond(
                 run {
+                    if context.query["softDeleted"]?.lowercased() == "true" {
+                        let deleted = try service.metadata.softDeletedBuckets()
+                        var o: JSONObject = ["kind": .string("storage#buckets")]
+                        if !deleted.isEmpty { o["items"] = .array(deleted.map { render($0, context) }) }
+                        return Reply.json(200, .object(o))
+                    }
                     var records = try service.metadata.buckets()
                     if let served = service.configuration.buckets {
                         records = records.filter { served.contains($0.name) }
@@ -59,6 +73,18 @@ struct GCSBucketRoutes {
             return .respond(
                 run {
                     try service.checkServed(name)
+                    if context.query["softDeleted"]?.lowercased() == "true" {
+                        guard let generation = try GCSConditions.generation(context.query) else {
+                            throw StorageError(
+                                .invalidArgument, "Invalid argument: softDeleted=true needs a generation")
+                        }
+                        guard
+                            let found = try service.metadata.softDeletedBuckets().first(where: {
+                                $0.record.name == name && $0.record.generation == generation
+                            })
+                        else { throw StorageError(.notFound, "No such soft-deleted bucket: \(name)#\(generation)") }
+                        return Reply.json(200, render(found, context))
+                    }
                     // A bucket named with --bucket exists from the start, as the emulator's default bucket does.
                     let found =
                         try service.configuration.buckets != nil
@@ -85,7 +111,15 @@ struct GCSBucketRoutes {
                 run {
                     try service.checkServed(name)
                     let conditions = try conditions(context)
-                    try service.metadata.deleteBucket(name) { try Self.check(conditions, $0, read: false) }
+                    // A bucket with a soft-delete policy stays restorable for its duration, as in GCS.
+                    let keep = try service.bucketResource(name)?.softDeleteSeconds ?? 0
+                    let softDeletion =
+                        keep > 0
+                        ? SoftDeletion(
+                            at: context.time,
+                            hardDeleteAt: Timestamp(microseconds: context.time.microseconds + keep * 1_000_000)) : nil
+                    try service.metadata.deleteBucket(
+                        name, check: { try Self.check(conditions, $0, read: false) }, softDeletion: softDeletion)
                     return Reply.empty(204)
                 })
         default:
@@ -97,6 +131,19 @@ struct GCSBucketRoutes {
     /// `/b/{bucket}/…` other than objects.
     func sub(_ context: RequestContext, _ name: BucketName, _ path: [String]) -> RequestDisposition {
         switch (context.method, path) {
+        case ("POST", ["restore"]):
+            return .respond(
+                run {
+                    guard let generation = try GCSConditions.generation(context.query) else {
+                        throw StorageError(.invalidArgument, "Invalid argument: restore needs a bucket generation")
+                    }
+                    try service.checkServed(name)
+                    return Reply.json(
+                        200,
+                        render(
+                            try service.metadata.restoreBucket(name, generation: generation, at: context.time), context)
+                    )
+                })
         case ("POST", ["lockRetentionPolicy"]):
             return .respond(run { try lockRetentionPolicy(context, name) })
         case _ where path.count <= 2 && (path.first == "acl" || path.first == "defaultObjectAcl"):
@@ -110,12 +157,24 @@ struct GCSBucketRoutes {
             return GCSBody.json(service, context) { try BucketIAM(service: service).set(context, name, $0) }
         case ("GET", ["iam", "testPermissions"]):
             return .respond(run { try BucketIAM(service: service).test(context, name) })
+        case _ where path.first.map(Self.unimplemented.contains) == true:
+            return .respond(
+                Reply.gcsError(
+                    StorageError(
+                        .unimplemented,
+                        "\(path[0]) is not implemented by this server (docs/gcs-api.md lists what is)")))
         default:
             return .respond(
                 Reply.gcsError(
                     StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on buckets")))
         }
     }
+
+    /// Bucket sub-resources of GCS's JSON API that Silo does not serve: answered 501, not 404, so a client can tell
+    /// "not here" from "no such thing".
+    static let unimplemented: Set<String> = [
+        "folders", "notificationConfigs", "anywhereCaches", "operations", "relocate", "storageLayout",
+    ]
 
     /// `POST /b/{b}/lockRetentionPolicy?ifMetagenerationMatch=M`: GCS requires the metageneration; once locked the
     /// policy can only be lengthened.

@@ -45,7 +45,8 @@ enum Reply {
         _ error: StorageError, status: Int, headers: HTTPHeaders,
         render: (_ message: String, _ headers: HTTPHeaders) -> HTTPResponse
     ) -> HTTPResponse {
-        guard status >= 500 else { return render(error.message, headers) }
+        // 501 says what is not served; it is no failure of the server's to hide or log.
+        guard status >= 500 && status != 501 else { return render(error.message, headers) }
         let id = RandomID.requestID()
         var headers = headers
         headers.set("X-Request-Id", id)
@@ -74,6 +75,7 @@ enum HTTPStatus {
         case .unavailable: 503
         case .insufficientStorage: 507
         case .tooManyRequests: 429
+        case .unimplemented: 501
         case .cancelled: 499
         default: 500
         }

@@ -34,6 +34,8 @@ enum Route: Equatable {
     case gcsObjectSub(BucketName, ObjectName, [String])
     /// `/storage/v1/projects/{project}/serviceAccount`: the project's GCS service agent.
     case gcsServiceAccount(String)
+    /// A GCS JSON API resource Silo does not serve (`projects/{p}/hmacKeys`, `channels`): 501.
+    case gcsUnimplemented(String)
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
@@ -97,6 +99,10 @@ enum Route: Equatable {
             guard (1...100).contains(project.utf8.count), FieldText.isValid(project) else { return .unknown }
             return .gcsServiceAccount(project)
         }
+        if !upload, segments.count >= 3, segments[0] == "projects", segments[2] == "hmacKeys" {
+            return .gcsUnimplemented("HMAC keys")
+        }
+        if !upload, segments.first == "channels" { return .gcsUnimplemented("notification channels") }
         guard segments.first == "b" else { return .unknown }
         if segments.count == 1 || (segments.count == 2 && segments[1].isEmpty) { return .gcsBuckets }
         let bucket = try BucketName(try decode(segments[1]))
@@ -111,7 +117,7 @@ enum Route: Equatable {
         if rest.count == 2 && rest[1] == "compose" { return .gcsCompose(bucket, try ObjectName(try decode(rest[0]))) }
         // The JSON API encodes `/` in names, so a known sub-resource after the first segment is one (`o/x/acl` is
         // the ACL of `x`, not an object `x/acl`).
-        if rest.count >= 2, ["acl", "restore", "moveTo"].contains(rest[1]) {
+        if rest.count >= 2, ["acl", "restore", "moveTo", "iam"].contains(rest[1]) {
             return .gcsObjectSub(
                 bucket, try ObjectName(try decode(rest[0])), try rest.dropFirst().map { try decode($0) })
         }
