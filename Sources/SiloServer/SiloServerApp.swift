@@ -152,10 +152,11 @@ public final class SiloServerApp: HTTPHandler {
         Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
     }
 
-    /// Runs one pass of background maintenance: expires stale sessions and deletes unreferenced blobs older than
-    /// `graceSeconds` (0 at startup, when no request can be in flight).
-    public func collectGarbage(graceSeconds: Int64) -> (sessions: Int, blobs: Int) {
-        Maintenance.run(service: service, registry: registry, graceSeconds: graceSeconds)
+    /// Runs one pass of background maintenance: lifecycle rules, soft-delete purges, expiry of stale sessions and
+    /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight),
+    /// all as of `now`.
+    public func collectGarbage(graceSeconds: Int64, now: Timestamp = .now()) -> (sessions: Int, blobs: Int) {
+        Maintenance.run(service: service, registry: registry, graceSeconds: graceSeconds, now: now)
     }
 }
 

@@ -1,12 +1,13 @@
 import SiloCore
 
 /// Reclaims what crashes and abandoned uploads leave: expired upload sessions, and blobs that no object version
-/// and no active session references.
+/// and no active session references; runs the buckets' lifecycle rules and purges soft-deleted versions whose time
+/// is up. `now` is the pass's clock (tests pass a later one).
 enum Maintenance {
-    static func run(service: ObjectService, registry: SessionRegistry, graceSeconds: Int64) -> (
+    static func run(service: ObjectService, registry: SessionRegistry, graceSeconds: Int64, now: Timestamp) -> (
         sessions: Int, blobs: Int
     ) {
-        let now = Timestamp.now()
+        _ = Lifecycle(service: service, now: now).run()
         var expiredSessions = 0
         var deletedBlobs = 0
         do {
