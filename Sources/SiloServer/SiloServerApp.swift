@@ -2,12 +2,15 @@ public import SiloAuth
 public import SiloCore
 public import SiloHTTP
 import SiloWire
+import Synchronization
 
 /// The Silo HTTP application: routes requests to the v0 API (and later the GCS JSON API) over the given stores.
 /// It knows protocols only; the stores and the transport are chosen by the executable.
 public final class SiloServerApp: HTTPHandler {
     let service: ObjectService
     let registry = SessionRegistry()
+    /// When lifecycle rules last ran: they scan whole buckets, so at most hourly (maintenance passes are more often).
+    private let lifecycleRan = Mutex<Int64>(.min)
     let firebase: FirebaseRoutes
     let gcsObjects: GCSObjectRoutes
     let gcsBuckets: GCSBucketRoutes
@@ -156,8 +159,16 @@ public final class SiloServerApp: HTTPHandler {
     /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight),
     /// all as of `now`.
     public func collectGarbage(graceSeconds: Int64, now: Timestamp = .now()) -> (sessions: Int, blobs: Int) {
-        Maintenance.run(service: service, registry: registry, graceSeconds: graceSeconds, now: now)
+        let lifecycle = lifecycleRan.withLock { last in
+            guard last == .min || now.microseconds - last >= Self.lifecycleInterval else { return false }
+            last = now.microseconds
+            return true
+        }
+        return Maintenance.run(
+            service: service, registry: registry, graceSeconds: graceSeconds, now: now, lifecycle: lifecycle)
     }
+
+    static let lifecycleInterval: Int64 = 3_600 * 1_000_000
 }
 
 /// Lets the app post-process the response a body sink produces (CORS headers).

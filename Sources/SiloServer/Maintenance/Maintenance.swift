@@ -4,10 +4,10 @@ import SiloCore
 /// and no active session references; runs the buckets' lifecycle rules and purges soft-deleted versions whose time
 /// is up. `now` is the pass's clock (tests pass a later one).
 enum Maintenance {
-    static func run(service: ObjectService, registry: SessionRegistry, graceSeconds: Int64, now: Timestamp) -> (
-        sessions: Int, blobs: Int
-    ) {
-        _ = Lifecycle(service: service, now: now).run()
+    static func run(
+        service: ObjectService, registry: SessionRegistry, graceSeconds: Int64, now: Timestamp, lifecycle: Bool
+    ) -> (sessions: Int, blobs: Int) {
+        if lifecycle { _ = Lifecycle(service: service, now: now).run() }
         var expiredSessions = 0
         var deletedBlobs = 0
         do {
