@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system
+	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres
 
 deps:
 	@scripts/install-deps.sh
@@ -71,6 +71,12 @@ fuzz-ci: deps
 gcs: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs
+
+# The same tests with metadata on a throwaway PostgreSQL 15 (scripts/with-postgres.sh), bytes on local disk.
+gcs-postgres: release
+	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
+	scripts/with-postgres.sh sh -c 'SILO_GCS_METADATA=$$SILO_TEST_POSTGRES_URL SILO_BINARY=.build/release/silo \
+	  .venv/gcs/bin/python -m pytest -q tests/gcs'
 
 # google-cloud-storage's own system tests (from its PyPI sdist) and gcsfs/pandas at two pinned versions against a live
 # server; tests/gcs-system/STATUS.md is what fails and why. Not part of `make test` while the server does not pass it.

@@ -19,7 +19,9 @@ BINARY = os.environ.get("SILO_BINARY", os.path.join(os.path.dirname(__file__), "
 @pytest.fixture(scope="session")
 def silo():
     data = tempfile.mkdtemp(prefix="silo-gcs-")
-    proc, port, _ = start_silo(BINARY, "--data", data)
+    # SILO_GCS_METADATA=postgres://… runs the same tests with metadata on PostgreSQL (`make gcs-postgres`).
+    metadata = os.environ.get("SILO_GCS_METADATA")
+    proc, port, _ = start_silo(BINARY, "--data", data, *(["--metadata", metadata] if metadata else []))
     endpoint = f"http://127.0.0.1:{port}"
     os.environ["STORAGE_EMULATOR_HOST"] = endpoint
     yield endpoint

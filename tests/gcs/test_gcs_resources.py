@@ -319,3 +319,18 @@ def test_soft_deleted_bucket_is_restored_with_its_generation(client):
     restored = client.restore_bucket(name, generation=generation)
     assert restored.generation == generation and restored.soft_delete_time is None
     assert client.get_bucket(name).generation == generation
+
+
+def test_bucket_predefined_acls(client):
+    bucket = client.create_bucket(
+        "r-" + uuid.uuid4().hex[:20], predefined_acl="publicRead", predefined_default_object_acl="publicRead")
+    bucket.acl.reload()
+    assert "READER" in bucket.acl.all().get_roles()
+    blob = bucket.blob("public-by-default")
+    blob.upload_from_string(b"x")
+    blob.acl.reload()
+    assert "READER" in blob.acl.all().get_roles()
+    bucket.iam_configuration.public_access_prevention = "enforced"
+    bucket.patch()
+    with pytest.raises(exceptions.PreconditionFailed):
+        bucket.make_public()

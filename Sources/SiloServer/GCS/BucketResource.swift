@@ -74,6 +74,16 @@ struct BucketResource {
         }
     }
 
+    /// Sets an ACL from a predefined name, with the checks a body's ACL gets.
+    mutating func setACL(_ key: String, _ entries: [ACLEntry]) throws {
+        if uniformBucketLevelAccess {
+            throw StorageError(.invalidArgument, "Cannot set \(key) while uniform bucket-level access is enabled")
+        }
+        let value = JSONValue.array(entries.map(GCSAccessControlRoutes.storedJSON))
+        if publicAccessPreventionEnforced, Self.grantsPublic(value) { throw Self.publicAccessPrevented }
+        fields[key] = value
+    }
+
     /// Where the bucket's IAM policy is kept in ``fields``: not a field of the resource, never rendered.
     static let iamPolicyKey = "_iamPolicy"
 

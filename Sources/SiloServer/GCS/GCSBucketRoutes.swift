@@ -55,7 +55,8 @@ struct GCSBucketRoutes {
                 let bucket = try BucketName(name)
                 try service.checkServed(bucket)
                 let enable = context.query["enableObjectRetention"]?.lowercased() == "true"
-                let resource = try BucketResource.inserted(json, enableObjectRetention: enable, now: context.time)
+                var resource = try BucketResource.inserted(json, enableObjectRetention: enable, now: context.time)
+                try Self.applyPredefined(context.query, to: &resource)
                 let record = try service.metadata.createBucket(
                     BucketRecord(
                         name: bucket, timeCreated: context.time, updated: context.time,
@@ -101,6 +102,7 @@ struct GCSBucketRoutes {
                     try Self.check(conditions, bucket, read: false)
                     var resource = BucketResource(bucket)
                     try resource.update(json, replacing: context.method == "PUT", now: context.time)
+                    try Self.applyPredefined(context.query, to: &resource)
                     bucket.versioning = resource.versioning
                     bucket.resource = resource.json
                 }
@@ -195,6 +197,26 @@ struct GCSBucketRoutes {
             bucket.resource = resource.json
         }
         return Reply.json(200, render(record, context))
+    }
+
+    /// `predefinedAcl` / `predefinedDefaultObjectAcl` on insert, patch and update, expanded as GCS does.
+    static func applyPredefined(_ query: QueryParameters, to resource: inout BucketResource) throws {
+        if let name = query["predefinedAcl"], !name.isEmpty {
+            let owners = ACLEntry(entity: "project-owners-\(ObjectResource.projectNumber)", role: "OWNER")
+            let entries: [ACLEntry]
+            switch name.lowercased() {
+            case "private": entries = [owners]
+            case "projectprivate": entries = GCSAccessControlRoutes.bucketDefault
+            case "publicread": entries = [owners, ACLEntry(entity: "allUsers", role: "READER")]
+            case "publicreadwrite": entries = [owners, ACLEntry(entity: "allUsers", role: "WRITER")]
+            case "authenticatedread": entries = [owners, ACLEntry(entity: "allAuthenticatedUsers", role: "READER")]
+            default: throw StorageError(.invalidArgument, "Invalid argument: predefinedAcl \(name.prefix(40))")
+            }
+            try resource.setACL("acl", entries)
+        }
+        if let name = query["predefinedDefaultObjectAcl"], !name.isEmpty {
+            try resource.setACL("defaultObjectAcl", try ObjectResource.predefined(name, owner: nil))
+        }
     }
 
     private func conditions(_ context: RequestContext) throws -> Preconditions {
