@@ -287,8 +287,7 @@ public final class PostgresMetadataStore: MetadataStore {
                     try connection.query(
                         "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
                 } else {
-                    try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                    try addGarbage(current.blobID, at: time, connection)
+                    try removeVersion(key, current, softDeletion: draft.replacedSoftDeletion, at: time, connection)
                 }
             }
             // Last, so the counter row (which every insert on every node updates) stays locked only briefly.
@@ -430,19 +429,7 @@ public final class PostgresMetadataStore: MetadataStore {
                 try connection.query(
                     "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
             } else {
-                if let softDeletion {
-                    try connection.query(
-                        """
-                        INSERT INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
-                        SELECT \(Codec.objectColumns), $4, $5 FROM objects
-                        WHERE bucket = $1 AND name = $2 AND generation = $3
-                        ON CONFLICT (bucket, name, generation) DO NOTHING
-                        """,
-                        key + [.int64(softDeletion.at.microseconds), .int64(softDeletion.hardDeleteAt.microseconds)])
-                } else {
-                    try addGarbage(target.blobID, at: time, connection)
-                }
-                try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+                try removeVersion(key, target, softDeletion: softDeletion, at: time, connection)
             }
             return target
         }
@@ -494,6 +481,26 @@ public final class PostgresMetadataStore: MetadataStore {
     }
 
     // MARK: Soft delete
+
+    /// Removes the version row at `key`: into the soft-deleted versions when `softDeletion` is given (its blob stays
+    /// referenced), else for good (its blob becomes garbage).
+    private func removeVersion(
+        _ key: [Value], _ record: ObjectRecord, softDeletion: SoftDeletion?, at time: Timestamp,
+        _ connection: Connection
+    ) throws {
+        if let softDeletion {
+            try connection.query(
+                """
+                INSERT INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
+                SELECT \(Codec.objectColumns), $4, $5 FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3
+                ON CONFLICT (bucket, name, generation) DO NOTHING
+                """,
+                key + [.int64(softDeletion.at.microseconds), .int64(softDeletion.hardDeleteAt.microseconds)])
+        } else {
+            try addGarbage(record.blobID, at: time, connection)
+        }
+        try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+    }
 
     private static let softColumns = "\(Codec.objectColumns), soft_deleted, hard_delete"
     private static let selectSoft =

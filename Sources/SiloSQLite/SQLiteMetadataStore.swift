@@ -264,8 +264,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                     try connection.run(
                         "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
                 } else {
-                    try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
-                    try addGarbage(current.blobID, at: time, connection)
+                    try removeVersion(key, current, softDeletion: draft.replacedSoftDeletion, at: time, connection)
                 }
             }
             let generation = max(time.microseconds, lastGeneration + 1)
@@ -403,24 +402,32 @@ public final class SQLiteMetadataStore: MetadataStore {
                 // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
                 try connection.run("UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
             } else {
-                if let softDeletion {
-                    try connection.run(
-                        """
-                        INSERT OR REPLACE INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
-                        SELECT \(Codec.objectColumns), ?, ? FROM objects WHERE bucket = ? AND name = ? AND generation = ?
-                        """,
-                        [.integer(softDeletion.at.microseconds), .integer(softDeletion.hardDeleteAt.microseconds)]
-                            + key)
-                } else {
-                    try addGarbage(target.blobID, at: time, connection)
-                }
-                try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+                try removeVersion(key, target, softDeletion: softDeletion, at: time, connection)
             }
             return target
         }
     }
 
     // MARK: Soft delete
+
+    /// Removes the version row at `key`: into the soft-deleted versions when `softDeletion` is given (its blob stays
+    /// referenced), else for good (its blob becomes garbage).
+    private func removeVersion(
+        _ key: [SQLValue], _ record: ObjectRecord, softDeletion: SoftDeletion?, at time: Timestamp,
+        _ connection: Connection
+    ) throws {
+        if let softDeletion {
+            try connection.run(
+                """
+                INSERT OR REPLACE INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
+                SELECT \(Codec.objectColumns), ?, ? FROM objects WHERE bucket = ? AND name = ? AND generation = ?
+                """,
+                [.integer(softDeletion.at.microseconds), .integer(softDeletion.hardDeleteAt.microseconds)] + key)
+        } else {
+            try addGarbage(record.blobID, at: time, connection)
+        }
+        try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
+    }
 
     private static let softColumns = "\(Codec.objectColumns), soft_deleted, hard_delete"
 

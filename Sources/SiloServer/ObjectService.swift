@@ -212,18 +212,31 @@ final class ObjectService: Sendable {
         throws -> ObjectRecord
     {
         try checkObjectSize(draft.blob.size, "\(draft.bucket)/\(draft.name)")
+        let resource = try bucketResource(draft.bucket)
+        var draft = draft
+        draft.replacedSoftDeletion = Self.softDeletion(resource, at: time)
         let (stored, replaced) = try metadata.insertObject(
-            draft, conditions: conditions.protecting(try protection(draft.bucket, at: time)), at: time,
+            draft, conditions: conditions.protecting(Self.protection(resource, at: time)), at: time,
             finalizing: sessionID)
-        if let replaced { release(replaced) }
+        if let replaced, draft.replacedSoftDeletion == nil { release(replaced) }
         return stored
     }
 
     /// What stops a write from replacing or deleting a version of `bucket` now: holds and object retention on the
     /// version, and the bucket's retention policy (issue 13). Every API's replace and delete passes it to the store.
     func protection(_ bucket: BucketName, at time: Timestamp) throws -> Preconditions.Protection {
-        let period = try metadata.bucket(bucket).flatMap { BucketResource($0).retentionPolicy?.period } ?? 0
-        return Preconditions.Protection(now: time, retentionSeconds: period)
+        Self.protection(try bucketResource(bucket), at: time)
+    }
+
+    static func protection(_ resource: BucketResource?, at time: Timestamp) -> Preconditions.Protection {
+        Preconditions.Protection(now: time, retentionSeconds: resource?.retentionPolicy?.period ?? 0)
+    }
+
+    /// How long a version that leaves `resource`'s bucket is kept restorable (GCS soft delete), or nil.
+    static func softDeletion(_ resource: BucketResource?, at time: Timestamp) -> SoftDeletion? {
+        let keep = resource?.softDeleteSeconds ?? 0
+        guard keep > 0 else { return nil }
+        return SoftDeletion(at: time, hardDeleteAt: Timestamp(microseconds: time.microseconds + keep * 1_000_000))
     }
 
     /// Deletes the live version (or `generation`) with `conditions` and protection checked in the store, then
@@ -234,14 +247,10 @@ final class ObjectService: Sendable {
         _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, time: Timestamp
     ) throws -> ObjectRecord {
         let resource = try bucketResource(bucket)
-        let protection = Preconditions.Protection(
-            now: time, retentionSeconds: resource?.retentionPolicy?.period ?? 0)
-        let keep = resource?.softDeleteSeconds ?? 0
-        let softDeletion =
-            keep > 0
-            ? SoftDeletion(at: time, hardDeleteAt: Timestamp(microseconds: time.microseconds + keep * 1_000_000)) : nil
+        let softDeletion = Self.softDeletion(resource, at: time)
         let deleted = try metadata.deleteObject(
-            bucket, name, generation: generation, conditions: conditions.protecting(protection),
+            bucket, name, generation: generation,
+            conditions: conditions.protecting(Self.protection(resource, at: time)),
             softDeletion: softDeletion)
         if softDeletion == nil { release(deleted) }
         return deleted

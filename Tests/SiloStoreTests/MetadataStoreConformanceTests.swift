@@ -998,6 +998,15 @@ import Testing
         #expect(try !store.isBlobReferenced(second.blobID))
         #expect(
             try store.garbageBlobs(registeredBefore: Timestamp(microseconds: .max), limit: 10).contains(second.blobID))
+        // An overwrite outside versioning keeps the replaced version the same way, when the draft says so.
+        var overwrite = draft("a/one")
+        overwrite.replacedSoftDeletion = keep
+        let (newer, replacedByOverwrite) = try store.insertObject(overwrite, conditions: .none, at: t)
+        #expect(replacedByOverwrite == restored)
+        #expect(try store.softDeletedObject(bucket, first.name, generation: restored.generation)?.record == restored)
+        #expect(
+            try store.isBlobReferenced(restored.blobID)
+                && (try store.object(bucket, first.name, generation: nil)) == newer)
         // A bucket whose only versions are soft-deleted can be deleted; they go with it.
         let other = bucketName("soft-only")
         let (lone, _) = try store.insertObject(draft("x", bucket: other), conditions: .none, at: t)

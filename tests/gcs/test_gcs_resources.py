@@ -334,3 +334,15 @@ def test_bucket_predefined_acls(client):
     bucket.patch()
     with pytest.raises(exceptions.PreconditionFailed):
         bucket.make_public()
+
+
+def test_soft_delete_keeps_overwritten_versions(client):
+    bucket = fresh(client)
+    blob = bucket.blob("over.txt")
+    blob.upload_from_string(b"first")
+    first = blob.generation
+    blob.upload_from_string(b"second")
+    kept = list(bucket.list_blobs(soft_deleted=True))
+    assert [(b.name, b.generation) for b in kept] == [("over.txt", first)]
+    bucket.restore_blob("over.txt", generation=first)
+    assert bucket.blob("over.txt").download_as_bytes() == b"first"

@@ -63,6 +63,9 @@ public struct ObjectDraft: Sendable, Equatable {
     /// Whether the write creates the bucket when it does not exist (the Firebase emulator's v0 behaviour) or the
     /// store refuses it with `.notFound`, as GCS does (issue 13).
     public var createsBucket: Bool
+    /// Set when the bucket soft-deletes: the live version this write replaces (outside versioning) is kept among
+    /// the soft-deleted versions instead of going for good, as GCS keeps overwritten objects.
+    public var replacedSoftDeletion: SoftDeletion?
 
     public init(
         bucket: BucketName, name: ObjectName, blob: BlobSummary, blobID: BlobID, fields: ObjectFields,

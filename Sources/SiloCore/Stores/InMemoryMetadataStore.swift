@@ -36,6 +36,18 @@ public final class InMemoryMetadataStore: MetadataStore {
             if garbage[id] == nil { garbage[id] = time }
         }
 
+        /// A version leaves its name: among the soft-deleted versions when `softDeletion` is given, else for good
+        /// (its blob becomes garbage).
+        mutating func remove(_ record: ObjectRecord, softDeletion: SoftDeletion?, at time: Timestamp) {
+            if let softDeletion {
+                softDeleted[InMemoryMetadataStore.versionKey(record.bucket, record)] = (
+                    record.bucket, SoftDeletedObject(record: record, deletion: softDeletion)
+                )
+            } else {
+                addGarbage(record.blobID, at: time)
+            }
+        }
+
         mutating func ensureBucket(_ name: BucketName, at time: Timestamp) -> BucketRecord {
             if let existing = buckets[name] { return existing }
             let record = BucketRecord(name: name, timeCreated: time, updated: time)
@@ -160,7 +172,7 @@ public final class InMemoryMetadataStore: MetadataStore {
                 versions.live = nil
                 if !bucket.versioning {
                     versions.byGeneration[current.generation] = nil
-                    state.addGarbage(current.blobID, at: time)
+                    state.remove(current, softDeletion: draft.replacedSoftDeletion, at: time)
                 }
             }
             let stored = ObjectRecord(
@@ -254,13 +266,7 @@ public final class InMemoryMetadataStore: MetadataStore {
                 // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
             } else {
                 versions.byGeneration[target.generation] = nil
-                if let softDeletion {
-                    state.softDeleted[Self.versionKey(bucket, target)] = (
-                        bucket, SoftDeletedObject(record: target, deletion: softDeletion)
-                    )
-                } else {
-                    state.addGarbage(target.blobID, at: time)
-                }
+                state.remove(target, softDeletion: softDeletion, at: time)
             }
             state.objects[key] = versions.byGeneration.isEmpty ? nil : versions
             return target
@@ -304,7 +310,7 @@ public final class InMemoryMetadataStore: MetadataStore {
     // MARK: Soft delete
 
     /// Soft-deleted versions of all buckets share one map, so the bucket is part of the key.
-    private static func versionKey(_ bucket: BucketName, _ record: ObjectRecord) -> ObjectVersionKey {
+    fileprivate static func versionKey(_ bucket: BucketName, _ record: ObjectRecord) -> ObjectVersionKey {
         ObjectVersionKey(
             name: Array((bucket.rawValue + "/" + record.name.rawValue).utf8), generation: record.generation)
     }

@@ -114,12 +114,7 @@ struct GCSBucketRoutes {
                     try service.checkServed(name)
                     let conditions = try conditions(context)
                     // A bucket with a soft-delete policy stays restorable for its duration, as in GCS.
-                    let keep = try service.bucketResource(name)?.softDeleteSeconds ?? 0
-                    let softDeletion =
-                        keep > 0
-                        ? SoftDeletion(
-                            at: context.time,
-                            hardDeleteAt: Timestamp(microseconds: context.time.microseconds + keep * 1_000_000)) : nil
+                    let softDeletion = ObjectService.softDeletion(try service.bucketResource(name), at: context.time)
                     try service.metadata.deleteBucket(
                         name, check: { try Self.check(conditions, $0, read: false) }, softDeletion: softDeletion)
                     return Reply.empty(204)
