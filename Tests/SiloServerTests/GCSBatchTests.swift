@@ -174,6 +174,8 @@ import Testing
             Call("v0", "DELETE \(objectPath("x.txt")) HTTP/1.1"),
             Call("nested", "POST /batch/storage/v1 HTTP/1.1"),
             Call("short-body", "PATCH \(Self.gcs("x.txt")) HTTP/1.1\nContent-Length: 99\n\n{}"),
+            // Text that only starts like a delimiter is the part's: this body is "{}", a line end, and more.
+            Call("false-delimiter", "PATCH \(Self.gcs("x.txt")) HTTP/1.1\n\n{}\n--\(Self.boundary)X\n"),
             Call("chunked", "PATCH \(Self.gcs("x.txt")) HTTP/1.1\nTransfer-Encoding: chunked\n\n2\n{}\n0\n"),
             Call("good", "DELETE \(Self.gcs("x.txt")) HTTP/1.1"),
         ]

@@ -37,34 +37,47 @@ enum BatchRequest {
     /// The longest request target accepted in an embedded request line.
     static let maxTargetBytes = 16 << 10
 
-    /// Throws `.invalidArgument` (the whole batch answers 400) when the body has no delimiter, a delimiter line is
-    /// malformed, or there are more than `maxCalls` parts.
+    /// Throws `.invalidArgument` (the whole batch answers 400) when the body has no delimiter or no part, or more than
+    /// `maxCalls` parts.
     static func parse(_ body: [UInt8], boundary: String, maxCalls: Int) throws -> [BatchCall] {
         let dashBoundary = Array("--\(boundary)".utf8)
         let delimiter = [lf] + dashBoundary
-        var position: Int
-        if body.starts(with: dashBoundary) {
-            position = dashBoundary.count
-        } else if let at = find(delimiter, in: body, from: 0) {
-            position = at + delimiter.count
+
+        /// What follows `--boundary` at `position` in a real delimiter: `--` (the close), or transport padding and a
+        /// line end (then a part starts after it), or the end of the body. Nil for text that only starts like one.
+        func afterBoundary(_ position: Int) -> (next: Int, close: Bool)? {
+            var p = position
+            if body.count - p >= 2 && body[p] == dash && body[p + 1] == dash { return (p + 2, true) }
+            while p < body.count && (body[p] == space || body[p] == tab) { p += 1 }
+            if p < body.count && body[p] == cr { p += 1 }
+            if p == body.count { return (p, true) }
+            return body[p] == lf ? (p + 1, false) : nil
+        }
+        /// The next real delimiter at or after `from`: where its LF is, and what follows it.
+        func nextDelimiter(from: Int) -> (at: Int, after: (next: Int, close: Bool))? {
+            var search = from
+            while let at = find(delimiter, in: body, from: search) {
+                if let after = afterBoundary(at + delimiter.count) { return (at, after) }
+                search = at + 1
+            }
+            return nil
+        }
+
+        var cursor: (next: Int, close: Bool)
+        if body.starts(with: dashBoundary), let first = afterBoundary(dashBoundary.count) {
+            cursor = first
+        } else if let first = nextDelimiter(from: 0) {
+            cursor = first.after
         } else {
             throw StorageError(.invalidArgument, "the batch body has no part delimited by its boundary")
         }
         var calls: [BatchCall] = []
-        while true {
-            // The closing delimiter; anything after it is the epilogue.
-            if body.count - position >= 2 && body[position] == dash && body[position + 1] == dash { break }
-            while position < body.count && (body[position] == space || body[position] == tab) { position += 1 }
-            if position < body.count && body[position] == cr { position += 1 }
-            if position == body.count { break }  // a delimiter at the very end: no further part
-            guard body[position] == lf else {
-                throw StorageError(.invalidArgument, "a batch delimiter line has text after the boundary")
-            }
-            let partStart = position + 1
+        while !cursor.close {
+            let partStart = cursor.next
             // Searched from the LF that ended the delimiter line, so an empty part is one too.
-            let next = find(delimiter, in: body, from: partStart - 1)
-            var partEnd = next ?? body.count
-            if next == nil {
+            let found = nextDelimiter(from: partStart - 1)
+            var partEnd = found?.at ?? body.count
+            if found == nil {
                 // No closing delimiter: the last part runs to the end, less the line end before where it would be.
                 if partEnd > partStart && body[partEnd - 1] == lf { partEnd -= 1 }
             }
@@ -75,8 +88,8 @@ enum BatchRequest {
                     .invalidArgument, "A batch request may hold at most \(maxCalls) calls; this one holds more.")
             }
             calls.append(part(body[partStart..<max(partStart, partEnd)]))
-            guard let next else { break }
-            position = next + delimiter.count
+            guard let found else { break }
+            cursor = found.after
         }
         guard !calls.isEmpty else { throw StorageError(.invalidArgument, "the batch request holds no call") }
         return calls
