@@ -119,9 +119,7 @@ enum BatchRequest {
         } catch {
             return BatchCall(contentID: contentID, request: .failure(StorageError.wrap(error)))
         }
-        if let contentType,
-            !equalsIgnoringCase(mediaType(contentType), "application/http")
-        {
+        if let contentType, !equalsIgnoringCase(mediaType(contentType), "application/http") {
             let error = StorageError(
                 .invalidArgument, "a batch part must be application/http, not \(contentType.prefix(100))")
             return BatchCall(contentID: contentID, request: .failure(error))
