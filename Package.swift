@@ -138,7 +138,7 @@ let package = Package(
             dependencies: [
                 "SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloDisk",
                 "SiloSQLite",
-                "SiloPostgres",
+                "SiloPostgres", "SiloAuth",
             ]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),

@@ -12,6 +12,14 @@ public struct ServerConfiguration: Sendable {
     public var chunkGranularity = 262_144
     /// Bodies parsed as JSON (metadata, resumable start) are refused beyond this size.
     public var maxJSONBodyBytes = 1 << 20
+    /// A batch request (`POST /batch/storage/v1`) holds at most this many calls (GCS's limit: 100), ...
+    public var maxBatchCalls = 100
+    /// ...in a body of at most this many bytes (413 beyond): room for 100 calls with several KiB of JSON each. Each
+    /// call's own body is still bounded by `maxJSONBodyBytes`, as it would be outside a batch.
+    public var maxBatchBodyBytes = 8 << 20
+    /// Once the answers of a batch's calls add up to more than this, its remaining calls are not run and answer 400
+    /// in their parts (a batch of 100 metadata calls answers in well under 1 MiB; this bounds 100 large listings).
+    public var maxBatchResponseBytes = 32 << 20
     /// Objects up to this size are read into memory and sent from there; larger ones go through sendfile.
     public var inlineDownloadLimit: Int64 = 64 << 10
     /// Memory kept for the bytes of recently read objects up to `inlineDownloadLimit` (0 turns the cache off).

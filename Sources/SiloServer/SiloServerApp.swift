@@ -15,6 +15,7 @@ public final class SiloServerApp: HTTPHandler {
     let gcsObjects: GCSObjectRoutes
     let gcsBuckets: GCSBucketRoutes
     let gcsUploads: GCSUploads
+    let batch: BatchRoutes
 
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
@@ -28,6 +29,7 @@ public final class SiloServerApp: HTTPHandler {
         gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
         gcsBuckets = GCSBucketRoutes(service: service)
         gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
+        batch = BatchRoutes(configuration: configuration)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -43,6 +45,11 @@ public final class SiloServerApp: HTTPHandler {
 
     /// What every answer passes through once: the log line of a server-side failure, and CORS.
     private func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead) {
+        logFailure(response, head)
+        if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+    }
+
+    private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
         if let failure = response.failure as? ServerFailure {
             service.logger.error(
                 "request failed",
@@ -53,7 +60,39 @@ public final class SiloServerApp: HTTPHandler {
                     "silo.error": failure.error.detailedDescription().split(separator: "\n").joined(separator: " |"),
                 ])
         }
-        if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+    }
+
+    /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it
+    /// had come alone, its body fed to the handler's sink from memory. Its failures are logged like any other
+    /// request's; CORS applies to the batch, not to its calls.
+    private func dispatchBatchCall(_ head: HTTPRequestHead, _ body: [UInt8]) -> HTTPResponse {
+        var response: HTTPResponse
+        switch route(head) {
+        case .respond(let answer):
+            response = answer
+        case .readBody(let sink):
+            response = Self.drive(sink, body)
+        }
+        logFailure(response, head)
+        return response
+    }
+
+    /// Feeds `body` to `sink` in transport-sized pieces, then finishes it. An early answer ends the call as it ends
+    /// an exchange on a connection: the sink gets no more bytes and is aborted, as the transports do.
+    private static func drive(_ sink: any RequestBodySink, _ body: [UInt8]) -> HTTPResponse {
+        let piece = 64 << 10
+        return body.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + piece, bytes.count)
+                if let early = sink.receive(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) {
+                    sink.abort()
+                    return early
+                }
+                offset = end
+            }
+            return sink.finish()
+        }
     }
 
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -87,6 +126,8 @@ public final class SiloServerApp: HTTPHandler {
             } catch {
                 return .respond(Reply.firebaseError(error))
             }
+        case .batch:
+            return batch.handle(context) { [self] head, body in dispatchBatchCall(head, body) }
         case .openAPIDocument:
             guard head.method == "GET" || head.method == "HEAD" else { break }
             return .respond(OpenAPIDocument.response())

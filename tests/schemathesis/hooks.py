@@ -13,7 +13,8 @@ conformance checks can honour them instead of being switched off:
 two exemptions; run.py enables them in place of `content_type_conformance` and `response_schema_conformance`.
 Everything else is delegated unchanged.
 
-Also a serializer for `multipart/related` (the two-part uploads of both APIs), which schemathesis does not ship.
+Also serializers for `multipart/related` (the two-part uploads of both APIs) and `multipart/mixed` (batches), which
+schemathesis does not ship.
 """
 import json
 import secrets
@@ -81,3 +82,23 @@ def multipart_related(ctx, value):
         + f"\r\n--{boundary}--".encode()
     )
     return {"data": body, "headers": {"Content-Type": f"multipart/related; boundary={boundary}"}}
+
+
+@REQUESTS_TRANSPORT.serializer("multipart/mixed")
+def multipart_mixed(ctx, value):
+    """A batch of two calls: a listing, then the generated text as the embedded request (fuzzing the call parser)."""
+    boundary = "silo" + secrets.token_hex(8)
+    if isinstance(value, bytes):
+        embedded = value
+    elif isinstance(value, str):
+        embedded = value.encode("utf-8", "surrogatepass")
+    else:
+        embedded = json.dumps(value).encode()
+    body = (
+        f"--{boundary}\r\nContent-Type: application/http\r\nContent-ID: <list>\r\n\r\n".encode()
+        + b"GET /storage/v1/b/demo.appspot.com/o?maxResults=1 HTTP/1.1\r\n\r\n"
+        + f"\r\n--{boundary}\r\nContent-Type: application/http\r\nContent-ID: <fuzz>\r\n\r\n".encode()
+        + embedded
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return {"data": body, "headers": {"Content-Type": f'multipart/mixed; boundary="{boundary}"'}}

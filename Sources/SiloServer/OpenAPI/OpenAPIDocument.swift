@@ -40,6 +40,10 @@ enum OpenAPIDocument {
           "description": "GCS JSON API: uploads and resumable sessions."
         },
         {
+          "name": "gcs-batch",
+          "description": "GCS JSON API: batches of metadata calls in one request."
+        },
+        {
           "name": "service",
           "description": "Probe, this document, and the conformance reset hook."
         }
@@ -2846,6 +2850,84 @@ enum OpenAPIDocument {
               },
               "413": {
                 "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/batch/storage/v1": {
+          "post": {
+            "tags": [
+              "gcs-batch"
+            ],
+            "operationId": "gcsBatch",
+            "summary": "Batch: up to 100 JSON API calls in one request",
+            "description": "GCS's batch endpoint, as google-cloud-storage's `client.batch()` and gcsfs's bulk `rm` use it; `/batch` and `/batch/storage/v1/` are the same route. The body is `multipart/mixed` (the boundary may be quoted; CRLF or bare LF; preamble and epilogue ignored): each part is `Content-Type: application/http` with an optional `Content-ID: <id>`, a blank line, then an HTTP/1.1 request — request line (`PATCH /storage/v1/b/{bucket}/o/{object}?projection=full HTTP/1.1`, or the absolute form `https://host/storage/v1/…`), headers, blank line, body. At most 100 calls in at most 8 MiB (`maxBatchCalls`, `maxBatchBodyBytes`); each call's own body is bounded like a request of its own (1 MiB of JSON).\n\nEach call runs, in order, through the same routes, preconditions and access checks as a request of its own, authenticated by its own `Authorization` header or else the batch's (Host and `X-Forwarded-*` likewise come from the batch when the call has none). Only JSON API metadata calls under `/storage/v1` can be batched, as in GCS: an upload, a media download (`alt=media`, `/download/…`), another API or a malformed call answers 400 in its own part while the other calls still run. Once the answers exceed 32 MiB (`maxBatchResponseBytes`) the remaining calls are not run and answer 400.\n\nThe answer is `200` with `Content-Type: multipart/mixed; boundary=batch_…` (unquoted): one `application/http` part per call, in order, with `Content-ID: <response-id>` for a call that had `Content-ID: <id>`, then the call's status line (`HTTP/1.1 204 No Content`), its headers (`Content-Type`, `Content-Length`, …) and its body.",
+            "security": [
+              {},
+              {
+                "adminKey": []
+              },
+              {
+                "bearerToken": []
+              },
+              {
+                "firebaseToken": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "description": "The calls, one `application/http` part each.",
+              "content": {
+                "multipart/mixed": {
+                  "schema": {
+                    "type": "string"
+                  },
+                  "example": "--b\r\nContent-Type: application/http\r\nContent-ID: <1>\r\n\r\nDELETE /storage/v1/b/demo.appspot.com/o/a.txt HTTP/1.1\r\n\r\n\r\n--b--\r\n"
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "One part per call, in order; each call's own status is in its part.",
+                "content": {
+                  "multipart/mixed": {
+                    "schema": {
+                      "type": "string"
+                    },
+                    "example": "--batch_3f2a\r\nContent-Type: application/http\r\nContent-ID: <response-1>\r\n\r\nHTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n\r\n--batch_3f2a--\r\n"
+                  }
+                }
+              },
+              "400": {
+                "description": "Not POST, not `multipart/mixed` with a boundary, no call, a malformed delimiter line, or more than 100 calls (then none runs).",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  },
+                  "text/plain": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "413": {
+                "description": "The batch body is over 8 MiB.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"

@@ -36,6 +36,8 @@ enum Route: Equatable {
     case gcsServiceAccount(String)
     /// A GCS JSON API resource Silo does not serve (`projects/{p}/hmacKeys`, `channels`): 501.
     case gcsUnimplemented(String)
+    /// `POST /batch/storage/v1` (also `/batch/storage/v1/` and `/batch`): a `multipart/mixed` batch of JSON API calls.
+    case batch
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
@@ -53,6 +55,10 @@ enum Route: Equatable {
         if segments.count == 2 && segments[1].isEmpty { return .probe }
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
         if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
+        if segments[1] == "batch" {
+            let batchPaths: [[Substring]] = [[], [""], ["storage", "v1"], ["storage", "v1", ""]]
+            return batchPaths.contains(Array(segments.dropFirst(2))) ? .batch : .unknown
+        }
         if segments[1] != "v0" { return try parseGCS(segments) }
         guard segments.count >= 5, segments[2] == "b", segments[4] == "o" else { return .unknown }
         let bucket = try BucketName(try decode(segments[3]))

@@ -55,11 +55,12 @@ struct MultipartParser {
         self.maxMetadataBytes = maxMetadataBytes
     }
 
-    /// Extracts the boundary from a `Content-Type` header; nil unless it is `multipart/related` with a boundary.
-    static func boundary(fromContentType header: String?) -> String? {
+    /// Extracts the boundary from a `Content-Type` header; nil unless it is `mediaType` (`multipart/related` for
+    /// uploads, `multipart/mixed` for batches) with a boundary.
+    static func boundary(fromContentType header: String?, mediaType: String = "multipart/related") -> String? {
         guard let header else { return nil }
         let parts = header.split(separator: ";").map { $0.trimmingCharacters(in: " ") }
-        guard let type = parts.first, type.lowercased() == "multipart/related" else { return nil }
+        guard let type = parts.first, type.lowercased() == mediaType else { return nil }
         for parameter in parts.dropFirst() {
             guard let eq = parameter.firstIndex(of: "=") else { continue }
             let key = parameter[..<eq].trimmingCharacters(in: " ").lowercased()
