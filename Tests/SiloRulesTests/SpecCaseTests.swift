@@ -56,6 +56,27 @@ private let MiB: Int64 = 1_048_576
         ("a", Case("T12", F.request(.get, "images/x/y/z.png"), A)),
         ("b", Case("T13", F.request(.get, "img/z.png"), D)),
     ]
+    /// `{name=*}` is a single-segment wildcard, as `{name}` (Firebase's integration-test rules use it).
+    static let singleSegmentEquals = """
+        rules_version = '2';
+        service firebase.storage {
+          match /b/{bucket}/o {
+            match /{directChild=*} { allow read: if directChild == 'top.txt'; }
+            match /ro/{file=*} { allow read; }
+          }
+        }
+        """
+    static let singleSegment: [Case] = [
+        Case("W01", F.request(.get, "top.txt"), A),
+        Case("W02", F.request(.get, "other.txt"), D),
+        Case("W03", F.request(.get, "ro/x"), A),
+        Case("W04", F.request(.get, "ro/x/y"), D),
+        Case("W05", F.request(.get, "a/top.txt"), D),
+    ]
+    @Test(arguments: singleSegment) func singleSegmentWildcardWithEquals(_ c: Case) throws {
+        try Self.check(Self.singleSegmentEquals, c)
+    }
+
     @Test(arguments: r3) func r3RecursiveWildcardArity(_ variant: String, _ c: Case) throws {
         try Self.check(variant == "a" ? SpecRules.r3a : SpecRules.r3b, c)
     }

@@ -157,11 +157,13 @@ struct Parser {
                 let name = String(decoding: lexer.bytes[nameStart..<lexer.position], as: UTF8.self)
                 var recursive = false
                 if lexer.peekByte() == 0x3D {
-                    guard lexer.peekByte(1) == 0x2A, lexer.peekByte(2) == 0x2A else {
-                        throw SyntaxError(offset: lexer.position, message: "expected '=**' in a recursive wildcard")
+                    // `{name=**}` matches the rest of the path; `{name=*}` one segment, the same as `{name}` (the
+                    // form Firebase's own rules use, e.g. `match /{directChild=*}`).
+                    guard lexer.peekByte(1) == 0x2A else {
+                        throw SyntaxError(offset: lexer.position, message: "expected '=*' or '=**' in a wildcard")
                     }
-                    lexer.position += 3
-                    recursive = true
+                    recursive = lexer.peekByte(2) == 0x2A
+                    lexer.position += recursive ? 3 : 2
                 }
                 guard lexer.peekByte() == 0x7D else {
                     throw SyntaxError(offset: lexer.position, message: "expected '}' to close the wildcard")
