@@ -118,6 +118,16 @@ import Testing
         #expect(try client.get(objectPath("public/d.txt")).status == 404)
     }
 
+    @Test("DELETE /v0/b/{bucket}/o?name= deletes, as pyrebase4 and firebase-rest-api send it")
+    func deleteByQueryName() throws {
+        try client.mediaUpload("public/q d.txt", bytes("d"))
+        let target = bucketPath() + "?name=" + PercentCoding.encodeComponent("public/q d.txt")
+        #expect(try client.send(method: "DELETE", target: target).status == 204)
+        #expect(try client.get(objectPath("public/q d.txt")).status == 404)
+        #expect(try client.send(method: "DELETE", target: target).status == 404)
+        #expect(try client.send(method: "DELETE", target: bucketPath()).status == 400, "no name: still refused")
+    }
+
     @Test("8.3.32 list with prefix and delimiter")
     func listPrefixes() throws {
         for name in [

@@ -19,6 +19,9 @@ struct FirebaseRoutes {
         switch context.method {
         case "GET", "HEAD": return .respond(run { try list(context, bucket) })
         case "POST", "PUT": return upload(context, bucket, pathName: nil)
+        case "DELETE" where context.query["name"] != nil:
+            // pyrebase4 and firebase-rest-api delete by `?name=` on the bucket path; the emulator takes it too.
+            return .respond(run { try delete(context, bucket, try ObjectName(context.query["name"] ?? "")) })
         default: return .respond(methodNotAllowed(context))
         }
     }
@@ -60,17 +63,23 @@ struct FirebaseRoutes {
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let wantsMedia = context.query["alt"] == "media"
         try service.checkServed(bucket)
-        // A download token in the URL is a bearer capability for that object: it replaces rules, and a wrong one is
-        // refused outright (so revoking a token revokes its URLs).
+        // A download token in the URL is a bearer capability for that object: a valid one grants the read without
+        // rules. A token that is not the object's grants nothing, and the request is decided by the rules with the
+        // caller's own credentials, as the emulator does (pyrebase4 sends the ID token as `token=`): a revoked
+        // token's URL then reads only what its caller may read anyway.
         if wantsMedia, let token = context.query["token"] {
             return try download.respond(request: context.head) {
-                guard let record = try service.metadata.object(bucket, name, generation: nil),
+                if let record = try service.metadata.object(bucket, name, generation: nil),
                     record.fields.downloadTokens.contains(token)
-                else {
+                {
+                    return record
+                }
+                do {
+                    return try service.readableObject(bucket, name, context: context)
+                } catch let error as StorageError where error.code == .permissionDenied {
                     throw StorageError(
                         .permissionDenied, "Permission denied. The download token is not valid for \(bucket)/\(name).")
                 }
-                return record
             }
         }
         guard wantsMedia else {
