@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres
+	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients
 
 deps:
 	@scripts/install-deps.sh
@@ -21,7 +21,7 @@ run: release
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the GCS clients (on SQLite
 # and PostgreSQL) and google-cloud-storage's own system tests, the kill -9 crash test, the hostile-input suite and
 # schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
-test: deps lint unit integration gcs gcs-postgres gcs-system crash hostile schemathesis perf-guard postgres-test s3-test \
+test: deps lint unit integration gcs gcs-postgres gcs-system pyclients crash hostile schemathesis perf-guard postgres-test s3-test \
 	multinode pairs
 
 unit: deps
@@ -73,6 +73,11 @@ fuzz-ci: deps
 gcs: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs
+
+# pyrebase4 and firebase-rest-api (the Python clients of the v0 REST API) against a secured server (tests/pyclients).
+pyclients: release
+	scripts/python-venv.sh .venv/pyclients tests/pyclients/requirements.txt
+	SILO_BINARY=.build/release/silo .venv/pyclients/bin/python -m pytest -q tests/pyclients
 
 # The same tests with metadata on a throwaway PostgreSQL 15 (scripts/with-postgres.sh), bytes on local disk.
 gcs-postgres: release
