@@ -58,3 +58,49 @@ import Testing
         #expect(refused.status == 400)
     }
 }
+
+/// Issue 14 (firebase-tools' conformance tests, gcloud-aio-storage): a GCS resumable session `PUT` without
+/// `Content-Range` carries the whole object and finalizes it, empty bodies included.
+@Suite struct GCSSingleRequestSessionTests {
+    let server: TestServer
+    let client: HTTPTestClient
+
+    init() throws {
+        server = try TestServer()
+        client = server.client()
+        _ = try client.send(
+            method: "POST", target: "/storage/v1/b", headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"name":"\#(bucket)"}"#))
+    }
+
+    func start(_ name: String, contentType: String? = nil) throws -> String {
+        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+        if let contentType { headers.set("X-Upload-Content-Type", contentType) }
+        let r = try client.send(
+            method: "POST", target: "/upload/storage/v1/b/\(bucket)/o?uploadType=resumable&name=\(name)",
+            headers: headers, body: bytes("{}"))
+        #expect(r.status == 200)
+        let location = try #require(r.headers["Location"])
+        return String(location.drop { $0 != "/" }.drop { $0 == "/" }.drop { $0 != "/" })
+    }
+
+    @Test("the whole object in one PUT, and an empty one, finalize with the start's content type")
+    func singleRequest() throws {
+        let target = try start("one.bin", contentType: "image/png")
+        let payload = pattern(300_000)
+        let put = try client.send(method: "PUT", target: target, body: payload)
+        #expect(put.status == 200)
+        #expect(try put.string("size") == "300000")
+        #expect(try put.string("contentType") == "image/png")
+        #expect(try client.get("/storage/v1/b/\(bucket)/o/one.bin?alt=media").body == payload)
+        let empty = try client.send(method: "PUT", target: try start("empty.bin"), body: [])
+        #expect(empty.status == 200)
+        #expect(try empty.string("size") == "0")
+        // After chunks with Content-Range, a PUT without one is refused rather than taken as the whole object.
+        let chunked = try start("chunked.bin")
+        let first = try client.send(
+            method: "PUT", target: chunked, headers: ["Content-Range": "bytes 0-262143/*"], body: pattern(262_144))
+        #expect(first.status == 308)
+        #expect(try client.send(method: "PUT", target: chunked, body: pattern(10)).status == 400)
+    }
+}

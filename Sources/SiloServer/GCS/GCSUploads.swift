@@ -169,8 +169,24 @@ struct GCSUploads {
                         status, GCSJSON.error(status: status, message: session.failureMessage ?? "upload failed")))
             case .active: break
             }
-            let range = try ContentRange(context.headers["Content-Range"])
             let length = Int64(context.headers["Content-Length"] ?? "0") ?? 0
+            guard let header = context.headers["Content-Range"] else {
+                // No Content-Range: the single-request form GCS documents — the body is the whole object (empty
+                // for an empty object), finalized with it (gcloud-aio-storage, firebase-tools' conformance tests).
+                guard session.received == 0 else {
+                    throw StorageError(
+                        .invalidArgument,
+                        "a request without Content-Range carries the whole object; this session already has "
+                            + "\(session.received) bytes")
+                }
+                // A chunked body's size is known when it ends: the finalize checks it against any declared size.
+                let whole = context.declaredBodyLength
+                if let whole, let declared = session.declaredSize, declared != whole {
+                    throw StorageError(.invalidArgument, "the body has \(whole) bytes; the upload declared \(declared)")
+                }
+                return chunk(context, session, total: whole, finalize: true)
+            }
+            let range = try ContentRange(header)
             let total = range.total ?? session.declaredSize
             if let known = range.total, let declared = session.declaredSize, known != declared {
                 throw StorageError(
@@ -290,12 +306,7 @@ struct ContentRange: Equatable {
         self.total = total
     }
 
-    init(_ header: String?) throws {
-        guard let header else {
-            // No header: a single request carrying the whole object is not how clients use sessions; treat as a query.
-            self.init(first: nil, last: nil, total: nil)
-            return
-        }
+    init(_ header: String) throws {
         let invalid = StorageError(.invalidArgument, "invalid Content-Range \(header.prefix(80))")
         let text = header.trimmingCharacters(in: " ")
         guard text.lowercased().hasPrefix("bytes "), let slash = text.lastIndex(of: "/") else { throw invalid }
