@@ -189,6 +189,16 @@ import Testing
         #expect(meta["crc32c"] == .string("AAAAAA=="))
     }
 
+    @Test("a finalize without upload stores no bytes, whatever its body")
+    func finalizeBodyIsNotData() throws {
+        let (_, url) = try start("public/fin.txt")
+        #expect(try command(url, "upload", offset: 0, body: bytes("hello")).status == 200)
+        let done = try command(url, "finalize", body: bytes("{}"))
+        #expect(done.status == 200)
+        #expect(try done.string("size") == "5")
+        #expect(try client.get(objectPath("public/fin.txt") + "?alt=media").text == "hello")
+    }
+
     @Test("8.2.21 finalize twice; a denied finalize repeats its 403")
     func finalizeTwice() throws {
         let (_, url) = try start("public/twice.txt")

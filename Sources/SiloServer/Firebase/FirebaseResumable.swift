@@ -165,6 +165,14 @@ struct FirebaseResumable {
                     return Reply.firebaseError(error, headers: statusHeaders(current))
                 }
             }
+            // `finalize` without `upload` carries no object data: a body (some clients send `{}`) is read and
+            // dropped, within the JSON limit, as the emulator does.
+            guard commands.contains("upload") else {
+                return .readBody(
+                    BodyDroppingSink(sink, limit: service.configuration.maxJSONBodyBytes) {
+                        Reply.firebaseError($0, headers: statusHeaders(session))
+                    })
+            }
             return .readBody(sink)
         } catch {
             registry.release(session.id)
@@ -222,4 +230,29 @@ struct FirebaseResumable {
         headers.set("X-Goog-Upload-Size-Received", String(session.received))
         return headers
     }
+}
+
+/// Passes a request to `inner` without its body: the bytes are counted and dropped (at most `limit`, past which
+/// the request is refused with 413 and `inner` aborted).
+final class BodyDroppingSink: RequestBodySink {
+    private let inner: any RequestBodySink
+    private let limit: Int
+    private let refuse: (StorageError) -> HTTPResponse
+    private var dropped = 0
+
+    init(_ inner: any RequestBodySink, limit: Int, refuse: @escaping (StorageError) -> HTTPResponse) {
+        self.inner = inner
+        self.limit = limit
+        self.refuse = refuse
+    }
+
+    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+        dropped += chunk.count
+        guard dropped > limit else { return nil }
+        inner.abort()
+        return refuse(StorageError(.payloadTooLarge, "a finalize without upload carries no more than \(limit) bytes"))
+    }
+
+    func finish() -> HTTPResponse { inner.finish() }
+    func abort() { inner.abort() }
 }
