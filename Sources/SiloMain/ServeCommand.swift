@@ -108,7 +108,11 @@ struct ServeCommand: ParsableCommand {
             """)
         let signals = SignalWaiter()
         let portability = Portability(options: options, port: server.port, stderr: context.stderr)
-        if let directory = options.importDirectory {
+        if let directory = options.importDirectory, options.exportOnExit, !DataPortability.holdsExport(directory) {
+            // As the emulator: `--import DIR --export-on-exit` on a missing or empty DIR starts empty and writes the
+            // export there at exit.
+            writeOut("silo serve: nothing to import from \(directory) yet; --export-on-exit writes it at exit\n")
+        } else if let directory = options.importDirectory {
             do {
                 writeOut("silo serve: \(try await portability.importExport(from: directory))\n")
             } catch {

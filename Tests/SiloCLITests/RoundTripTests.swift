@@ -112,6 +112,25 @@ struct RoundTripTests {
         #expect(download.body == [0x89, 0x50, 0x4E, 0x47])
     }
 
+    @Test func importsAWindowsExportUnderSlashNames() async throws {
+        let h = try CLIHarness()
+        let root = h.path("windows")
+        let storage = root + "/storage_export"
+        try FileManager.default.createDirectory(atPath: storage + "/metadata", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: storage + "/blobs", withIntermediateDirectories: true)
+        // Copied from Windows: the separators are `\`, literal in Linux file names and in the object name.
+        let flat = #"demo-project.appspot.com\test-directory\test_nested_upload.jpg"#
+        try
+            #"{"name":"test-directory\\test_nested_upload.jpg","bucket":"demo-project.appspot.com","downloadTokens":["t"]}"#
+            .write(toFile: storage + "/metadata/" + flat + ".json", atomically: true, encoding: .utf8)
+        try Data("jpg".utf8).write(to: URL(fileURLWithPath: storage + "/blobs/" + flat))
+        let result = await h.run(["import", root])
+        #expect(result.code == .success, "\(result.stderr)")
+        let raw = try h.server.client().send(
+            method: "GET", target: "/v0/b/demo-project.appspot.com/o/test-directory%2Ftest_nested_upload.jpg?alt=media")
+        #expect(raw.status == 200 && raw.body == Array("jpg".utf8))
+    }
+
     /// The fields an export must carry over, from the raw v0 metadata.
     private func snapshot(_ h: CLIHarness, _ urls: [String]) async throws -> [String: [String: String]] {
         var result: [String: [String: String]] = [:]

@@ -108,6 +108,19 @@ def main():
         for path in glob.glob(os.path.join(export, "storage_export", "metadata", "**", "*.json"), recursive=True):
             names.append(json.load(open(path))["name"])
         check("--export-on-exit wrote the new object back", "added.txt" in names and "big.bin" in names, names)
+
+        # As the emulator: --export-on-exit on a directory that does not exist yet starts empty and creates it.
+        fresh = os.path.join(work, "fresh-export")
+        proc, port, _ = start_silo(args.binary, "--data", os.path.join(work, "data3"), "--import", fresh,
+                                   "--export-on-exit")
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        conn.request("POST", "/v0/b/cli.appspot.com/o?name=first.txt", body=b"first")
+        conn.getresponse().read()
+        proc.send_signal(signal.SIGTERM)
+        check("serve --import MISSING --export-on-exit starts and exits 0", proc.wait(timeout=60) == 0)
+        names = [json.load(open(p))["name"] for p in
+                 glob.glob(os.path.join(fresh, "storage_export", "metadata", "**", "*.json"), recursive=True)]
+        check("--export-on-exit created the missing directory with the object", names == ["first.txt"], names)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -23,6 +23,11 @@ public enum DataPortability {
         return "exported \(summary.objects) objects from \(summary.buckets) buckets to \(directory)"
     }
 
+    /// Whether `directory` holds an emulator export to import (false for a missing or empty directory).
+    public static func holdsExport(_ directory: String) -> Bool {
+        (try? EmulatorExportLayout.storageDirectory(of: directory)) != nil
+    }
+
     /// The one-line message for an error from these functions (never a type dump).
     public static func describe(_ error: any Error) -> String {
         if let failure = error as? CommandFailure { return failure.message }

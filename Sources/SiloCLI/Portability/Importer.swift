@@ -33,14 +33,21 @@ struct Importer {
             try Task.checkCancellation()
             guard let data = fm.contents(atPath: metadataRoot + "/" + relative),
                 let metadata = try? JSONValue.parse(Array(data)).objectValue,
-                let bucket = metadata["bucket"]?.stringValue, let name = metadata["name"]?.stringValue
+                let bucket = metadata["bucket"]?.stringValue, let rawName = metadata["name"]?.stringValue
             else {
                 log.line("silo: skipping \(metadataRoot)/\(relative): not an object metadata file")
                 summary.skipped += 1
                 continue
             }
+            // An export made on Windows names objects and files with `\` where the path had `/`; the emulator
+            // imports them under `/`, and so does Silo.
+            let name = rawName.replacingOccurrences(of: "\\", with: "/")
             let diskName = String(relative.dropLast(5))
-            let candidates = [diskName, diskName.removingPercentEncoding ?? diskName]
+            let decoded = diskName.removingPercentEncoding ?? diskName
+            let candidates = [
+                diskName, decoded, diskName.replacingOccurrences(of: "\\", with: "/"),
+                decoded.replacingOccurrences(of: "\\", with: "/"),
+            ]
             guard let blob = candidates.map({ storage + "/blobs/" + $0 }).first(where: { fm.fileExists(atPath: $0) })
             else {
                 log.line("silo: skipping gs://\(bucket)/\(name): its blob \(storage)/blobs/\(diskName) is missing")
