@@ -189,6 +189,20 @@ import Testing
         #expect(meta["crc32c"] == .string("AAAAAA=="))
     }
 
+    @Test("App Check tokens, Android's failure placeholder included, are accepted as absent")
+    func appCheckPlaceholder() throws {
+        // What the Android SDK sends when App Check cannot get a token: a placeholder, never a reason to refuse.
+        let placeholder = "eyJlcnJvciI6IlVOS05PV05fRVJST1IifQ=="
+        for (index, token) in [placeholder, "not-a-jwt", ""].enumerated() {
+            let r = try client.mediaUpload(
+                "public/appcheck-\(index).txt", bytes("x"), headers: ["X-Firebase-AppCheck": token])
+            #expect(r.status == 200, "\(token)")
+            let read = try client.get(
+                objectPath("public/appcheck-\(index).txt") + "?alt=media", headers: ["X-Firebase-AppCheck": token])
+            #expect(read.status == 200)
+        }
+    }
+
     @Test("a finalize without upload stores no bytes, whatever its body")
     func finalizeBodyIsNotData() throws {
         let (_, url) = try start("public/fin.txt")
