@@ -30,6 +30,13 @@ import Testing
               allow create: if request.resource.md5Hash == '\(Base64.encode(MD5Hasher.digest(Array("hello".utf8))))'
                 && request.auth != null;
             }
+            // Overwrite only with identical content (issue 14): the rule compares the new bytes with the old.
+            match /same/{file} {
+              allow read: if true;
+              allow write: if resource == null || (request.resource.md5Hash == resource.md5Hash
+                && request.resource.crc32c == resource.crc32c && request.resource.size == resource.size
+                && request.resource.etag is string);
+            }
             match /once/{file} {
               allow read: if true;
               allow create: if resource == null;
@@ -149,6 +156,32 @@ import Testing
         #expect(done.status == 200)
         // Signed-in users with the right bytes pass; the anonymous one was refused before storing anything.
         #expect(try media("signed/ok.txt", Array("hello".utf8), headers: auth("bob")).status == 200)
+    }
+
+    @Test("rules read the final bytes' md5Hash, crc32c, size and etag on every v0 upload path; a deny keeps nothing")
+    func overwriteOnlyWithIdenticalContent() throws {
+        let before = try footprint()
+        #expect(try media("same/a.txt", Array("hello".utf8)).status == 200)
+        let resumable = { (body: String) throws -> Int in
+            let started = try self.start("same/a.txt", declared: body.utf8.count)
+            guard started.status == 200 else { return started.status }
+            return try self.client.send(
+                method: "POST", target: try self.sessionPath(started),
+                headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "0"],
+                body: Array(body.utf8)
+            ).status
+        }
+        // The same bytes pass through every path; other bytes are denied at commit on every path.
+        #expect(try media("same/a.txt", Array("hello".utf8)).status == 200)
+        #expect(try multipart("same/a.txt", Array("hello".utf8)).status == 200)
+        #expect(try resumable("hello") == 200)
+        #expect(try media("same/a.txt", Array("jello".utf8)).status == 403)
+        #expect(try multipart("same/a.txt", Array("jello".utf8)).status == 403)
+        #expect(try resumable("jello") == 403)
+        #expect(try client.get(objectPath("same/a.txt") + "?alt=media").text == "hello")
+        let after = try footprint()
+        #expect(after.files == before.files + 1, "only the live version's bytes remain")
+        #expect(after.pending == before.pending)
     }
 
     @Test("a resumable session takes no byte past its declared length or the object size limit")

@@ -34,7 +34,9 @@ public struct ObjectRecord: Sendable, Equatable {
 
     /// Production's etag shape: base64 of a protobuf-style encoding of (generation, metageneration).
     /// Changes whenever either changes; stable otherwise.
-    public var etag: String {
+    public var etag: String { Self.etag(generation: generation, metageneration: metageneration) }
+
+    public static func etag(generation: Int64, metageneration: Int64) -> String {
         var bytes: [UInt8] = [0x08]
         appendVarint(UInt64(bitPattern: generation), to: &bytes)
         bytes.append(0x10)

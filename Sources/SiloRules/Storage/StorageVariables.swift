@@ -69,8 +69,8 @@ final class StorageVariables {
             return .map(map)
         case .create:
             guard access.proposedFields != nil || access.proposedSize != nil else { return .null }
-            // A new generation: md5Hash and crc32c come from the bytes received; etag depends on the generation the
-            // store has not assigned yet, so it is absent (⊥ if a rule reads it).
+            // A new generation: md5Hash and crc32c come from the bytes received; generation and etag are those of
+            // the request's time, which the store assigns unless another write took that microsecond.
             let fields = access.proposedFields ?? ObjectFields()
             let now = StorageVariables.time(access.time)
             var map = StorageVariables.fieldMap(fields)
@@ -86,6 +86,11 @@ final class StorageVariables {
             }
             map["generation"] = .int(access.time.microseconds)
             map["metageneration"] = .int(1)
+            // Before the bytes, the commit's time (and so its etag) is not known either.
+            map["etag"] =
+                access.bytesKnown
+                ? .string(ObjectRecord.etag(generation: access.time.microseconds, metageneration: 1))
+                : Self.unknown("etag")
             map["timeCreated"] = .timestamp(now)
             map["updated"] = .timestamp(now)
             return .map(map)
