@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients
+	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc
 
 deps:
 	@scripts/install-deps.sh
@@ -11,8 +11,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The server binary with aggressive cross-module optimization (Package.swift: an unsafe flag, so never in what apps
+# depend on).
 release: deps
-	$(SWIFT) build -c release --product silo
+	SILO_CROSS_MODULE_OPTIMIZATION=1 $(SWIFT) build -c release --product silo
 
 # Runs the server on the embedded default (SQLite + local disk in ./silo-data, 127.0.0.1:9199).
 run: release
@@ -21,7 +23,7 @@ run: release
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the GCS clients (on SQLite
 # and PostgreSQL) and google-cloud-storage's own system tests, the kill -9 crash test, the hostile-input suite and
 # schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
-test: deps lint unit integration gcs gcs-postgres gcs-system pyclients crash hostile schemathesis perf-guard postgres-test s3-test \
+test: deps lint unit integration gcs gcs-postgres gcs-system pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
 	multinode pairs
 
 unit: deps
@@ -78,6 +80,15 @@ gcs: release
 pyclients: release
 	scripts/python-venv.sh .venv/pyclients tests/pyclients/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/pyclients/bin/python -m pytest -q tests/pyclients
+
+# An app package that depends on SiloStorage by version (a tagged clone of this repository) builds, and its top-level
+# seed code works against a live server (tests/consumer/run.sh).
+consumer: release
+	tests/consumer/run.sh .build/release/silo
+
+# SiloStorage's DocC documentation, with the toolchain's docc (scripts/docc.sh).
+docc: deps
+	scripts/docc.sh
 
 # The same tests with metadata on a throwaway PostgreSQL 15 (scripts/with-postgres.sh), bytes on local disk.
 gcs-postgres: release

@@ -5,6 +5,8 @@
 # reopening small blobs per request, an extra SQLite lock round trip or a per-request write shows up here as a
 # changed count. Runs in a few seconds. Usage: bench/guard.sh [--print]   (--print: show counts, never fail)
 set -euo pipefail
+# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
+export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 requests=200
 command -v strace >/dev/null || {

@@ -6,6 +6,8 @@
 # The server runs on CPU 0 and the load on CPU 1 (with 2+ cores), with the same public rules file as bench/run.
 # Needs perf (linux-perf) and, for get/metadata, wrk. Prints the top of `perf report`; keeps nothing.
 set -euo pipefail
+# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
+export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 mode=${1:-get}
 case "$mode" in get | metadata | upload) ;; *) echo "usage: bench/profile.sh get|metadata|upload" >&2; exit 64 ;; esac

@@ -6,6 +6,8 @@
 # download. Goal (issue 3): libcurl transport >= 0.9x curl, peak RSS flat in object size.
 # Writes bench/results/sdk-download.md. Stops what it starts. Usage: bench/sdk-download.sh [ROUNDS]
 set -euo pipefail
+# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
+export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 swift build -c release --product silo >/dev/null

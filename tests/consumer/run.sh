@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# An app that depends on SiloStorage the way apps do: by version, from a tagged git checkout (issue 14). Clones this
+# repository's HEAD, tags it with the CHANGELOG's latest version when the clone lacks that tag, writes a consumer
+# package depending on it `from:` that version, builds it (SwiftPM refuses unsafe build flags in such a
+# dependency), and runs its top-level seed code against a live `silo serve`.
+#   tests/consumer/run.sh [SILO_BINARY]
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+binary=${1:-$repo/.build/release/silo}
+version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' "$repo/CHANGELOG.md" | head -1)
+work=$(mktemp -d)
+trap 'kill "${server:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+git clone --quiet "$repo" "$work/silo"
+git -C "$work/silo" rev-parse -q --verify "refs/tags/$version" >/dev/null || git -C "$work/silo" tag "$version"
+mkdir -p "$work/app"
+cp -R "$repo/tests/consumer/Sources" "$work/app/"
+sed -e "s|@SILO_URL@|file://$work/silo|" -e "s|@SILO_VERSION@|$version|" -e "s|@SILO_PACKAGE@|silo|" \
+    "$repo/tests/consumer/Package.swift.template" > "$work/app/Package.swift"
+echo "consumer: building against silo $version (a tagged clone of $(git -C "$repo" rev-parse --short HEAD))"
+(cd "$work/app" && swift build 2>&1 | tail -3)
+"$binary" serve --port 0 --data "$work/data" > "$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+    port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/serve.log" | head -1)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+SILO_HOST=127.0.0.1 SILO_PORT=$port "$work/app/.build/debug/SeedConsumer"
