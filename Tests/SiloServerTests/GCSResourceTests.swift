@@ -57,6 +57,91 @@ import Testing
             "/storage/v1/b/\(bucket)/o?delimiter=-&matchGlob=" + PercentCoding.encodeComponent("*"))
         #expect(refused.status == 400)
     }
+
+    func bucketWrite(_ method: String, _ json: String) throws -> TestResponse {
+        try client.send(
+            method: method, target: "/storage/v1/b/\(bucket)", headers: ["Content-Type": "application/json"],
+            body: bytes(json))
+    }
+
+    @Test("bucket fields keep GCS's shape: unknown keys and wrong types inside a field are 400")
+    func bucketFieldShapes() throws {
+        try client.mediaUpload("x", bytes("x"))
+        for body in [
+            #"{"billing":{"requesterPays":"yes"}}"#, #"{"billing":{"payer":true}}"#,
+            #"{"website":{"mainPageSuffix":1}}"#,
+            #"{"cors":[{"origin":"*"}]}"#, #"{"cors":[null]}"#, #"{"cors":[{"maxAgeSeconds":-1}]}"#,
+            #"{"lifecycle":{"rule":[{"action":{"type":"Delete"},"condition":{"age":"ten"}}]}}"#,
+            #"{"lifecycle":{"rule":[{"action":{"type":"Delete"},"condition":{"createdBefore":"yesterday"}}]}}"#,
+            #"{"lifecycle":{"rule":[{"action":{"type":"Delete","storageClass":"WARM"}}]}}"#,
+            #"{"lifecycle":{"rule":[{"action":{"type":"Delete"},"condition":{"matchesStorageClass":["WARM"]}}]}}"#,
+            #"{"retentionPolicy":{"retentionPeriod":"10","note":"x"}}"#, #"{"ipFilter":{"mode":"Sometimes"}}"#,
+            #"{"encryption":{"customerManagedEncryptionEnforcementConfig":{"restrictionMode":"Maybe"}}}"#,
+            #"{"hierarchicalNamespace":{"enabled":1}}"#, #"{"logging":{"logBucket":["a"]}}"#,
+        ] {
+            for method in ["PATCH", "PUT"] {
+                let r = try bucketWrite(method, body)
+                #expect(r.status == 400, "\(method) \(body): \(r.text)")
+            }
+        }
+        let good = try bucketWrite(
+            "PATCH",
+            #"{"billing":{"requesterPays":true},"cors":[{"origin":["*"],"method":["GET"],"maxAgeSeconds":60}],"#
+                + #""lifecycle":{"rule":[{"action":{"type":"Delete"},"condition":{"age":30,"createdBefore":"2026-01-02"}}]}}"#
+        )
+        #expect(good.status == 200, "\(good.text)")
+        #expect(try good.json()["billing"] == .object(["requesterPays": .bool(true)]))
+    }
+
+    @Test("a replaced bucket field keeps no nulls, and autoclass off has no terminal update time of the client's")
+    func bucketReplaceDropsNulls() throws {
+        try client.mediaUpload("x", bytes("x"))
+        let put = try bucketWrite(
+            "PUT",
+            #"{"billing":{"requesterPays":null},"labels":{"a":"1","b":null},"website":{"mainPageSuffix":"i.html","#
+                + #""notFoundPage":null},"autoclass":{"enabled":false,"terminalStorageClassUpdateTime":"soon"}}"#)
+        #expect(put.status == 200, "\(put.text)")
+        let json = try put.json()
+        #expect(json["billing"] == .object([:]))
+        #expect(json["labels"] == .object(["a": .string("1")]))
+        #expect(json["website"] == .object(["mainPageSuffix": .string("i.html")]))
+        #expect(json["autoclass"]?.objectValue?["terminalStorageClassUpdateTime"] == nil)
+        let patched = try bucketWrite("PATCH", #"{"cors":[{"origin":["*"],"method":null}]}"#)
+        #expect(try patched.json()["cors"] == .array([.object(["origin": .array([.string("*")])])]))
+    }
+
+    @Test("IAM bindings take only role, members and a condition of strings")
+    func iamBindingShape() throws {
+        try client.mediaUpload("x", bytes("x"))
+        let target = "/storage/v1/b/\(bucket)/iam"
+        for body in [
+            #"{"bindings":[{"role":"roles/storage.objectViewer","members":["allUsers"],"extra":1}]}"#,
+            #"{"bindings":[{"role":"roles/x","members":["user:a@b.c"],"condition":{"expression":"true","title":5}}]}"#,
+            #"{"bindings":[{"role":"roles/x","members":["user:a@b.c"],"condition":{"expression":"true","x":"y"}}]}"#,
+        ] {
+            let r = try client.send(
+                method: "PUT", target: target, headers: ["Content-Type": "application/json"], body: bytes(body))
+            #expect(r.status == 400, "\(body): \(r.text)")
+        }
+        let ok = try client.send(
+            method: "PUT", target: target, headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"bindings":[{"role":"roles/storage.objectViewer","members":["allUsers"]}]}"#))
+        #expect(ok.status == 200, "\(ok.text)")
+    }
+
+    @Test("managed folder IAM answers 501 as docs/gcs-api.md says, not 404")
+    func managedFolderIAMIsNotImplemented() throws {
+        try client.mediaUpload("x", bytes("x"))
+        let created = try client.send(
+            method: "POST", target: "/storage/v1/b/\(bucket)/managedFolders",
+            headers: ["Content-Type": "application/json"], body: bytes(#"{"name":"reports/"}"#))
+        #expect(created.status == 200, "\(created.text)")
+        for (method, path) in [("GET", "iam"), ("PUT", "iam"), ("GET", "iam/testPermissions")] {
+            let r = try client.send(method: method, target: "/storage/v1/b/\(bucket)/managedFolders/reports%2F/\(path)")
+            #expect(r.status == 501, "\(method) \(path)")
+            #expect(r.text.contains("notImplemented"))
+        }
+    }
 }
 
 /// Issue 14 (firebase-tools' conformance tests, gcloud-aio-storage): a GCS resumable session `PUT` without

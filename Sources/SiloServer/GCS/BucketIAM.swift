@@ -136,8 +136,18 @@ struct BucketIAM {
                 throw bad("binding \(role) needs a list of members")
             }
             members += list.count
-            if let condition = o["condition"], condition.objectValue?["expression"]?.stringValue == nil {
-                throw bad("the condition of binding \(role) needs an expression")
+            for key in o.members.map(\.key) where !["role", "members", "condition"].contains(key) {
+                throw bad("unknown field '\(key.prefix(80))' in a binding")
+            }
+            if let condition = o["condition"] {
+                guard let c = condition.objectValue, c["expression"]?.stringValue != nil else {
+                    throw bad("the condition of binding \(role) needs an expression")
+                }
+                for (key, value) in c.members {
+                    guard ["title", "description", "expression"].contains(key), value.stringValue != nil else {
+                        throw bad("a condition has only string title, description and expression")
+                    }
+                }
             }
         }
         guard members <= maxMembers else { throw bad("at most \(maxMembers) members in a policy") }

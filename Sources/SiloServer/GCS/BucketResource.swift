@@ -158,11 +158,8 @@ struct BucketResource {
                 value = .array(
                     try entries.map { GCSAccessControlRoutes.storedJSON(try ACLEntry(json: $0, bucket: key == "acl")) })
             }
-            if replacing || value == .null {
-                fields[key] = value == .null ? nil : value
-            } else {
-                fields[key] = Self.merge(fields[key], value)
-            }
+            // Replaced or merged, a field keeps no nulls: they delete (RFC 7386), they are not values.
+            fields[key] = Self.merge(replacing ? nil : fields[key], value).map(BucketFieldShape.withoutNulls)
         }
         derive(now: now, previous: previous)
     }
@@ -180,6 +177,7 @@ struct BucketResource {
     private static func check(_ key: String, _ value: JSONValue) throws {
         func bad(_ what: String) -> StorageError { StorageError(.invalidArgument, "Invalid argument: \(key) \(what)") }
         if value == .null { return }
+        try BucketFieldShape.fields[key]?.check(value, key)
         switch key {
         case "storageClass":
             guard let s = value.stringValue, storageClasses.contains(s.uppercased()) else {
@@ -257,9 +255,16 @@ struct BucketResource {
                 else {
                     throw bad("rule needs an action of type Delete, SetStorageClass or AbortIncompleteMultipartUpload")
                 }
-                if type == "SetStorageClass" {
+                if type == "SetStorageClass" || (action["storageClass"] ?? .null) != .null {
                     guard let target = action["storageClass"]?.stringValue, storageClasses.contains(target) else {
                         throw bad("SetStorageClass needs a storageClass")
+                    }
+                }
+                for name in ["matchesStorageClass"] {
+                    for value in rule["condition"]?.objectValue?[name]?.arrayValue ?? [] {
+                        guard let s = value.stringValue, storageClasses.contains(s) else {
+                            throw bad("\(name) must list storage classes")
+                        }
                     }
                 }
                 let condition = rule["condition"]?.objectValue ?? JSONObject()
@@ -349,6 +354,8 @@ struct BucketResource {
                 autoclass["terminalStorageClassUpdateTime"] =
                     old?["terminalStorageClass"] == terminal ? (old?["terminalStorageClassUpdateTime"] ?? stamp) : stamp
                 autoclass["terminalStorageClass"] = terminal
+            } else {
+                autoclass["terminalStorageClassUpdateTime"] = nil
             }
             fields["autoclass"] = .object(autoclass)
         }

@@ -146,6 +146,10 @@ struct GCSBucketRoutes {
         case _ where path.count <= 2 && (path.first == "acl" || path.first == "defaultObjectAcl"):
             return GCSAccessControlRoutes(service: service).handle(
                 context, name, path.first == "acl" ? .bucket : .defaultObject, entity: path.dropFirst().first)
+        case _ where path.first == "managedFolders" && path.count >= 3 && path[2] == "iam":
+            return .respond(
+                Reply.gcsError(
+                    StorageError(.unimplemented, "managed folder IAM policies are not implemented by this server")))
         case _ where path.first == "managedFolders" && path.count <= 2:
             return ManagedFolders(service: service).handle(context, name, path.dropFirst().first)
         case ("GET", ["iam"]):

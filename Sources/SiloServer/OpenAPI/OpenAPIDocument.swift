@@ -10,8 +10,8 @@ enum OpenAPIDocument {
       "info": {
         "title": "Silo",
         "version": "0.1.0",
-        "summary": "A self-hosted Cloud Storage for Firebase: the Firebase Storage v0 REST API and a GCS JSON API subset.",
-        "description": "This document describes what a Silo server answers, not what Google's services answer: only the operations, parameters, status codes and fields Silo implements are listed.\n\n**Two APIs on one listener.** Everything under `/v0` is the Firebase Storage v0 API that the Firebase SDKs speak (errors are `{\"error\":{\"code\",\"message\"}}`); `/storage/v1`, `/download/storage/v1` and `/upload/storage/v1` are the GCS JSON API that `google-cloud-storage`, `gcsfs` and `firebase-admin` use through `STORAGE_EMULATOR_HOST` (errors add `errors[].reason`). The GCS paths are also served without the `/storage/v1` prefix (`/b/{bucket}/o/…`, as some Node clients send them); those aliases are not listed separately.\n\n**Object names in paths** are one percent-encoded path segment: `users/42/a b.png` is `users%2F42%2Fa%20b.png`. The raw path is split on `/` before decoding and each segment decoded once, so a hand-built path with raw `/` names the same object. In a path `+` is a plus sign; in the query `+` is a space. Names are 1–1024 bytes of UTF-8 without NUL, CR or LF; bucket names 1–222 characters of `[A-Za-z0-9._-]`, alphanumeric at both ends. A path that breaks these rules, or has malformed percent-encoding or invalid UTF-8, is refused with 400.\n\n**Who may call.** Outside emulator mode (with `--rules`), v0 requests are decided by the Security Rules for the caller named by `Authorization` (anonymous when absent; a credential that does not verify is 401 before anything else); the GCS JSON API and token management need an admin key (`Authorization: Bearer <key>` from `--admin-key-file`): anonymous → 401, a user token → 403. In emulator mode (loopback without `--rules`, or `--emulator`) every request is allowed, unsigned tokens are accepted and `owner` is the admin.\n\n**Every operation** may also answer 431 (a request head over 64 KiB, plain text from the HTTP layer) and 400 in plain text for a request the HTTP layer cannot parse. `HEAD` is answered like `GET` without a body wherever `GET` is. `OPTIONS` on any path is a CORS preflight answered 204 (the `Origin` is reflected, requested headers allowed, the `X-Goog-Upload-*` headers exposed). A path no route matches is 404 in the v0 error shape. An unsupported method on a known API path is 400 (not 405); on `/internal/reset` and `/openapi.json` it is 404, and `/` answers every method like `GET`.\n\n**Empty bodies.** Some 200 answers have no body and no `Content-Type` (a resumable start, an intermediate chunk, a query or cancel): those response objects carry `x-silo-empty-body: true`, and their description says when the body is empty. Media downloads (`alt=media`, `/download/…`) answer with the object's own bytes and stored `Content-Type`; the JSON schema of the same status applies only to the metadata answer (`x-silo-media-query` names the switch).\n\nNo operation answers 5xx except 503 where listed: any other 5xx is a bug.",
+        "summary": "A self-hosted Cloud Storage for Firebase: the Firebase Storage v0 REST API and the GCS JSON API.",
+        "description": "This document describes what a Silo server answers, not what Google's services answer: only the operations, parameters, status codes and fields Silo implements are listed.\n\n**Two APIs on one listener.** Everything under `/v0` is the Firebase Storage v0 API that the Firebase SDKs speak (errors are `{\"error\":{\"code\",\"message\"}}`); `/storage/v1`, `/download/storage/v1` and `/upload/storage/v1` are the GCS JSON API that `google-cloud-storage`, `gcsfs` and `firebase-admin` use through `STORAGE_EMULATOR_HOST` (errors add `errors[].reason`). The GCS paths are also served without the `/storage/v1` prefix (`/b/{bucket}/o/…`, as some Node clients send them); those aliases are not listed separately.\n\n**Object names in paths** are one percent-encoded path segment: `users/42/a b.png` is `users%2F42%2Fa%20b.png`. The raw path is split on `/` before decoding and each segment decoded once, so a hand-built path with raw `/` names the same object. In a path `+` is a plus sign; in the query `+` is a space. Names are 1–1024 bytes of UTF-8 without NUL, CR or LF; bucket names 1–222 characters of `[A-Za-z0-9._-]`, alphanumeric at both ends. A path that breaks these rules, or has malformed percent-encoding or invalid UTF-8, is refused with 400.\n\n**Who may call.** Outside emulator mode (with `--rules`), v0 requests are decided by the Security Rules for the caller named by `Authorization` (anonymous when absent; a credential that does not verify is 401 before anything else); the GCS JSON API and token management need an admin key (`Authorization: Bearer <key>` from `--admin-key-file`): anonymous → 401, a user token → 403. In emulator mode (loopback without `--rules`, or `--emulator`) every request is allowed, unsigned tokens are accepted and `owner` is the admin.\n\n**Every operation** may also answer 431 (a request head over 64 KiB, plain text from the HTTP layer) and 400 in plain text for a request the HTTP layer cannot parse. `HEAD` is answered like `GET` without a body wherever `GET` is. `OPTIONS` on any path is a CORS preflight answered 204 (the `Origin` is reflected, requested headers allowed, the `X-Goog-Upload-*` headers exposed). A path no route matches is 404 in the v0 error shape. An unsupported method on a known API path is 400 (not 405); on `/internal/reset` and `/openapi.json` it is 404, and `/` answers every method like `GET`.\n\n**Empty bodies.** Some 200 answers have no body and no `Content-Type` (a resumable start, an intermediate chunk, a query or cancel): those response objects carry `x-silo-empty-body: true`, and their description says when the body is empty. Media downloads (`alt=media`, `/download/…`) answer with the object's own bytes and stored `Content-Type`; the JSON schema of the same status applies only to the metadata answer (`x-silo-media-query` names the switch).\n\nNo operation answers 5xx except 503 and 501 where listed (501, reason `notImplemented`, for the GCS methods Silo does not serve: docs/gcs-api.md): any other 5xx is a bug.",
         "license": {
           "name": "See the repository"
         }
@@ -46,6 +46,26 @@ enum OpenAPIDocument {
         {
           "name": "service",
           "description": "Probe, this document, and the conformance reset hook."
+        },
+        {
+          "name": "gcs-acl",
+          "description": "GCS JSON API: bucket, default object and object ACLs."
+        },
+        {
+          "name": "gcs-iam",
+          "description": "GCS JSON API: bucket IAM policies."
+        },
+        {
+          "name": "gcs-managed-folders",
+          "description": "GCS JSON API: managed folders."
+        },
+        {
+          "name": "gcs-projects",
+          "description": "GCS JSON API: project resources."
+        },
+        {
+          "name": "gcs-unimplemented",
+          "description": "GCS JSON API methods Silo does not serve (501)."
         }
       ],
       "paths": {
@@ -908,7 +928,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsBucketsList",
             "summary": "List buckets",
-            "description": "Buckets that have been created (explicitly or by a first upload); with `--bucket`, only served ones.",
+            "description": "Buckets that have been created; with `--bucket`, only served ones. No paging (one project, one page). `softDeleted=true` lists soft-deleted buckets.",
             "security": [
               {
                 "adminKey": []
@@ -917,6 +937,12 @@ enum OpenAPIDocument {
             "parameters": [
               {
                 "$ref": "#/components/parameters/project"
+              },
+              {
+                "$ref": "#/components/parameters/bucketsPrefix"
+              },
+              {
+                "$ref": "#/components/parameters/bucketsSoftDeleted"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -964,6 +990,15 @@ enum OpenAPIDocument {
             "parameters": [
               {
                 "$ref": "#/components/parameters/project"
+              },
+              {
+                "$ref": "#/components/parameters/bucketPredefinedAcl"
+              },
+              {
+                "$ref": "#/components/parameters/predefinedDefaultObjectAcl"
+              },
+              {
+                "$ref": "#/components/parameters/enableObjectRetention"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -1017,7 +1052,7 @@ enum OpenAPIDocument {
                 }
               },
               "400": {
-                "description": "No `name`, an invalid name, a body that is not a JSON object.",
+                "description": "No `name`, an invalid name, a body that is not a JSON object, a field of the wrong shape or an unknown one, an unknown `predefinedAcl`.",
                 "content": {
                   "application/json": {
                     "schema": {
@@ -1050,13 +1085,24 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "412": {
+                "description": "A public predefined ACL or `acl` entry under enforced public access prevention.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
+              },
               "413": {
                 "$ref": "#/components/responses/GCSTooLarge"
               },
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"
               }
-            }
+            },
+            "description": "Every field of the bucket resource validated and kept; GCS's defaults (a soft-delete policy of 7 days, `publicAccessPrevention: inherited` once `iamConfiguration` is set, `rpo: DEFAULT` on multi- and dual-regions)."
           }
         },
         "/storage/v1/b/{bucket}": {
@@ -1071,13 +1117,25 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsBucketGet",
             "summary": "Get a bucket",
-            "description": "A bucket named with `--bucket` exists from the start.",
+            "description": "A bucket named with `--bucket` exists from the start. `ifMetagenerationMatch` that fails is 412, `ifMetagenerationNotMatch` that holds 304.",
             "security": [
               {
                 "adminKey": []
               }
             ],
             "parameters": [
+              {
+                "$ref": "#/components/parameters/bucketSoftDeleted"
+              },
+              {
+                "$ref": "#/components/parameters/bucketGeneration"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
               {
                 "$ref": "#/components/parameters/projection"
               },
@@ -1096,6 +1154,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "304": {
+                "$ref": "#/components/responses/NotModified"
+              },
               "400": {
                 "$ref": "#/components/responses/GCSBadRequest"
               },
@@ -1108,6 +1169,9 @@ enum OpenAPIDocument {
               "404": {
                 "$ref": "#/components/responses/GCSNotFound"
               },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"
               }
@@ -1118,13 +1182,25 @@ enum OpenAPIDocument {
               "gcs-buckets"
             ],
             "operationId": "gcsBucketPatch",
-            "summary": "Change versioning",
+            "summary": "buckets.patch: merge into the bucket resource",
             "security": [
               {
                 "adminKey": []
               }
             ],
             "parameters": [
+              {
+                "$ref": "#/components/parameters/ifMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/bucketPredefinedAcl"
+              },
+              {
+                "$ref": "#/components/parameters/predefinedDefaultObjectAcl"
+              },
               {
                 "$ref": "#/components/parameters/projection"
               },
@@ -1160,10 +1236,27 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "description": "Shortening or removing a locked retention policy, or admin credentials missing.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "404": {
                 "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "description": "`ifMetagenerationMatch`/`NotMatch` did not hold, or a public ACL entry under enforced public access prevention.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "413": {
                 "$ref": "#/components/responses/GCSTooLarge"
@@ -1178,13 +1271,25 @@ enum OpenAPIDocument {
               "gcs-buckets"
             ],
             "operationId": "gcsBucketUpdate",
-            "summary": "Change versioning (same as PATCH)",
+            "summary": "buckets.update: replace the bucket resource",
             "security": [
               {
                 "adminKey": []
               }
             ],
             "parameters": [
+              {
+                "$ref": "#/components/parameters/ifMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/bucketPredefinedAcl"
+              },
+              {
+                "$ref": "#/components/parameters/predefinedDefaultObjectAcl"
+              },
               {
                 "$ref": "#/components/parameters/projection"
               },
@@ -1220,10 +1325,27 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "description": "Shortening or removing a locked retention policy, or admin credentials missing.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "404": {
                 "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "description": "`ifMetagenerationMatch`/`NotMatch` did not hold, or a public ACL entry under enforced public access prevention.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "413": {
                 "$ref": "#/components/responses/GCSTooLarge"
@@ -1238,7 +1360,7 @@ enum OpenAPIDocument {
               "gcs-buckets"
             ],
             "operationId": "gcsBucketDelete",
-            "summary": "Delete an empty bucket",
+            "summary": "buckets.delete",
             "security": [
               {
                 "adminKey": []
@@ -1270,10 +1392,22 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"
               }
-            }
+            },
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/ifMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              }
+            ],
+            "description": "409 while any live or noncurrent version is in it. With a soft-delete policy the bucket stays restorable (`POST /b/{bucket}/restore`)."
           }
         },
         "/upload/storage/v1/b/{bucket}/o": {
@@ -1346,6 +1480,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/uploadOffset"
+              },
+              {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -1494,6 +1631,9 @@ enum OpenAPIDocument {
                 "$ref": "#/components/parameters/uploadOffset"
               },
               {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
+              },
+              {
                 "$ref": "#/components/parameters/projection"
               },
               {
@@ -1616,6 +1756,9 @@ enum OpenAPIDocument {
                 "$ref": "#/components/parameters/uploadOffset"
               },
               {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
+              },
+              {
                 "$ref": "#/components/parameters/projection"
               },
               {
@@ -1677,7 +1820,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectsList",
             "summary": "objects.list",
-            "description": "Items and prefixes merged in byte order and cut at `maxResults`; no v0 name filtering.",
+            "description": "Items and prefixes merged in byte order and cut at `maxResults`; no v0 name filtering. `softDeleted=true` lists soft-deleted versions by name and generation (with `prefix` and paging only: `delimiter`, `matchGlob`, `startOffset`, `endOffset` or `versions=true` beside it is 400).",
             "security": [
               {
                 "adminKey": []
@@ -1710,6 +1853,15 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/matchGlob"
+              },
+              {
+                "$ref": "#/components/parameters/softDeleted"
+              },
+              {
+                "$ref": "#/components/parameters/filter"
+              },
+              {
+                "$ref": "#/components/parameters/includeFoldersAsPrefixes"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -1824,6 +1976,9 @@ enum OpenAPIDocument {
                 "$ref": "#/components/parameters/uploadOffset"
               },
               {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
+              },
+              {
                 "$ref": "#/components/parameters/projection"
               },
               {
@@ -1917,7 +2072,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectGet",
             "summary": "objects.get (metadata, or media with `alt=media`)",
-            "description": "Unlike v0, a read does not create a download token.",
+            "description": "Unlike v0, a read does not create a download token. `softDeleted=true` with `generation` reads a soft-deleted version (metadata only: with `alt=media` it is 400).",
             "x-silo-media-query": {
               "alt": "media"
             },
@@ -1956,6 +2111,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/acceptEncoding"
+              },
+              {
+                "$ref": "#/components/parameters/softDeleted"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -2085,7 +2243,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectPatch",
             "summary": "objects.patch",
-            "description": "Merges: absent keys kept, `null` removes. `metadata.firebaseStorageDownloadTokens` sets the download tokens. An empty body changes nothing but the metageneration.",
+            "description": "Merges: absent keys kept, `null` removes. `metadata.firebaseStorageDownloadTokens` sets the download tokens. An empty body changes nothing but the metageneration. Holds, storage class, retention, contexts and `acl` are GCS fields (see the body); any generation, live or noncurrent, can be changed.",
             "security": [
               {
                 "adminKey": []
@@ -2109,6 +2267,12 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/overrideUnlockedRetention"
+              },
+              {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -2145,13 +2309,27 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "description": "Shortening or removing a `Locked` object retention, or an `Unlocked` one without `overrideUnlockedRetention=true`; or admin credentials missing.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "404": {
                 "$ref": "#/components/responses/GCSNotFound"
               },
               "412": {
-                "$ref": "#/components/responses/GCSPreconditionFailed"
+                "description": "A precondition did not hold, or a public ACL entry under enforced public access prevention.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "413": {
                 "$ref": "#/components/responses/GCSTooLarge"
@@ -2193,6 +2371,12 @@ enum OpenAPIDocument {
                 "$ref": "#/components/parameters/ifMetagenerationNotMatch"
               },
               {
+                "$ref": "#/components/parameters/overrideUnlockedRetention"
+              },
+              {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
+              },
+              {
                 "$ref": "#/components/parameters/projection"
               },
               {
@@ -2227,13 +2411,27 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "description": "Shortening or removing a `Locked` object retention, or an `Unlocked` one without `overrideUnlockedRetention=true`; or admin credentials missing.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "404": {
                 "$ref": "#/components/responses/GCSNotFound"
               },
               "412": {
-                "$ref": "#/components/responses/GCSPreconditionFailed"
+                "description": "A precondition did not hold, or a public ACL entry under enforced public access prevention.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
               },
               "413": {
                 "$ref": "#/components/responses/GCSTooLarge"
@@ -2249,7 +2447,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectDelete",
             "summary": "objects.delete",
-            "description": "`generation` deletes that (noncurrent) version.",
+            "description": "`generation` deletes that (noncurrent) version. A hold, an object retention or the bucket's retention period protects a version (403). With a soft-delete policy the version stays restorable.",
             "security": [
               {
                 "adminKey": []
@@ -2292,7 +2490,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "$ref": "#/components/responses/GCSProtected"
               },
               "404": {
                 "$ref": "#/components/responses/GCSNotFound"
@@ -2495,7 +2693,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectCopy",
             "summary": "objects.copy",
-            "description": "Copies the bytes and metadata. A body that sets custom metadata replaces the source's, download tokens included; other writable fields in the body override the source's. (The route answers any method.)",
+            "description": "Copies the bytes and metadata (contexts too; not holds, retention, ACL or storage class). A body that sets custom metadata replaces the source's, download tokens included; other writable fields in the body override the source's. POST only (any other method is 400).",
             "security": [
               {
                 "adminKey": []
@@ -2536,6 +2734,9 @@ enum OpenAPIDocument {
                 "schema": {
                   "type": "string"
                 }
+              },
+              {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -2584,7 +2785,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "$ref": "#/components/responses/GCSProtected"
               },
               "404": {
                 "description": "No such source object or generation, or a bucket not served.",
@@ -2629,7 +2830,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectRewrite",
             "summary": "objects.rewrite (completes in one call)",
-            "description": "Copies the bytes and metadata. A body that sets custom metadata replaces the source's, download tokens included; other writable fields in the body override the source's. (The route answers any method.)",
+            "description": "Copies the bytes and metadata (contexts too; not holds, retention, ACL or storage class). A body that sets custom metadata replaces the source's, download tokens included; other writable fields in the body override the source's. POST only (any other method is 400).",
             "security": [
               {
                 "adminKey": []
@@ -2670,6 +2871,9 @@ enum OpenAPIDocument {
                 "schema": {
                   "type": "string"
                 }
+              },
+              {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -2718,7 +2922,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "$ref": "#/components/responses/GCSProtected"
               },
               "404": {
                 "description": "No such source object or generation, or a bucket not served.",
@@ -2767,7 +2971,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsObjectCompose",
             "summary": "objects.compose",
-            "description": "Concatenates up to 32 sources of the same bucket into the destination. The result has `componentCount` and a combined CRC32C, no MD5. Without a destination `contentType` the first source's is used. (The route answers any method.)",
+            "description": "Concatenates up to 32 sources of the same bucket into the destination. The result has `componentCount` and a combined CRC32C, no MD5, and only the metadata `destination` gives it (no content type inherited). `deleteSourceObjects: true` deletes the sources. POST only (any other method is 400).",
             "security": [
               {
                 "adminKey": []
@@ -2785,6 +2989,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/objectPredefinedAcl"
               },
               {
                 "$ref": "#/components/parameters/projection"
@@ -2833,7 +3040,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/GCSUnauthenticated"
               },
               "403": {
-                "$ref": "#/components/responses/GCSForbidden"
+                "$ref": "#/components/responses/GCSProtected"
               },
               "404": {
                 "description": "A source (or its generation) does not exist, or the bucket is not served.",
@@ -3050,6 +3257,2266 @@ enum OpenAPIDocument {
               }
             }
           }
+        },
+        "/storage/v1/b/{bucket}/o/watch": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedWatchAll",
+            "summary": "objects.watchAll (501)",
+            "description": "Not served (notification channels need a push endpoint; bulk restore is a long-running operation).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/o/bulkRestore": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedBulkRestore",
+            "summary": "objects.bulkRestore (501)",
+            "description": "Not served (notification channels need a push endpoint; bulk restore is a long-running operation).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/acl": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "bucketAclList",
+            "summary": "bucket ACL: list",
+            "description": "bucketAccessControls: kept in the bucket resource (the metageneration moves). Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The entries.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucketAccessControls"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "bucketAclInsert",
+            "summary": "bucket ACL: insert",
+            "description": "bucketAccessControls: kept in the bucket resource (the metageneration moves). Refused with 400 while uniform bucket-level access is on. A public entry under enforced public access prevention is 412.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlInsert"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The new entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucketAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/acl/{entity}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/entity"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "bucketAclGet",
+            "summary": "bucket ACL: get one entry",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucketAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "patch": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "bucketAclPatch",
+            "summary": "bucket ACL: patch one entry's role",
+            "description": "An entity the ACL does not name is 404. Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucketAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "bucketAclUpdate",
+            "summary": "bucket ACL: update one entry's role",
+            "description": "An entity the ACL does not name is 404 (PUT adds it). Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucketAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "delete": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "bucketAclDelete",
+            "summary": "bucket ACL: delete one entry",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted."
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/defaultObjectAcl": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "defaultObjectAclList",
+            "summary": "defaultObject ACL: list",
+            "description": "defaultObjectAccessControls: the ACL new objects get (roles `OWNER` and `READER`). Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The entries.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControls"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "defaultObjectAclInsert",
+            "summary": "defaultObject ACL: insert",
+            "description": "defaultObjectAccessControls: the ACL new objects get (roles `OWNER` and `READER`). Refused with 400 while uniform bucket-level access is on. A public entry under enforced public access prevention is 412.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlInsert"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The new entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/defaultObjectAcl/{entity}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/entity"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "defaultObjectAclGet",
+            "summary": "defaultObject ACL: get one entry",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "patch": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "defaultObjectAclPatch",
+            "summary": "defaultObject ACL: patch one entry's role",
+            "description": "An entity the ACL does not name is 404. Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "defaultObjectAclUpdate",
+            "summary": "defaultObject ACL: update one entry's role",
+            "description": "An entity the ACL does not name is 404 (PUT adds it). Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "delete": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "defaultObjectAclDelete",
+            "summary": "defaultObject ACL: delete one entry",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted."
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/o/{object}/acl": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/object"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "objectAclList",
+            "summary": "object ACL: list",
+            "description": "objectAccessControls: kept with the object (the metageneration moves; any generation). Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/generation"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The entries.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControls"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "objectAclInsert",
+            "summary": "object ACL: insert",
+            "description": "objectAccessControls: kept with the object (the metageneration moves; any generation). Refused with 400 while uniform bucket-level access is on. A public entry under enforced public access prevention is 412.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/generation"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlInsert"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The new entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/o/{object}/acl/{entity}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/object"
+            },
+            {
+              "$ref": "#/components/parameters/entity"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "objectAclGet",
+            "summary": "object ACL: get one entry",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/generation"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "patch": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "objectAclPatch",
+            "summary": "object ACL: patch one entry's role",
+            "description": "An entity the ACL does not name is 404. Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/generation"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "objectAclUpdate",
+            "summary": "object ACL: update one entry's role",
+            "description": "An entity the ACL does not name is 404 (PUT adds it). Refused with 400 while uniform bucket-level access is on.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/generation"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSAccessControlUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The entry.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObjectAccessControl"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "delete": {
+            "tags": [
+              "gcs-acl"
+            ],
+            "operationId": "objectAclDelete",
+            "summary": "object ACL: delete one entry",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/generation"
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted."
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/iam": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-iam"
+            ],
+            "operationId": "bucketIamGet",
+            "summary": "buckets.getIamPolicy",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The policy.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-iam"
+            ],
+            "operationId": "bucketIamSet",
+            "summary": "buckets.setIamPolicy",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSPolicyWrite"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The policy as stored.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "description": "A conditional binding without uniform bucket-level access, or a public member under enforced public access prevention.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/iam/testPermissions": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-iam"
+            ],
+            "operationId": "bucketIamTest",
+            "summary": "buckets.testIamPermissions",
+            "description": "Every `storage.*` permission asked for is held (the callers who reach the API are the admin).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/permissions"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The permissions held.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSTestIamPermissions"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/lockRetentionPolicy": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-buckets"
+            ],
+            "operationId": "bucketLockRetentionPolicy",
+            "summary": "buckets.lockRetentionPolicy",
+            "description": "Locks the retention policy: from then on it can only be lengthened. Needs `ifMetagenerationMatch` (else 400) and a policy (else 400).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "name": "ifMetagenerationMatch",
+                "in": "query",
+                "description": "The live metageneration must equal this. A non-negative integer (else 400); the name is matched case-insensitively. A failed `…Match` is 412; on reads a held `…NotMatch` is 304.",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 9223372036854775807
+                },
+                "required": true
+              },
+              {
+                "$ref": "#/components/parameters/projection"
+              },
+              {
+                "$ref": "#/components/parameters/prettyPrint"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The bucket.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucket"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/restore": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-buckets"
+            ],
+            "operationId": "bucketRestore",
+            "summary": "buckets.restore",
+            "description": "The soft-deleted bucket comes back with the same name, generation and resource (without the soft-deleted objects it had).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/requiredBucketGeneration"
+              },
+              {
+                "$ref": "#/components/parameters/projection"
+              },
+              {
+                "$ref": "#/components/parameters/prettyPrint"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The restored bucket.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSBucket"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "409": {
+                "description": "Another bucket has the name.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/managedFolders": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-managed-folders"
+            ],
+            "operationId": "managedFoldersList",
+            "summary": "managedFolders.list",
+            "description": "In name order; no paging.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/managedFoldersPrefix"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The folders.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSManagedFolders"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-managed-folders"
+            ],
+            "operationId": "managedFoldersInsert",
+            "summary": "managedFolders.insert",
+            "description": "At most 1,000 per bucket (else 400).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSManagedFolderInsert"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The new folder.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSManagedFolder"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "409": {
+                "description": "The folder exists.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
+              },
+              "413": {
+                "$ref": "#/components/responses/GCSTooLarge"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/managedFolders/{managedFolder}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/managedFolder"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-managed-folders"
+            ],
+            "operationId": "managedFolderGet",
+            "summary": "managedFolders.get",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The folder.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSManagedFolder"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "delete": {
+            "tags": [
+              "gcs-managed-folders"
+            ],
+            "operationId": "managedFolderDelete",
+            "summary": "managedFolders.delete",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted."
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/o/{object}/moveTo/o/{destinationObject}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/object"
+            },
+            {
+              "$ref": "#/components/parameters/moveDestination"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-objects"
+            ],
+            "operationId": "gcsObjectMove",
+            "summary": "objects.move",
+            "description": "An atomic rename in one store transaction: `ifSource*` on the source, `if*` on the destination; holds and retention protect both (403).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/ifSourceGenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifSourceGenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifSourceMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifSourceMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifGenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifGenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/projection"
+              },
+              {
+                "$ref": "#/components/parameters/prettyPrint"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The object under its new name.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObject"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSProtected"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/o/{object}/restore": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/object"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-objects"
+            ],
+            "operationId": "gcsObjectRestore",
+            "summary": "objects.restore",
+            "description": "The soft-deleted version comes back live as a new generation; `if*` are checked against the live version it replaces, which a hold or retention protects (403).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/requiredGeneration"
+              },
+              {
+                "$ref": "#/components/parameters/ifGenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifGenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationMatch"
+              },
+              {
+                "$ref": "#/components/parameters/ifMetagenerationNotMatch"
+              },
+              {
+                "$ref": "#/components/parameters/projection"
+              },
+              {
+                "$ref": "#/components/parameters/prettyPrint"
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The restored object.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSObject"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSProtected"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/projects/{project}/serviceAccount": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/projectPath"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-projects"
+            ],
+            "operationId": "projectServiceAccount",
+            "summary": "projects.serviceAccount.get",
+            "description": "A stable address of GCS's shape: Silo has no service agent.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The service account.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSServiceAccount"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "description": "A project name that is empty, over 100 bytes or has control characters: no route (v0 error shape).",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/V0Error"
+                    }
+                  }
+                }
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/o/{object}/iam": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/object"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-objects"
+            ],
+            "operationId": "unimplementedObjectsGetIamPolicy",
+            "summary": "objects.getIamPolicy (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-objects"
+            ],
+            "operationId": "unimplementedObjectsSetIamPolicy",
+            "summary": "objects.setIamPolicy (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/managedFolders/{managedFolder}/iam": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            },
+            {
+              "$ref": "#/components/parameters/managedFolder"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-managed-folders"
+            ],
+            "operationId": "unimplementedManagedFoldersGetIamPolicy",
+            "summary": "managedFolders.getIamPolicy (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-managed-folders"
+            ],
+            "operationId": "unimplementedManagedFoldersSetIamPolicy",
+            "summary": "managedFolders.setIamPolicy (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/folders": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedFoldersList",
+            "summary": "folders.list (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedFoldersInsert",
+            "summary": "folders.insert (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/notificationConfigs": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedNotificationsList",
+            "summary": "notifications.list (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedNotificationsInsert",
+            "summary": "notifications.insert (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/anywhereCaches": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedAnywhereCachesList",
+            "summary": "anywhereCaches.list (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedAnywhereCachesInsert",
+            "summary": "anywhereCaches.insert (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/operations": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedOperationsList",
+            "summary": "operations.list (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/storageLayout": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedBucketsGetStorageLayout",
+            "summary": "buckets.getStorageLayout (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/b/{bucket}/relocate": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/bucket"
+            }
+          ],
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedBucketsRelocate",
+            "summary": "buckets.relocate (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/projects/{project}/hmacKeys": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/projectPath"
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedProjectsHmacKeysList",
+            "summary": "projects.hmacKeys.list (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          },
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedProjectsHmacKeysCreate",
+            "summary": "projects.hmacKeys.create (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
+        },
+        "/storage/v1/channels/stop": {
+          "post": {
+            "tags": [
+              "gcs-unimplemented"
+            ],
+            "operationId": "unimplementedChannelsStop",
+            "summary": "channels.stop (501)",
+            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "501": {
+                "$ref": "#/components/responses/GCSNotImplemented"
+              }
+            }
+          }
         }
       },
       "components": {
@@ -3136,10 +5603,11 @@ enum OpenAPIDocument {
                         },
                         "reason": {
                           "type": "string",
-                          "description": "From the status: 400 `invalid`, 401 `required`, 403 `forbidden`, 404 `notFound`, 409 `conflict`, 412 `conditionNotMet`, 413 `uploadTooLarge`, 416 `requestedRangeNotSatisfiable`, otherwise `backendError`.",
+                          "description": "From the status: 400 `invalid`, 401 `required`, 403 `forbidden`, 404 `notFound`, 409 `conflict`, 412 `conditionNotMet`, 413 `uploadTooLarge`, 416 `requestedRangeNotSatisfiable`, 501 `notImplemented`, otherwise `backendError`.",
                           "examples": [
                             "notFound",
-                            "conditionNotMet"
+                            "conditionNotMet",
+                            "notImplemented"
                           ]
                         }
                       }
@@ -3505,7 +5973,7 @@ enum OpenAPIDocument {
           },
           "GCSObject": {
             "type": "object",
-            "description": "`storage#object`. Links are built from the `Host` (and `X-Forwarded-*`) the client used.",
+            "description": "`storage#object`. Links are built from the `Host` (and `X-Forwarded-*`) the client used. `contentType` is absent when the object has none (a compose without one). `retentionExpirationTime` when the bucket has a retention policy; `acl` (unless uniform bucket-level access is on) and `owner` (when the creator's token had an `email`) with `projection=full`; `softDeleteTime` and `hardDeleteTime` on soft-deleted versions.",
             "required": [
               "kind",
               "id",
@@ -3515,7 +5983,6 @@ enum OpenAPIDocument {
               "bucket",
               "generation",
               "metageneration",
-              "contentType",
               "storageClass",
               "size",
               "crc32c",
@@ -3563,7 +6030,15 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "storageClass": {
-                "const": "STANDARD"
+                "enum": [
+                  "STANDARD",
+                  "NEARLINE",
+                  "COLDLINE",
+                  "ARCHIVE",
+                  "MULTI_REGIONAL",
+                  "REGIONAL",
+                  "DURABLE_REDUCED_AVAILABILITY"
+                ]
               },
               "size": {
                 "type": "string",
@@ -3609,7 +6084,8 @@ enum OpenAPIDocument {
               },
               "customTime": {
                 "type": "string",
-                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.([0-9]{3}|[0-9]{6})Z$",
+                "description": "Milliseconds, or microseconds when the value had them."
               },
               "metadata": {
                 "type": "object",
@@ -3623,6 +6099,98 @@ enum OpenAPIDocument {
                 "type": "integer",
                 "minimum": 1,
                 "description": "Composed objects only."
+              },
+              "temporaryHold": {
+                "const": true,
+                "description": "Present only while held."
+              },
+              "eventBasedHold": {
+                "const": true,
+                "description": "Present only while held."
+              },
+              "retention": {
+                "type": "object",
+                "required": [
+                  "mode",
+                  "retainUntilTime"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "mode": {
+                    "enum": [
+                      "Locked",
+                      "Unlocked"
+                    ]
+                  },
+                  "retainUntilTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.([0-9]{3}|[0-9]{6})Z$"
+                  }
+                }
+              },
+              "contexts": {
+                "type": "object",
+                "required": [
+                  "custom"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "custom": {
+                    "type": "object",
+                    "additionalProperties": {
+                      "type": "object",
+                      "required": [
+                        "value",
+                        "createTime",
+                        "updateTime"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "value": {
+                          "type": "string"
+                        },
+                        "createTime": {
+                          "type": "string",
+                          "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.([0-9]{3}|[0-9]{6})Z$"
+                        },
+                        "updateTime": {
+                          "type": "string",
+                          "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.([0-9]{3}|[0-9]{6})Z$"
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "retentionExpirationTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+              },
+              "acl": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/GCSObjectAccessControl"
+                }
+              },
+              "owner": {
+                "type": "object",
+                "required": [
+                  "entity"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "entity": {
+                    "type": "string"
+                  }
+                }
+              },
+              "softDeleteTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+              },
+              "hardDeleteTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
               }
             }
           },
@@ -3659,7 +6227,7 @@ enum OpenAPIDocument {
           },
           "GCSBucket": {
             "type": "object",
-            "description": "`storage#bucket`.",
+            "description": "`storage#bucket`: the whole resource. `rpo` on multi- and dual-regions (`DEFAULT` unless set); `acl`, `defaultObjectAcl` (unless uniform bucket-level access is on) and `owner` with `projection=full`; `softDeleteTime` and `hardDeleteTime` on soft-deleted buckets.",
             "required": [
               "kind",
               "id",
@@ -3669,6 +6237,7 @@ enum OpenAPIDocument {
               "timeCreated",
               "updated",
               "metageneration",
+              "generation",
               "location",
               "locationType",
               "storageClass",
@@ -3706,17 +6275,237 @@ enum OpenAPIDocument {
                 "pattern": "^[0-9]+$",
                 "description": "Starts at `1`."
               },
-              "location": {
-                "const": "US"
+              "generation": {
+                "type": "string",
+                "pattern": "^[0-9]+$"
               },
               "locationType": {
-                "const": "multi-region"
-              },
-              "storageClass": {
-                "const": "STANDARD"
+                "enum": [
+                  "multi-region",
+                  "dual-region",
+                  "region"
+                ]
               },
               "etag": {
                 "type": "string"
+              },
+              "owner": {
+                "type": "object",
+                "required": [
+                  "entity"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "entity": {
+                    "type": "string"
+                  }
+                }
+              },
+              "softDeleteTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+              },
+              "hardDeleteTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+              },
+              "storageClass": {
+                "enum": [
+                  "STANDARD",
+                  "NEARLINE",
+                  "COLDLINE",
+                  "ARCHIVE",
+                  "MULTI_REGIONAL",
+                  "REGIONAL",
+                  "DURABLE_REDUCED_AVAILABILITY"
+                ]
+              },
+              "location": {
+                "type": "string",
+                "pattern": "^[A-Z0-9-]{1,64}$"
+              },
+              "customPlacementConfig": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "dataLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "rpo": {
+                "enum": [
+                  "DEFAULT",
+                  "ASYNC_TURBO"
+                ]
+              },
+              "labels": {
+                "type": "object",
+                "maxProperties": 64,
+                "propertyNames": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 63
+                },
+                "additionalProperties": {
+                  "type": "string",
+                  "maxLength": 63
+                }
+              },
+              "lifecycle": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "rule": {
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "action"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "action": {
+                          "type": "object",
+                          "required": [
+                            "type"
+                          ],
+                          "additionalProperties": false,
+                          "properties": {
+                            "type": {
+                              "enum": [
+                                "Delete",
+                                "SetStorageClass",
+                                "AbortIncompleteMultipartUpload"
+                              ]
+                            },
+                            "storageClass": {
+                              "enum": [
+                                "STANDARD",
+                                "NEARLINE",
+                                "COLDLINE",
+                                "ARCHIVE",
+                                "MULTI_REGIONAL",
+                                "REGIONAL",
+                                "DURABLE_REDUCED_AVAILABILITY"
+                              ]
+                            }
+                          }
+                        },
+                        "condition": {
+                          "type": "object",
+                          "additionalProperties": false,
+                          "properties": {
+                            "age": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "createdBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "customTimeBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "daysSinceCustomTime": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "daysSinceNoncurrentTime": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "noncurrentTimeBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "isLive": {
+                              "type": "boolean"
+                            },
+                            "numNewerVersions": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "matchesStorageClass": {
+                              "type": "array",
+                              "items": {
+                                "enum": [
+                                  "STANDARD",
+                                  "NEARLINE",
+                                  "COLDLINE",
+                                  "ARCHIVE",
+                                  "MULTI_REGIONAL",
+                                  "REGIONAL",
+                                  "DURABLE_REDUCED_AVAILABILITY"
+                                ]
+                              }
+                            },
+                            "matchesPrefix": {
+                              "type": "array",
+                              "items": {
+                                "type": "string"
+                              }
+                            },
+                            "matchesSuffix": {
+                              "type": "array",
+                              "items": {
+                                "type": "string"
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "retentionPolicy": {
+                "type": "object",
+                "required": [
+                  "retentionPeriod",
+                  "effectiveTime",
+                  "isLocked"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "retentionPeriod": {
+                    "type": "string",
+                    "pattern": "^[0-9]+$"
+                  },
+                  "effectiveTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  },
+                  "isLocked": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "softDeletePolicy": {
+                "type": "object",
+                "required": [
+                  "retentionDurationSeconds",
+                  "effectiveTime"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "retentionDurationSeconds": {
+                    "type": "string",
+                    "pattern": "^[0-9]+$"
+                  },
+                  "effectiveTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  }
+                }
+              },
+              "defaultEventBasedHold": {
+                "type": "boolean"
               },
               "versioning": {
                 "type": "object",
@@ -3728,6 +6517,285 @@ enum OpenAPIDocument {
                   "enabled": {
                     "type": "boolean"
                   }
+                }
+              },
+              "iamConfiguration": {
+                "type": "object",
+                "required": [
+                  "uniformBucketLevelAccess",
+                  "bucketPolicyOnly",
+                  "publicAccessPrevention"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "uniformBucketLevelAccess": {
+                    "type": "object",
+                    "required": [
+                      "enabled"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean"
+                      },
+                      "lockedTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "bucketPolicyOnly": {
+                    "type": "object",
+                    "required": [
+                      "enabled"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean"
+                      },
+                      "lockedTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "publicAccessPrevention": {
+                    "enum": [
+                      "inherited",
+                      "enforced"
+                    ]
+                  }
+                }
+              },
+              "autoclass": {
+                "type": "object",
+                "required": [
+                  "enabled",
+                  "toggleTime"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  },
+                  "toggleTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  },
+                  "terminalStorageClass": {
+                    "enum": [
+                      "NEARLINE",
+                      "ARCHIVE"
+                    ]
+                  },
+                  "terminalStorageClassUpdateTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  }
+                }
+              },
+              "hierarchicalNamespace": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "ipFilter": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "mode": {
+                    "enum": [
+                      "Enabled",
+                      "Disabled"
+                    ]
+                  },
+                  "publicNetworkSource": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "allowedIpCidrRanges": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "vpcNetworkSources": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "properties": {
+                        "network": {
+                          "type": "string"
+                        },
+                        "allowedIpCidrRanges": {
+                          "type": "array",
+                          "items": {
+                            "type": "string"
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "allowCrossOrgVpcs": {
+                    "type": "boolean"
+                  },
+                  "allowAllServiceAgentAccess": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "encryption": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "defaultKmsKeyName": {
+                    "type": "string"
+                  },
+                  "googleManagedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "customerManagedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "customerSuppliedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  }
+                }
+              },
+              "billing": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "requesterPays": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "cors": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "properties": {
+                    "origin": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "method": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "responseHeader": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "maxAgeSeconds": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483647
+                    }
+                  }
+                }
+              },
+              "website": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "mainPageSuffix": {
+                    "type": "string"
+                  },
+                  "notFoundPage": {
+                    "type": "string"
+                  }
+                }
+              },
+              "logging": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "logBucket": {
+                    "type": "string"
+                  },
+                  "logObjectPrefix": {
+                    "type": "string"
+                  }
+                }
+              },
+              "objectRetention": {
+                "type": "object",
+                "required": [
+                  "mode"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "mode": {
+                    "const": "Enabled"
+                  }
+                }
+              },
+              "acl": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/GCSBucketAccessControl"
+                }
+              },
+              "defaultObjectAcl": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/GCSObjectAccessControl"
                 }
               }
             }
@@ -3787,7 +6855,7 @@ enum OpenAPIDocument {
           },
           "GCSObjectWrite": {
             "type": "object",
-            "description": "Writable object fields (GCS upload metadata, patch, update, copy/rewrite body, compose destination). `name` names the object of an upload when `?name=` does not. `md5Hash` and `crc32c` (base64) are verified against the uploaded bytes (400 on mismatch). Other keys are ignored.",
+            "description": "Writable object fields (GCS upload metadata, patch, update, copy/rewrite body, compose destination). `name` names the object of an upload when `?name=` does not. `md5Hash` and `crc32c` (base64) are verified against the uploaded bytes (400 on mismatch). `retention` needs a bucket with object retention enabled (else 400); shortening or removing an `Unlocked` one needs `overrideUnlockedRetention=true`, a `Locked` one cannot be (403). `acl` is refused with uniform bucket-level access on (400), and a public grant under enforced public access prevention (412). Other keys are ignored.",
             "properties": {
               "name": {
                 "type": "string",
@@ -3868,6 +6936,130 @@ enum OpenAPIDocument {
                   ],
                   "pattern": "^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$"
                 }
+              },
+              "storageClass": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "enum": [
+                  "STANDARD",
+                  "NEARLINE",
+                  "COLDLINE",
+                  "ARCHIVE",
+                  "MULTI_REGIONAL",
+                  "REGIONAL",
+                  "DURABLE_REDUCED_AVAILABILITY",
+                  null
+                ],
+                "description": "Case-insensitive; `null` keeps the class."
+              },
+              "temporaryHold": {
+                "type": [
+                  "boolean",
+                  "null"
+                ],
+                "description": "`null` releases the hold, as `false` does."
+              },
+              "eventBasedHold": {
+                "type": [
+                  "boolean",
+                  "null"
+                ],
+                "description": "`null` releases the hold, as `false` does."
+              },
+              "retention": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "description": "`null` (or both fields null) removes it.",
+                "properties": {
+                  "mode": {
+                    "enum": [
+                      "Locked",
+                      "Unlocked"
+                    ]
+                  },
+                  "retainUntilTime": {
+                    "type": "string",
+                    "format": "date-time"
+                  }
+                },
+                "required": [
+                  "mode",
+                  "retainUntilTime"
+                ]
+              },
+              "contexts": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "description": "Object contexts: `custom` merges per key (a key set to `null` removes it); `null` clears them. At most 50, keys and values 1–256 bytes without control characters.",
+                "properties": {
+                  "custom": {
+                    "type": [
+                      "object",
+                      "null"
+                    ],
+                    "maxProperties": 50,
+                    "propertyNames": {
+                      "minLength": 1,
+                      "maxLength": 256,
+                      "pattern": "^[^\\u0000-\\u001F\\u007F]*$"
+                    },
+                    "additionalProperties": {
+                      "type": [
+                        "object",
+                        "null"
+                      ],
+                      "properties": {
+                        "value": {
+                          "type": "string",
+                          "maxLength": 256,
+                          "pattern": "^[^\\u0000-\\u001F\\u007F]*$"
+                        }
+                      },
+                      "required": [
+                        "value"
+                      ]
+                    }
+                  }
+                }
+              },
+              "acl": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "entity",
+                    "role"
+                  ],
+                  "properties": {
+                    "entity": {
+                      "type": "string",
+                      "minLength": 1,
+                      "maxLength": 256,
+                      "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$",
+                      "examples": [
+                        "allUsers",
+                        "user-alice@example.com",
+                        "project-viewers-000000000000"
+                      ]
+                    },
+                    "role": {
+                      "enum": [
+                        "OWNER",
+                        "READER"
+                      ]
+                    }
+                  }
+                },
+                "description": "The object's ACL, replaced whole (`null` empties it)."
               }
             },
             "examples": [
@@ -3901,7 +7093,7 @@ enum OpenAPIDocument {
             "required": [
               "name"
             ],
-            "description": "Other keys are ignored.",
+            "description": "Every writable field of the bucket resource, validated as GCS validates it (a field of the wrong shape, an unknown field or an unknown key inside one is 400). The read-only fields of a bucket (`kind`, `id`, `selfLink`, `projectNumber`, `timeCreated`, `updated`, `metageneration`, `etag`, `generation`, `owner`, `locationType`, `satisfiesPZS`, `satisfiesPZI`, `softDeleteTime`, `hardDeleteTime`, `zoneAffinity`, `project`) are accepted and ignored, so a resource read back can be sent again.",
             "properties": {
               "name": {
                 "type": "string",
@@ -3913,31 +7105,1154 @@ enum OpenAPIDocument {
                 ],
                 "description": "An invalid bucket name is 400."
               },
+              "storageClass": {
+                "enum": [
+                  "STANDARD",
+                  "NEARLINE",
+                  "COLDLINE",
+                  "ARCHIVE",
+                  "MULTI_REGIONAL",
+                  "REGIONAL",
+                  "DURABLE_REDUCED_AVAILABILITY"
+                ]
+              },
+              "location": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9-]{1,64}$",
+                "examples": [
+                  "US",
+                  "EU",
+                  "NAM4",
+                  "us-east1"
+                ]
+              },
+              "customPlacementConfig": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "dataLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "rpo": {
+                "enum": [
+                  "DEFAULT",
+                  "ASYNC_TURBO"
+                ]
+              },
+              "labels": {
+                "type": "object",
+                "maxProperties": 64,
+                "propertyNames": {
+                  "type": "string",
+                  "pattern": "^[a-z][a-z0-9_-]{0,62}$"
+                },
+                "additionalProperties": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "pattern": "^[a-z0-9_-]{0,63}$"
+                }
+              },
+              "lifecycle": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "rule": {
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "action"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "action": {
+                          "type": "object",
+                          "required": [
+                            "type"
+                          ],
+                          "additionalProperties": false,
+                          "properties": {
+                            "type": {
+                              "enum": [
+                                "Delete",
+                                "SetStorageClass",
+                                "AbortIncompleteMultipartUpload"
+                              ]
+                            },
+                            "storageClass": {
+                              "enum": [
+                                "STANDARD",
+                                "NEARLINE",
+                                "COLDLINE",
+                                "ARCHIVE",
+                                "MULTI_REGIONAL",
+                                "REGIONAL",
+                                "DURABLE_REDUCED_AVAILABILITY"
+                              ]
+                            }
+                          }
+                        },
+                        "condition": {
+                          "type": "object",
+                          "additionalProperties": false,
+                          "properties": {
+                            "age": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "createdBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "customTimeBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "daysSinceCustomTime": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "daysSinceNoncurrentTime": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "noncurrentTimeBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "isLive": {
+                              "type": "boolean"
+                            },
+                            "numNewerVersions": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "matchesStorageClass": {
+                              "type": "array",
+                              "items": {
+                                "enum": [
+                                  "STANDARD",
+                                  "NEARLINE",
+                                  "COLDLINE",
+                                  "ARCHIVE",
+                                  "MULTI_REGIONAL",
+                                  "REGIONAL",
+                                  "DURABLE_REDUCED_AVAILABILITY"
+                                ]
+                              }
+                            },
+                            "matchesPrefix": {
+                              "type": "array",
+                              "items": {
+                                "type": "string"
+                              }
+                            },
+                            "matchesSuffix": {
+                              "type": "array",
+                              "items": {
+                                "type": "string"
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "retentionPolicy": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "retentionPeriod": {
+                    "type": [
+                      "integer",
+                      "string"
+                    ],
+                    "minimum": 1,
+                    "maximum": 3155760000,
+                    "pattern": "^[1-9][0-9]{0,9}$"
+                  },
+                  "effectiveTime": {
+                    "type": "string",
+                    "description": "Output only: ignored."
+                  },
+                  "isLocked": {
+                    "type": "boolean",
+                    "description": "Output only: ignored (use lockRetentionPolicy)."
+                  }
+                }
+              },
+              "softDeletePolicy": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "retentionDurationSeconds": {
+                    "type": [
+                      "integer",
+                      "string"
+                    ],
+                    "enum": [
+                      0,
+                      604800,
+                      2592000,
+                      7776000,
+                      "0",
+                      "604800"
+                    ],
+                    "description": "0 (off) or 604800–7776000 seconds."
+                  },
+                  "effectiveTime": {
+                    "type": "string",
+                    "description": "Output only: ignored."
+                  }
+                }
+              },
+              "defaultEventBasedHold": {
+                "type": "boolean"
+              },
               "versioning": {
                 "type": "object",
+                "additionalProperties": false,
                 "properties": {
                   "enabled": {
-                    "type": "boolean",
-                    "description": "Only `true` turns versioning on."
+                    "type": "boolean"
+                  }
+                }
+              },
+              "iamConfiguration": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "uniformBucketLevelAccess": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean"
+                      },
+                      "lockedTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "bucketPolicyOnly": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean"
+                      },
+                      "lockedTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "publicAccessPrevention": {
+                    "enum": [
+                      "inherited",
+                      "enforced",
+                      "unspecified"
+                    ]
+                  }
+                }
+              },
+              "autoclass": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  },
+                  "toggleTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  },
+                  "terminalStorageClass": {
+                    "enum": [
+                      "NEARLINE",
+                      "ARCHIVE"
+                    ]
+                  },
+                  "terminalStorageClassUpdateTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  }
+                }
+              },
+              "hierarchicalNamespace": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "ipFilter": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "mode": {
+                    "enum": [
+                      "Enabled",
+                      "Disabled"
+                    ]
+                  },
+                  "publicNetworkSource": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "allowedIpCidrRanges": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "vpcNetworkSources": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "properties": {
+                        "network": {
+                          "type": "string"
+                        },
+                        "allowedIpCidrRanges": {
+                          "type": "array",
+                          "items": {
+                            "type": "string"
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "allowCrossOrgVpcs": {
+                    "type": "boolean"
+                  },
+                  "allowAllServiceAgentAccess": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "encryption": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "defaultKmsKeyName": {
+                    "type": "string"
+                  },
+                  "googleManagedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "customerManagedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "customerSuppliedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  }
+                }
+              },
+              "billing": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "requesterPays": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "cors": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "properties": {
+                    "origin": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "method": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "responseHeader": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "maxAgeSeconds": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483647
+                    }
+                  }
+                }
+              },
+              "website": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "mainPageSuffix": {
+                    "type": "string"
+                  },
+                  "notFoundPage": {
+                    "type": "string"
+                  }
+                }
+              },
+              "logging": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "logBucket": {
+                    "type": "string"
+                  },
+                  "logObjectPrefix": {
+                    "type": "string"
+                  }
+                }
+              },
+              "objectRetention": {
+                "type": "object",
+                "description": "Output only: set with `enableObjectRetention=true` at insert."
+              },
+              "acl": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "entity",
+                    "role"
+                  ],
+                  "properties": {
+                    "entity": {
+                      "type": "string",
+                      "minLength": 1,
+                      "maxLength": 256,
+                      "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$",
+                      "examples": [
+                        "allUsers",
+                        "user-alice@example.com",
+                        "project-viewers-000000000000"
+                      ]
+                    },
+                    "role": {
+                      "enum": [
+                        "OWNER",
+                        "WRITER",
+                        "READER"
+                      ]
+                    }
+                  }
+                }
+              },
+              "defaultObjectAcl": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "entity",
+                    "role"
+                  ],
+                  "properties": {
+                    "entity": {
+                      "type": "string",
+                      "minLength": 1,
+                      "maxLength": 256,
+                      "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$",
+                      "examples": [
+                        "allUsers",
+                        "user-alice@example.com",
+                        "project-viewers-000000000000"
+                      ]
+                    },
+                    "role": {
+                      "enum": [
+                        "OWNER",
+                        "READER"
+                      ]
+                    }
                   }
                 }
               }
-            }
+            },
+            "examples": [
+              {
+                "name": "fresh.appspot.com",
+                "versioning": {
+                  "enabled": true
+                },
+                "labels": {
+                  "team": "web"
+                }
+              }
+            ]
           },
           "GCSBucketPatch": {
             "type": "object",
-            "description": "Only `versioning.enabled` is writable; other keys are ignored. An empty body changes nothing (but bumps nothing either).",
+            "description": "PATCH merges (RFC 7386: objects merge, `null` deletes); PUT replaces the resource, except the ACLs and IAM policy when the body leaves them out, and `hierarchicalNamespace` and `objectRetention`, which are fixed at creation (`hierarchicalNamespace` different from the bucket's is 400). Fields are validated as on insert. A locked retention policy cannot be shortened or removed (403); ACLs are refused under uniform bucket-level access (400) and public grants under enforced public access prevention (412). An empty body changes nothing but the metageneration.",
             "properties": {
-              "versioning": {
-                "type": "object",
+              "storageClass": {
+                "enum": [
+                  "STANDARD",
+                  "NEARLINE",
+                  "COLDLINE",
+                  "ARCHIVE",
+                  "MULTI_REGIONAL",
+                  "REGIONAL",
+                  "DURABLE_REDUCED_AVAILABILITY",
+                  null
+                ]
+              },
+              "location": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "pattern": "^[A-Za-z0-9-]{1,64}$",
+                "examples": [
+                  "US",
+                  "EU",
+                  "NAM4",
+                  "us-east1"
+                ]
+              },
+              "customPlacementConfig": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
                 "properties": {
-                  "enabled": {
-                    "type": "boolean",
-                    "description": "Anything but a boolean is 400."
+                  "dataLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
                   }
                 }
+              },
+              "rpo": {
+                "enum": [
+                  "DEFAULT",
+                  "ASYNC_TURBO",
+                  null
+                ]
+              },
+              "labels": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "maxProperties": 64,
+                "propertyNames": {
+                  "type": "string",
+                  "pattern": "^[a-z][a-z0-9_-]{0,62}$"
+                },
+                "additionalProperties": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "pattern": "^[a-z0-9_-]{0,63}$"
+                }
+              },
+              "lifecycle": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "rule": {
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "action"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "action": {
+                          "type": "object",
+                          "required": [
+                            "type"
+                          ],
+                          "additionalProperties": false,
+                          "properties": {
+                            "type": {
+                              "enum": [
+                                "Delete",
+                                "SetStorageClass",
+                                "AbortIncompleteMultipartUpload"
+                              ]
+                            },
+                            "storageClass": {
+                              "enum": [
+                                "STANDARD",
+                                "NEARLINE",
+                                "COLDLINE",
+                                "ARCHIVE",
+                                "MULTI_REGIONAL",
+                                "REGIONAL",
+                                "DURABLE_REDUCED_AVAILABILITY"
+                              ]
+                            }
+                          }
+                        },
+                        "condition": {
+                          "type": "object",
+                          "additionalProperties": false,
+                          "properties": {
+                            "age": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "createdBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "customTimeBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "daysSinceCustomTime": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "daysSinceNoncurrentTime": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "noncurrentTimeBefore": {
+                              "type": "string",
+                              "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+                            },
+                            "isLive": {
+                              "type": "boolean"
+                            },
+                            "numNewerVersions": {
+                              "type": "integer",
+                              "minimum": 0
+                            },
+                            "matchesStorageClass": {
+                              "type": "array",
+                              "items": {
+                                "enum": [
+                                  "STANDARD",
+                                  "NEARLINE",
+                                  "COLDLINE",
+                                  "ARCHIVE",
+                                  "MULTI_REGIONAL",
+                                  "REGIONAL",
+                                  "DURABLE_REDUCED_AVAILABILITY"
+                                ]
+                              }
+                            },
+                            "matchesPrefix": {
+                              "type": "array",
+                              "items": {
+                                "type": "string"
+                              }
+                            },
+                            "matchesSuffix": {
+                              "type": "array",
+                              "items": {
+                                "type": "string"
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "retentionPolicy": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "retentionPeriod": {
+                    "type": [
+                      "integer",
+                      "string"
+                    ],
+                    "minimum": 1,
+                    "maximum": 3155760000,
+                    "pattern": "^[1-9][0-9]{0,9}$"
+                  },
+                  "effectiveTime": {
+                    "type": "string",
+                    "description": "Output only: ignored."
+                  },
+                  "isLocked": {
+                    "type": "boolean",
+                    "description": "Output only: ignored (use lockRetentionPolicy)."
+                  }
+                }
+              },
+              "softDeletePolicy": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "retentionDurationSeconds": {
+                    "type": [
+                      "integer",
+                      "string"
+                    ],
+                    "enum": [
+                      0,
+                      604800,
+                      2592000,
+                      7776000,
+                      "0",
+                      "604800"
+                    ],
+                    "description": "0 (off) or 604800–7776000 seconds."
+                  },
+                  "effectiveTime": {
+                    "type": "string",
+                    "description": "Output only: ignored."
+                  }
+                }
+              },
+              "defaultEventBasedHold": {
+                "type": [
+                  "boolean",
+                  "null"
+                ]
+              },
+              "versioning": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "iamConfiguration": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "uniformBucketLevelAccess": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean"
+                      },
+                      "lockedTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "bucketPolicyOnly": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean"
+                      },
+                      "lockedTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "publicAccessPrevention": {
+                    "enum": [
+                      "inherited",
+                      "enforced",
+                      "unspecified"
+                    ]
+                  }
+                }
+              },
+              "autoclass": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  },
+                  "toggleTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  },
+                  "terminalStorageClass": {
+                    "enum": [
+                      "NEARLINE",
+                      "ARCHIVE"
+                    ]
+                  },
+                  "terminalStorageClassUpdateTime": {
+                    "type": "string",
+                    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                  }
+                }
+              },
+              "hierarchicalNamespace": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "ipFilter": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "mode": {
+                    "enum": [
+                      "Enabled",
+                      "Disabled"
+                    ]
+                  },
+                  "publicNetworkSource": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "allowedIpCidrRanges": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "vpcNetworkSources": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "properties": {
+                        "network": {
+                          "type": "string"
+                        },
+                        "allowedIpCidrRanges": {
+                          "type": "array",
+                          "items": {
+                            "type": "string"
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "allowCrossOrgVpcs": {
+                    "type": "boolean"
+                  },
+                  "allowAllServiceAgentAccess": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "encryption": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "defaultKmsKeyName": {
+                    "type": "string"
+                  },
+                  "googleManagedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "customerManagedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  },
+                  "customerSuppliedEncryptionEnforcementConfig": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                      "restrictionMode": {
+                        "enum": [
+                          "NotRestricted",
+                          "FullyRestricted"
+                        ]
+                      },
+                      "effectiveTime": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+                      }
+                    }
+                  }
+                }
+              },
+              "billing": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "requesterPays": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "cors": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "items": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "properties": {
+                    "origin": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "method": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "responseHeader": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "maxAgeSeconds": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483647
+                    }
+                  }
+                }
+              },
+              "website": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "mainPageSuffix": {
+                    "type": "string"
+                  },
+                  "notFoundPage": {
+                    "type": "string"
+                  }
+                }
+              },
+              "logging": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "logBucket": {
+                    "type": "string"
+                  },
+                  "logObjectPrefix": {
+                    "type": "string"
+                  }
+                }
+              },
+              "objectRetention": {
+                "type": [
+                  "object",
+                  "null"
+                ],
+                "description": "Output only: set with `enableObjectRetention=true` at insert."
+              },
+              "acl": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "entity",
+                    "role"
+                  ],
+                  "properties": {
+                    "entity": {
+                      "type": "string",
+                      "minLength": 1,
+                      "maxLength": 256,
+                      "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$",
+                      "examples": [
+                        "allUsers",
+                        "user-alice@example.com",
+                        "project-viewers-000000000000"
+                      ]
+                    },
+                    "role": {
+                      "enum": [
+                        "OWNER",
+                        "WRITER",
+                        "READER"
+                      ]
+                    }
+                  }
+                }
+              },
+              "defaultObjectAcl": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "entity",
+                    "role"
+                  ],
+                  "properties": {
+                    "entity": {
+                      "type": "string",
+                      "minLength": 1,
+                      "maxLength": 256,
+                      "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$",
+                      "examples": [
+                        "allUsers",
+                        "user-alice@example.com",
+                        "project-viewers-000000000000"
+                      ]
+                    },
+                    "role": {
+                      "enum": [
+                        "OWNER",
+                        "READER"
+                      ]
+                    }
+                  }
+                }
+              },
+              "name": {
+                "type": "string",
+                "description": "Ignored (the path names the bucket)."
               }
-            }
+            },
+            "examples": [
+              {
+                "labels": {
+                  "team": "web"
+                },
+                "versioning": {
+                  "enabled": true
+                }
+              }
+            ]
           },
           "GCSCompose": {
             "type": "object",
@@ -3987,6 +8302,9 @@ enum OpenAPIDocument {
               },
               "destination": {
                 "$ref": "#/components/schemas/GCSObjectWrite"
+              },
+              "deleteSourceObjects": {
+                "type": "boolean"
               }
             },
             "examples": [
@@ -4038,6 +8356,497 @@ enum OpenAPIDocument {
               },
               "paths": {
                 "type": "object"
+              }
+            }
+          },
+          "GCSBucketAccessControl": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id",
+              "bucket",
+              "entity",
+              "role",
+              "etag"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#bucketAccessControl"
+              },
+              "id": {
+                "type": "string"
+              },
+              "bucket": {
+                "type": "string"
+              },
+              "entity": {
+                "type": "string",
+                "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$"
+              },
+              "role": {
+                "enum": [
+                  "OWNER",
+                  "WRITER",
+                  "READER"
+                ]
+              },
+              "etag": {
+                "type": "string"
+              },
+              "email": {
+                "type": "string"
+              },
+              "domain": {
+                "type": "string"
+              },
+              "projectTeam": {
+                "type": "object",
+                "required": [
+                  "projectNumber",
+                  "team"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "projectNumber": {
+                    "type": "string"
+                  },
+                  "team": {
+                    "enum": [
+                      "owners",
+                      "editors",
+                      "viewers"
+                    ]
+                  }
+                }
+              }
+            },
+            "description": "`storage#bucketAccessControl`."
+          },
+          "GCSObjectAccessControl": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id",
+              "bucket",
+              "entity",
+              "role",
+              "etag"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#objectAccessControl"
+              },
+              "id": {
+                "type": "string"
+              },
+              "bucket": {
+                "type": "string"
+              },
+              "entity": {
+                "type": "string",
+                "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$"
+              },
+              "role": {
+                "enum": [
+                  "OWNER",
+                  "READER"
+                ]
+              },
+              "etag": {
+                "type": "string"
+              },
+              "email": {
+                "type": "string"
+              },
+              "domain": {
+                "type": "string"
+              },
+              "projectTeam": {
+                "type": "object",
+                "required": [
+                  "projectNumber",
+                  "team"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "projectNumber": {
+                    "type": "string"
+                  },
+                  "team": {
+                    "enum": [
+                      "owners",
+                      "editors",
+                      "viewers"
+                    ]
+                  }
+                }
+              },
+              "object": {
+                "type": "string"
+              },
+              "generation": {
+                "type": "string",
+                "pattern": "^[0-9]+$"
+              }
+            },
+            "description": "`storage#objectAccessControl`: on an object with `object` and `generation`; a bucket's default object ACL entries have neither."
+          },
+          "GCSBucketAccessControls": {
+            "type": "object",
+            "required": [
+              "kind",
+              "items"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#bucketAccessControls"
+              },
+              "items": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/GCSBucketAccessControl"
+                }
+              }
+            }
+          },
+          "GCSObjectAccessControls": {
+            "type": "object",
+            "required": [
+              "kind",
+              "items"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#objectAccessControls"
+              },
+              "items": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/GCSObjectAccessControl"
+                }
+              }
+            }
+          },
+          "GCSAccessControlInsert": {
+            "type": "object",
+            "required": [
+              "entity",
+              "role"
+            ],
+            "description": "An ACL entry to add (an existing entry of the entity is replaced). Object and default object ACLs take `OWNER` or `READER`; bucket ACLs also `WRITER` (role case-insensitive). Other keys are ignored.",
+            "properties": {
+              "entity": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 256,
+                "pattern": "^(allUsers|allAuthenticatedUsers|(user|group|domain|project-owners|project-editors|project-viewers)-.+)$",
+                "examples": [
+                  "allUsers",
+                  "user-alice@example.com",
+                  "project-viewers-000000000000"
+                ]
+              },
+              "role": {
+                "enum": [
+                  "OWNER",
+                  "WRITER",
+                  "READER"
+                ]
+              }
+            }
+          },
+          "GCSAccessControlUpdate": {
+            "type": "object",
+            "required": [
+              "role"
+            ],
+            "description": "The entry's new role (the entity is the path's). Other keys are ignored.",
+            "properties": {
+              "role": {
+                "enum": [
+                  "OWNER",
+                  "WRITER",
+                  "READER"
+                ]
+              }
+            }
+          },
+          "GCSPolicy": {
+            "type": "object",
+            "description": "`storage#policy`. A bucket that never had one set has GCS's legacy bindings (policy version 1).",
+            "required": [
+              "kind",
+              "resourceId",
+              "version",
+              "bindings",
+              "etag"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#policy"
+              },
+              "resourceId": {
+                "type": "string",
+                "pattern": "^projects/_/buckets/"
+              },
+              "version": {
+                "type": "integer"
+              },
+              "bindings": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "role",
+                    "members"
+                  ],
+                  "additionalProperties": false,
+                  "properties": {
+                    "role": {
+                      "type": "string",
+                      "pattern": "^roles/",
+                      "maxLength": 200
+                    },
+                    "members": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "condition": {
+                      "type": "object",
+                      "required": [
+                        "expression"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "title": {
+                          "type": "string"
+                        },
+                        "description": {
+                          "type": "string"
+                        },
+                        "expression": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "etag": {
+                "type": "string"
+              }
+            }
+          },
+          "GCSPolicyWrite": {
+            "type": "object",
+            "description": "The new policy: at most 100 bindings and 1,500 members. Bindings with a `condition` need uniform bucket-level access (412) and `version` 3 (400); `allUsers` or `allAuthenticatedUsers` under enforced public access prevention is 412. `kind`, `resourceId` and `etag` are ignored.",
+            "properties": {
+              "kind": {
+                "type": "string"
+              },
+              "resourceId": {
+                "type": "string"
+              },
+              "etag": {
+                "type": "string"
+              },
+              "version": {
+                "type": "integer",
+                "enum": [
+                  1,
+                  3
+                ]
+              },
+              "bindings": {
+                "type": "array",
+                "maxItems": 100,
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "role",
+                    "members"
+                  ],
+                  "additionalProperties": false,
+                  "properties": {
+                    "role": {
+                      "type": "string",
+                      "pattern": "^roles/[A-Za-z0-9._]{1,100}$",
+                      "examples": [
+                        "roles/storage.objectViewer"
+                      ]
+                    },
+                    "members": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      "examples": [
+                        [
+                          "allUsers"
+                        ],
+                        [
+                          "user:alice@example.com"
+                        ]
+                      ]
+                    },
+                    "condition": {
+                      "type": "object",
+                      "required": [
+                        "expression"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "title": {
+                          "type": "string"
+                        },
+                        "description": {
+                          "type": "string"
+                        },
+                        "expression": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "examples": [
+              {
+                "bindings": [
+                  {
+                    "role": "roles/storage.objectViewer",
+                    "members": [
+                      "allUsers"
+                    ]
+                  }
+                ]
+              }
+            ]
+          },
+          "GCSTestIamPermissions": {
+            "type": "object",
+            "description": "The permissions asked for that the caller holds (every `storage.*` one).",
+            "required": [
+              "kind"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#testIamPermissionsResponse"
+              },
+              "permissions": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                  "type": "string",
+                  "pattern": "^storage\\."
+                }
+              }
+            }
+          },
+          "GCSManagedFolder": {
+            "type": "object",
+            "description": "`storage#managedFolder`; the name always ends in one `/`.",
+            "required": [
+              "kind",
+              "id",
+              "bucket",
+              "name",
+              "createTime",
+              "updateTime",
+              "metageneration"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#managedFolder"
+              },
+              "id": {
+                "type": "string"
+              },
+              "bucket": {
+                "type": "string"
+              },
+              "name": {
+                "type": "string",
+                "pattern": "^[^/][\\s\\S]*/$"
+              },
+              "createTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+              },
+              "updateTime": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"
+              },
+              "metageneration": {
+                "type": "string",
+                "pattern": "^[0-9]+$"
+              }
+            }
+          },
+          "GCSManagedFolders": {
+            "type": "object",
+            "description": "`items` only when there is a folder.",
+            "required": [
+              "kind"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#managedFolders"
+              },
+              "items": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                  "$ref": "#/components/schemas/GCSManagedFolder"
+                }
+              }
+            }
+          },
+          "GCSManagedFolderInsert": {
+            "type": "object",
+            "required": [
+              "name"
+            ],
+            "description": "A `/` is added to a name without one; a name starting with `/`, with an empty segment or that is no valid object name is 400. Other keys are ignored.",
+            "properties": {
+              "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1023,
+                "pattern": "^[^/\\u0000\\u000A\\u000D]([^\\u0000\\u000A\\u000D]*[^/\\u0000\\u000A\\u000D])?/?$",
+                "examples": [
+                  "reports/",
+                  "public/shared"
+                ]
+              }
+            }
+          },
+          "GCSServiceAccount": {
+            "type": "object",
+            "required": [
+              "kind",
+              "email_address"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "kind": {
+                "const": "storage#serviceAccount"
+              },
+              "email_address": {
+                "type": "string",
+                "pattern": "@"
               }
             }
           }
@@ -4482,7 +9291,7 @@ enum OpenAPIDocument {
           "projection": {
             "name": "projection",
             "in": "query",
-            "description": "Accepted and ignored (`noAcl`, `full`).",
+            "description": "`full` adds `acl` and `owner` (buckets also `defaultObjectAcl`), as GCS does; anything else (`noAcl`) leaves them out.",
             "schema": {
               "type": "string",
               "examples": [
@@ -4549,6 +9358,253 @@ enum OpenAPIDocument {
               "pattern": "^bytes ([0-9]+-([0-9]+|\\*)|\\*)/([0-9]+|\\*)$"
             },
             "example": "bytes */*"
+          },
+          "softDeleted": {
+            "name": "softDeleted",
+            "in": "query",
+            "description": "`true` (case-insensitive) reads soft-deleted versions instead of live ones (with `generation` on a get).",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "true",
+                "false"
+              ]
+            }
+          },
+          "bucketSoftDeleted": {
+            "name": "softDeleted",
+            "in": "query",
+            "description": "`true` (case-insensitive): the soft-deleted bucket of this name and `generation` (required, else 400).",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "true",
+                "false"
+              ]
+            }
+          },
+          "bucketsSoftDeleted": {
+            "name": "softDeleted",
+            "in": "query",
+            "description": "`true` (case-insensitive) lists soft-deleted buckets instead.",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "true",
+                "false"
+              ]
+            }
+          },
+          "bucketGeneration": {
+            "name": "generation",
+            "in": "query",
+            "description": "The bucket's generation (a positive integer, else 400).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 9223372036854775807
+            }
+          },
+          "requiredBucketGeneration": {
+            "name": "generation",
+            "in": "query",
+            "description": "The soft-deleted bucket's generation (a positive integer, else 400).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 9223372036854775807
+            },
+            "required": true
+          },
+          "requiredGeneration": {
+            "name": "generation",
+            "in": "query",
+            "description": "The soft-deleted version to restore (a positive integer; missing or invalid → 400).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 9223372036854775807
+            },
+            "required": true
+          },
+          "filter": {
+            "name": "filter",
+            "in": "query",
+            "description": "Object contexts: `contexts.\"KEY\"=\"VALUE\"` or `contexts.\"KEY\":*`, either negated with a leading `-`. Any other filter is 400.",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "contexts.\"team\"=\"web\"",
+                "-contexts.\"team\":*"
+              ]
+            }
+          },
+          "includeFoldersAsPrefixes": {
+            "name": "includeFoldersAsPrefixes",
+            "in": "query",
+            "description": "`true` (case-insensitive) with `delimiter=/`: managed folders at this level join `prefixes` (on the first page).",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "true",
+                "false"
+              ]
+            }
+          },
+          "overrideUnlockedRetention": {
+            "name": "overrideUnlockedRetention",
+            "in": "query",
+            "description": "`true` (case-insensitive) lets this write shorten or remove an `Unlocked` object retention (else 403).",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "true",
+                "false"
+              ]
+            }
+          },
+          "objectPredefinedAcl": {
+            "name": "predefinedAcl",
+            "in": "query",
+            "description": "Sets the object's ACL to a predefined one (case-insensitive); an unknown name is 400, a public one under enforced public access prevention 412.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "authenticatedRead",
+                "bucketOwnerFullControl",
+                "bucketOwnerRead",
+                "private",
+                "projectPrivate",
+                "publicRead"
+              ]
+            }
+          },
+          "bucketPredefinedAcl": {
+            "name": "predefinedAcl",
+            "in": "query",
+            "description": "Sets the bucket's ACL to a predefined one (case-insensitive); an unknown name, or any under uniform bucket-level access, is 400; a public one under enforced public access prevention 412.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "authenticatedRead",
+                "private",
+                "projectPrivate",
+                "publicRead",
+                "publicReadWrite"
+              ]
+            }
+          },
+          "predefinedDefaultObjectAcl": {
+            "name": "predefinedDefaultObjectAcl",
+            "in": "query",
+            "description": "Sets the bucket's default object ACL to a predefined one, as `predefinedAcl` does for objects.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "authenticatedRead",
+                "bucketOwnerFullControl",
+                "bucketOwnerRead",
+                "private",
+                "projectPrivate",
+                "publicRead"
+              ]
+            }
+          },
+          "enableObjectRetention": {
+            "name": "enableObjectRetention",
+            "in": "query",
+            "description": "`true` (case-insensitive) enables object retention (`objectRetention.mode: Enabled`); it cannot be turned off.",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "true",
+                "false"
+              ]
+            }
+          },
+          "bucketsPrefix": {
+            "name": "prefix",
+            "in": "query",
+            "description": "Only buckets whose name starts with this.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "managedFoldersPrefix": {
+            "name": "prefix",
+            "in": "query",
+            "description": "Only folders whose name starts with this.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "permissions": {
+            "name": "permissions",
+            "in": "query",
+            "description": "Permissions to test (repeatable, at most 100, else 400).",
+            "schema": {
+              "type": "array",
+              "maxItems": 100,
+              "items": {
+                "type": "string"
+              }
+            },
+            "required": true,
+            "style": "form",
+            "explode": true,
+            "example": [
+              "storage.objects.get",
+              "storage.buckets.get"
+            ]
+          },
+          "entity": {
+            "name": "entity",
+            "in": "path",
+            "required": true,
+            "description": "The ACL entity: `allUsers`, `allAuthenticatedUsers`, `user-EMAIL`, `group-EMAIL`, `domain-DOMAIN`, `project-TEAM-NUMBER`. An entity the ACL does not name is 404.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 256
+            },
+            "example": "project-owners-000000000000"
+          },
+          "managedFolder": {
+            "name": "managedFolder",
+            "in": "path",
+            "required": true,
+            "description": "The managed folder's name, percent-encoded (a trailing `/` is optional). An invalid name is 400.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 1024
+            },
+            "example": "reports/"
+          },
+          "projectPath": {
+            "name": "project",
+            "in": "path",
+            "required": true,
+            "description": "The project: 1–100 bytes without control characters (else no route: 404).",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 100
+            },
+            "example": "demo-silo"
+          },
+          "moveDestination": {
+            "name": "destinationObject",
+            "in": "path",
+            "required": true,
+            "description": "The new name, percent-encoded; the same as the source is 400.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 1024,
+              "pattern": "^[^\\u0000\\u000A\\u000D]+$"
+            },
+            "example": "users/alice/moved.txt"
           }
         },
         "responses": {
@@ -5118,6 +10174,36 @@ enum OpenAPIDocument {
                       "$ref": "#/components/schemas/V0Error"
                     }
                   ]
+                }
+              }
+            }
+          },
+          "GCSNotImplemented": {
+            "description": "Not served by Silo (`reason: notImplemented`): docs/gcs-api.md lists what is. Answered to an admin; others get 401 or 403 first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GCSError"
+                }
+              }
+            }
+          },
+          "GCSConflict": {
+            "description": "The resource already exists, or is in the way (`reason: conflict`).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GCSError"
+                }
+              }
+            }
+          },
+          "GCSProtected": {
+            "description": "A hold, an object retention or the bucket's retention period protects the version this would delete or replace; or admin credentials are missing (`Missing admin credentials.`).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GCSError"
                 }
               }
             }
