@@ -9,7 +9,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 binary=${1:-$repo/.build/release/silo}
 version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' "$repo/CHANGELOG.md" | head -1)
 work=$(mktemp -d)
-trap 'kill "${server:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+server=
+trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 git clone --quiet "$repo" "$work/silo"
 git -C "$work/silo" rev-parse -q --verify "refs/tags/$version" >/dev/null || git -C "$work/silo" tag "$version"
 mkdir -p "$work/app"
@@ -17,7 +18,7 @@ cp -R "$repo/tests/consumer/Sources" "$work/app/"
 sed -e "s|@SILO_URL@|file://$work/silo|" -e "s|@SILO_VERSION@|$version|" -e "s|@SILO_PACKAGE@|silo|" \
     "$repo/tests/consumer/Package.swift.template" > "$work/app/Package.swift"
 echo "consumer: building against silo $version (a tagged clone of $(git -C "$repo" rev-parse --short HEAD))"
-(cd "$work/app" && swift build 2>&1 | tail -3)
+(cd "$work/app" && swift build -Xswiftc -warnings-as-errors 2>&1 | grep -E "error|warning|Compiling SeedConsumer|Build complete" | head -20)
 "$binary" serve --port 0 --data "$work/data" > "$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
