@@ -46,6 +46,11 @@ enum ObjectResource {
         }
     }
 
+    /// `predefinedAcl` on inserts and patches; copy, rewrite and compose name it `destinationPredefinedAcl`.
+    static func predefinedACL(_ query: QueryParameters) -> String? {
+        query["destinationPredefinedAcl"] ?? query["predefinedAcl"]
+    }
+
     /// The ACL entity of the caller who creates an object: `user-<email>` from a token's `email` claim, else none.
     static func owner(_ principal: Principal?) -> String? {
         guard let principal, let claims = try? JSONValue.parse(Array(principal.claimsJSON.utf8)),
@@ -68,13 +73,13 @@ enum ObjectResource {
             if bucket?.defaultEventBasedHold == true { extras.eventBasedHold = true }
             let owner = owner(principal)
             extras.owner = owner
-            if let name = query["predefinedAcl"], !name.isEmpty {
+            if let name = predefinedACL(query), !name.isEmpty {
                 extras.acl = ACLEntry.json(try predefined(name, owner: owner))
             } else if changes.acl == nil, bucket?.fields["defaultObjectAcl"] != nil {
                 // A bucket's own default is copied at creation; GCS's default is rendered, not stored.
                 extras.acl = ACLEntry.json(defaultACL(bucket, owner: owner))
             }
-        } else if let name = query["predefinedAcl"], !name.isEmpty {
+        } else if let name = predefinedACL(query), !name.isEmpty {
             extras.acl = ACLEntry.json(try predefined(name, owner: extras.owner))
         }
         if let acl = changes.acl {
