@@ -89,11 +89,12 @@ extension StorageReference {
     }
 }
 
+/// Completion handlers get the `NSError` Firebase hands out (see StorageError+NSError.swift).
 extension Result where Failure == StorageError {
     var value: Success? { try? get() }
     var error: (any Error)? {
-        if case .failure(let e) = self { return e }
+        if case .failure(let e) = self { return e.nsError }
         return nil
     }
-    var erased: Result<Success, any Error> { mapError { $0 } }
+    var erased: Result<Success, any Error> { mapError { $0.nsError } }
 }

@@ -53,7 +53,7 @@ extension StorageReference {
     static func result(_ snapshot: StorageTaskSnapshot) -> Result<StorageMetadata, any Error> {
         if let error = snapshot.error { return .failure(error) }
         guard let metadata = snapshot.metadata else {
-            return .failure(StorageError.internalError(message: "Upload succeeded without metadata"))
+            return .failure(StorageError.internalError(message: "Upload succeeded without metadata").nsError)
         }
         return .success(metadata)
     }
@@ -174,7 +174,7 @@ extension StorageReference {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                let task = start { continuation.resume(with: $0) }
+                let task = start { continuation.resume(with: $0.mapError(StorageError.unwrapped)) }
                 if let onProgress { task.observe(.progress) { onProgress($0.progress) } }
                 box.set(task)
             }

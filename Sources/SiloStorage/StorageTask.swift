@@ -60,7 +60,7 @@ public class StorageTask: @unchecked Sendable {
 
     func makeSnapshot(_ core: Core, status: StorageTaskStatus) -> StorageTaskSnapshot {
         StorageTaskSnapshot(
-            task: self, metadata: core.metadata, reference: reference, error: core.error, status: status,
+            task: self, metadata: core.metadata, reference: reference, error: core.error?.nsError, status: status,
             completed: core.completed, total: core.total)
     }
 
