@@ -220,17 +220,16 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
         }
     }
 
-    /// Starts the transfer; the factory methods already call it, and later calls do nothing.
-    public func enqueue() { transition { $0.machine.enqueue() } }
+    // The management calls. Firebase declares them on the upload and download classes (StorageTaskManagement), not
+    // here; those classes forward to these.
 
-    /// Stops moving bytes and fires `.pause`; `resume()` continues from where it stopped.
-    public func pause() { transition { $0.machine.pause() } }
+    func enqueueTask() { transition { $0.machine.enqueue() } }
 
-    /// Fires `.resume` and continues a paused task; ignored while running.
-    public func resume() { transition { $0.machine.resume() } }
+    func pauseTask() { transition { $0.machine.pause() } }
 
-    /// Fails the task with `StorageError.cancelled` (observers get `.failure`), from any state but a final one.
-    public func cancel() {
+    func resumeTask() { transition { $0.machine.resume() } }
+
+    func cancelTask() {
         transition { core in
             let action = core.machine.cancel()
             if action != .none { core.error = .cancelled }
