@@ -152,7 +152,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SiloStorageTests",
-            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]
+            // SiloRules: FirebaseIntegrationTests load the rules of Firebase's own test project into the server.
+            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore", "SiloRules"]
         ),
     ]
 )
