@@ -31,9 +31,9 @@ import Testing
                 continue
             }
             #expect(object == "public/missing")
-            do { throw error! } catch StorageError.objectNotFound { /* matched */  } catch {
-                Issue.record("catch StorageError.objectNotFound did not match")
-            }
+            var matched = false
+            do { throw error! } catch StorageError.objectNotFound { matched = true } catch {}
+            #expect(matched, "catch StorageError.objectNotFound matches the NSError")
         }
     }
 
