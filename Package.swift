@@ -116,6 +116,9 @@ let package = Package(
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
         .executableTarget(name: "SiloBenchSDK", dependencies: ["SiloStorage"]),
+        // The seed guides' Swift samples as top-level code (script style, as in an app's main.swift): building it is
+        // the check that they compile unchanged; SiloStorageTests runs it against a live server. Not shipped.
+        .executableTarget(name: "SiloSeedSamples", dependencies: ["SiloStorage"]),
         // Seeding tool for bench/run's 1M-object listing benchmark (clones one row in SQL); not part of any test run.
         .executableTarget(name: "SiloBenchSeed", dependencies: ["SiloSQLite"]),
 
@@ -156,7 +159,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SiloStorageTests",
-            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore"]
+            // SiloRules: FirebaseIntegrationTests load the rules of Firebase's own test project into the server.
+            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore", "SiloRules"]
         ),
     ]
 )

@@ -44,7 +44,7 @@ struct RetryBackoff: Sendable, Equatable {
     static func isRetryable(_ error: any Error) -> Bool {
         if error is CancellationError { return false }
         if let storage = error as? StorageError {
-            guard case .unknown(_, let info) = storage, let underlying = info["NSUnderlyingError"] as? any Error else {
+            guard case .unknown(_, let info) = storage, let underlying = info[NSUnderlyingErrorKey] as? any Error else {
                 return false
             }
             return isRetryable(underlying)

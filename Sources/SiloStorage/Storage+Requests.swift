@@ -37,7 +37,8 @@ extension Storage {
             } catch {
                 if error is CancellationError { throw StorageError.cancelled }
                 throw StorageError.unauthenticated(serverError: [
-                    "bucket": path.bucket, "NSUnderlyingError": error, "ResponseErrorDomain": "com.google.HTTPStatus",
+                    "bucket": path.bucket, NSUnderlyingErrorKey: error as NSError,
+                    "ResponseErrorDomain": "com.google.HTTPStatus",
                     "ResponseErrorCode": 401,
                 ])
             }

@@ -34,6 +34,18 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
 
     var storage: Storage { reference.storage }
 
+    /// Starts the transfer; the factory methods already call it, and later calls do nothing.
+    public func enqueue() { enqueueTask() }
+
+    /// Stops moving bytes and fires `.pause`; `resume()` continues from where it stopped.
+    public func pause() { pauseTask() }
+
+    /// Fires `.resume` and continues a paused task; ignored while running.
+    public func resume() { resumeTask() }
+
+    /// Fails the task with `StorageError.cancelled` (observers get `.failure`), from any state but a final one.
+    public func cancel() { cancelTask() }
+
     /// Takes the downloaded bytes (getData), leaving the task empty.
     func takeData() -> Data {
         core.withLock { core in
@@ -89,6 +101,9 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
                 message: "File at URL: \(url.absoluteString) is not a file URL.", serverError: [:])
         }
         let offset = try openOutput(w)
+        // Paused after the last byte arrived but before success: there is nothing left to ask for (a `Range` at the
+        // size would only get 416), so the resumed task succeeds without a request.
+        if offset > 0, offset == core.withLock({ $0.total }) { return }
         let url = storage.url(for: reference.path, query: [("alt", "media")])
         var headers = try await storage.standardHeaders(for: url, path: reference.path)
         if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
@@ -196,6 +211,8 @@ final class DownloadReceiver: StorageResponseReceiver {
         var retryAfter: TimeInterval?
     }
     private let state = Mutex<Failure?>(nil)
+    /// Set by a 416 that says everything already arrived; its body is not object data.
+    private let satisfied = Mutex(false)
     let task: StorageDownloadTask
     let worker: Int
     let offset: Int64
@@ -209,6 +226,16 @@ final class DownloadReceiver: StorageResponseReceiver {
     var failure: Failure? { state.withLock { $0 } }
 
     func receive(head: StorageHTTPResponseHead) throws {
+        // 416 to `Range: bytes=<offset>-` with `Content-Range: bytes */<offset>`: everything already arrived (the
+        // size was unknown when the task paused). The empty body then ends the attempt, which succeeds.
+        if head.status == 416, offset > 0,
+            let range = head.header("Content-Range"), range.hasPrefix("bytes */"),
+            Int64(range.dropFirst("bytes */".count)) == offset
+        {
+            satisfied.withLock { $0 = true }
+            try task.expect(total: offset, from: worker)
+            return
+        }
         guard (200..<300).contains(head.status) else {
             let retryAfter = head.header("Retry-After").flatMap(TimeInterval.init)
             state.withLock { $0 = Failure(status: head.status, retryAfter: retryAfter) }
@@ -231,6 +258,7 @@ final class DownloadReceiver: StorageResponseReceiver {
     }
 
     func receive(body chunk: Data) throws {
+        if satisfied.withLock({ $0 }) { return }
         let collecting = state.withLock { failure -> Bool in
             guard failure != nil else { return false }
             if failure!.body.count < 64 * 1024 { failure!.body.append(chunk) }

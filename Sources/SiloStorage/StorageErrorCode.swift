@@ -1,3 +1,5 @@
+import Foundation
+
 /// The error domain Firebase's Apple SDK reports (`(error as NSError).domain`).
 public let StorageErrorDomain = "FIRStorageErrorDomain"
 
@@ -20,12 +22,16 @@ public enum StorageErrorCode: Int, Error, Sendable, CaseIterable {
     case internalError = -13052
     case pathError = -13053
 
-    /// The code of any error this SDK produced; `.unknown` for other errors. Works on Linux, where
-    /// `error as? NSError` is nil for Swift errors (see docs/compatibility.md).
+    /// The code of any error this SDK produced (a `StorageError`, or an `NSError` of `StorageErrorDomain` as
+    /// snapshots and completion handlers hand out); `.unknown` for other errors.
     public init(_ error: any Error) {
         if let storage = error as? StorageError {
             self = storage.code
         } else if let code = error as? StorageErrorCode {
+            self = code
+        } else if case let ns = error as NSError, ns.domain == StorageErrorDomain,
+            let code = StorageErrorCode(rawValue: ns.code)
+        {
             self = code
         } else {
             self = .unknown

@@ -22,8 +22,10 @@ extension StorageReference {
         run(fetchMetadata) { completion($0.erased) }
     }
 
+    /// No default for `completion` (as in Firebase), so `try await ref.updateMetadata(m)` always means the async form,
+    /// even in top-level code.
     public func updateMetadata(
-        _ metadata: StorageMetadata, completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)? = nil
+        _ metadata: StorageMetadata, completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)?
     ) {
         run({ () async throws(StorageError) in try await self.patchMetadata(metadata) }) {
             completion?($0.value, $0.error)
@@ -89,11 +91,12 @@ extension StorageReference {
     }
 }
 
+/// Completion handlers get the `NSError` Firebase hands out (see StorageError+NSError.swift).
 extension Result where Failure == StorageError {
     var value: Success? { try? get() }
     var error: (any Error)? {
-        if case .failure(let e) = self { return e }
+        if case .failure(let e) = self { return e.nsError }
         return nil
     }
-    var erased: Result<Success, any Error> { mapError { $0 } }
+    var erased: Result<Success, any Error> { mapError { $0.nsError } }
 }

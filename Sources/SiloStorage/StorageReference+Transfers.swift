@@ -6,12 +6,25 @@ import Synchronization
 extension StorageReference {
     // MARK: uploads
 
+    /// Uploads `uploadData`; observe the returned task for progress and the result.
+    @discardableResult
+    public func putData(_ uploadData: Data, metadata: StorageMetadata? = nil) -> StorageUploadTask {
+        putData(uploadData, metadata: metadata, completion: nil)
+    }
+
+    /// `putData(_:metadata:)` under the name Firebase's Objective-C shim has in Swift.
+    @discardableResult
+    public func __putData(_ uploadData: Data) -> StorageUploadTask {
+        putData(uploadData, metadata: nil, completion: nil)
+    }
+
     /// Uploads `uploadData`. The passed metadata gets this reference's `path`/`name`, and `contentType`
-    /// `application/octet-stream` when unset (Firebase mutates it the same way).
+    /// `application/octet-stream` when unset (Firebase mutates it the same way). As in Firebase, `completion` has no
+    /// default: leave it out and `putData(_:metadata:)` is called.
     @discardableResult
     public func putData(
         _ uploadData: Data, metadata: StorageMetadata? = nil,
-        completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)? = nil
+        completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)?
     ) -> StorageUploadTask {
         upload(.data(uploadData), metadata: metadata, contentType: nil) { snapshot in
             completion?(snapshot.error == nil ? snapshot.metadata : nil, snapshot.error)
@@ -26,11 +39,23 @@ extension StorageReference {
         upload(.data(uploadData), metadata: metadata, contentType: nil) { completion(Self.result($0)) }
     }
 
+    /// Uploads the regular file at `fileURL`; observe the returned task for progress and the result.
+    @discardableResult
+    public func putFile(from fileURL: URL, metadata: StorageMetadata? = nil) -> StorageUploadTask {
+        putFile(from: fileURL, metadata: metadata, completion: nil)
+    }
+
+    /// `putFile(from:metadata:)` under the name Firebase's Objective-C shim has in Swift.
+    @discardableResult
+    public func __putFile(from fileURL: URL) -> StorageUploadTask {
+        putFile(from: fileURL, metadata: nil, completion: nil)
+    }
+
     /// Uploads the regular file at `fileURL`; `contentType` defaults to the MIME type of its extension.
     @discardableResult
     public func putFile(
         from fileURL: URL, metadata: StorageMetadata? = nil,
-        completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)? = nil
+        completion: (@Sendable (StorageMetadata?, (any Error)?) -> Void)?
     ) -> StorageUploadTask {
         upload(.file(fileURL), metadata: metadata, contentType: MIMETypes.type(forPathExtension: fileURL.pathExtension))
         {
@@ -53,7 +78,7 @@ extension StorageReference {
     static func result(_ snapshot: StorageTaskSnapshot) -> Result<StorageMetadata, any Error> {
         if let error = snapshot.error { return .failure(error) }
         guard let metadata = snapshot.metadata else {
-            return .failure(StorageError.internalError(message: "Upload succeeded without metadata"))
+            return .failure(StorageError.internalError(message: "Upload succeeded without metadata").nsError)
         }
         return .success(metadata)
     }
@@ -70,7 +95,7 @@ extension StorageReference {
         }
         let task = StorageUploadTask(reference: self, source: source, metadata: metadata)
         task.setCompletion(completion)
-        task.enqueue()
+        task.enqueueTask()
         return task
     }
 
@@ -96,10 +121,16 @@ extension StorageReference {
         }
     }
 
+    /// Streams the object into `fileURL`; observe the returned task for progress and the result.
+    @discardableResult
+    public func write(toFile fileURL: URL) -> StorageDownloadTask {
+        write(toFile: fileURL, completion: nil)
+    }
+
     /// Streams the object into `fileURL` (replacing it on success; intermediate directories are created). Memory use
     /// does not grow with the object size.
     @discardableResult
-    public func write(toFile fileURL: URL, completion: (@Sendable (URL?, (any Error)?) -> Void)? = nil)
+    public func write(toFile fileURL: URL, completion: (@Sendable (URL?, (any Error)?) -> Void)?)
         -> StorageDownloadTask
     {
         download(.file(fileURL)) { _, snapshot in
@@ -122,7 +153,7 @@ extension StorageReference {
     ) -> StorageDownloadTask {
         let task = StorageDownloadTask(reference: self, destination: destination)
         task.setCompletion { [unowned task] snapshot in completion(task, snapshot) }
-        task.enqueue()
+        task.enqueueTask()
         return task
     }
 
@@ -174,7 +205,7 @@ extension StorageReference {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                let task = start { continuation.resume(with: $0) }
+                let task = start { continuation.resume(with: $0.mapError(StorageError.unwrapped)) }
                 if let onProgress { task.observe(.progress) { onProgress($0.progress) } }
                 box.set(task)
             }
@@ -193,7 +224,7 @@ private final class TaskBox: Sendable {
             $0.task = task
             return $0.cancelled
         }
-        if cancelled { task.cancel() }
+        if cancelled { task.cancelTask() }
     }
 
     func cancel() {
@@ -201,6 +232,6 @@ private final class TaskBox: Sendable {
             $0.cancelled = true
             return $0.task
         }
-        task?.cancel()
+        task?.cancelTask()
     }
 }

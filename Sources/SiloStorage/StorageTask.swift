@@ -32,6 +32,9 @@ public class StorageTask: @unchecked Sendable {
         var completed: Int64 = 0
         var total: Int64 = -1
         var lastReported: Int64 = -1
+        /// Whether the task has fired `.progress` or `.resume` yet. Until then it counts as queueing, and Firebase
+        /// replays neither to a new observer while queueing (it starts tasks asynchronously), so neither do we.
+        var announced = false
         var metadata: StorageMetadata?
         var error: StorageError?
         var worker: Task<Void, Never>?
@@ -60,7 +63,7 @@ public class StorageTask: @unchecked Sendable {
 
     func makeSnapshot(_ core: Core, status: StorageTaskStatus) -> StorageTaskSnapshot {
         StorageTaskSnapshot(
-            task: self, metadata: core.metadata, reference: reference, error: core.error, status: status,
+            task: self, metadata: core.metadata, reference: reference, error: core.error?.nsError, status: status,
             completed: core.completed, total: core.total)
     }
 
@@ -93,7 +96,8 @@ public class StorageTask: @unchecked Sendable {
                 fire(.progress, in: &core, on: queue)
                 return nil
             case .succeed:
-                fire(.progress, in: &core, on: queue)
+                // 100 % is reported once: not again if the last `.progress` already said it.
+                if core.lastReported != core.completed { fire(.progress, in: &core, on: queue) }
                 finish(.success, in: &core, on: queue)
                 return nil
             case .fail(let stopping, let finalProgress):
@@ -114,6 +118,7 @@ public class StorageTask: @unchecked Sendable {
 
     private func fire(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue) {
         if status == .progress { core.lastReported = core.completed }
+        if status == .progress || status == .resume { core.announced = true }
         let observers = core.observers.filter { $0.status == status }
         guard !observers.isEmpty else { return }
         let snapshot = makeSnapshot(core, status: status)
@@ -141,13 +146,16 @@ public class StorageTask: @unchecked Sendable {
 
     // MARK: worker reports
 
-    /// Progress events are coalesced to one per 256 KiB (and the last one), not one per network read.
+    /// Progress events are coalesced to one per 256 KiB (and the last one), not one per network read; a count already
+    /// reported is not reported again.
     func workerProgress(_ w: Int, completed: Int64, total: Int64? = nil) {
         transition { core in
             guard core.machine.isCurrent(w) else { return .none }
             core.completed = max(core.completed, completed)
             if let total { core.total = total }
-            guard core.completed - core.lastReported >= 256 * 1024 || core.completed == core.total else { return .none }
+            guard core.completed != core.lastReported,
+                core.completed - core.lastReported >= 256 * 1024 || core.completed == core.total
+            else { return .none }
             return core.machine.progressed(worker: w)
         }
     }
@@ -170,8 +178,9 @@ public class StorageTask: @unchecked Sendable {
 /// A task whose events can be observed.
 public class StorageObservableTask: StorageTask, @unchecked Sendable {
     /// Calls `handler` on the callback queue for every later event of `status`; if the task is already in that state
-    /// it is also called once at once (so late registration after a quick finish is safe). After success or failure
-    /// all observers are removed. `.unknown` traps, as in Firebase.
+    /// it is also called once at once (so late registration after a quick finish is safe). As in Firebase, a task
+    /// that has not reported anything since it started (queueing) replays neither `.resume` nor `.progress`. After
+    /// success or failure all observers are removed. `.unknown` traps, as in Firebase.
     @discardableResult
     public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void)
         -> StorageHandle
@@ -182,7 +191,8 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
         let handle = UUID().uuidString
         let queue = reference.storage.callbackQueue
         core.withLock { core in
-            if core.machine.replays(status) {
+            let queueing = !core.announced && (status == .resume || status == .progress)
+            if core.machine.replays(status), !queueing {
                 let snapshot = makeSnapshot(core, status: status)
                 queue.async { if !self.isRemoved(handle) { handler(snapshot) } }
             }
@@ -220,17 +230,16 @@ public class StorageObservableTask: StorageTask, @unchecked Sendable {
         }
     }
 
-    /// Starts the transfer; the factory methods already call it, and later calls do nothing.
-    public func enqueue() { transition { $0.machine.enqueue() } }
+    // The management calls. Firebase declares them on the upload and download classes (StorageTaskManagement), not
+    // here; those classes forward to these.
 
-    /// Stops moving bytes and fires `.pause`; `resume()` continues from where it stopped.
-    public func pause() { transition { $0.machine.pause() } }
+    func enqueueTask() { transition { $0.machine.enqueue() } }
 
-    /// Fires `.resume` and continues a paused task; ignored while running.
-    public func resume() { transition { $0.machine.resume() } }
+    func pauseTask() { transition { $0.machine.pause() } }
 
-    /// Fails the task with `StorageError.cancelled` (observers get `.failure`), from any state but a final one.
-    public func cancel() {
+    func resumeTask() { transition { $0.machine.resume() } }
+
+    func cancelTask() {
         transition { core in
             let action = core.machine.cancel()
             if action != .none { core.error = .cancelled }

@@ -9,8 +9,8 @@ public final class StorageTaskSnapshot: Sendable, CustomStringConvertible {
     public let error: (any Error)?
     public let status: StorageTaskStatus
     /// Bytes moved so far and bytes expected (−1 when the server did not say).
-    public let completedUnitCount: Int64
-    public let totalUnitCount: Int64
+    let completedUnitCount: Int64
+    let totalUnitCount: Int64
 
     init(
         task: StorageTask, metadata: StorageMetadata?, reference: StorageReference, error: (any Error)?,

@@ -31,6 +31,18 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
 
     var storage: Storage { reference.storage }
 
+    /// Starts the transfer; the factory methods already call it, and later calls do nothing.
+    public func enqueue() { enqueueTask() }
+
+    /// Stops moving bytes and fires `.pause`; `resume()` continues from where it stopped.
+    public func pause() { pauseTask() }
+
+    /// Fires `.resume` and continues a paused task; ignored while running.
+    public func resume() { resumeTask() }
+
+    /// Fails the task with `StorageError.cancelled` (observers get `.failure`), from any state but a final one.
+    public func cancel() { cancelTask() }
+
     override func runWorker(_ w: Int) async {
         do {
             let metadata = try await upload(w)

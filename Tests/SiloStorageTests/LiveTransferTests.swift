@@ -23,7 +23,9 @@ import Testing
         let ref = root.child("public/big.bin")
         let upload = ref.putFile(from: source)
         for status in [StorageTaskStatus.progress, .success] {
-            upload.observe(status) { events.add(($0.status, $0.completedUnitCount, $0.totalUnitCount)) }
+            upload.observe(status) {
+                events.add(($0.status, $0.progress!.completedUnitCount, $0.progress!.totalUnitCount))
+            }
         }
         let done = await finish(upload)
         #expect(done.status == .success && done.metadata?.size == Int64(bytes.count))
@@ -81,8 +83,8 @@ import Testing
         let task = ref.write(toFile: target)
         let paused = Mutex(false)
         task.observe(.progress) { snapshot in
-            statuses.add((.progress, snapshot.completedUnitCount))
-            if snapshot.completedUnitCount > 1 << 20,
+            statuses.add((.progress, snapshot.progress!.completedUnitCount))
+            if snapshot.progress!.completedUnitCount > 1 << 20,
                 !paused.withLock({
                     let was = $0
                     $0 = true
@@ -90,17 +92,17 @@ import Testing
                 })
             {
                 (snapshot.task as? StorageObservableTask)?.observe(.pause) {
-                    statuses.add(($0.status, $0.completedUnitCount))
+                    statuses.add(($0.status, $0.progress!.completedUnitCount))
                 }
                 (snapshot.task as? StorageDownloadTask)?.pause()
             }
         }
-        task.observe(.resume) { statuses.add(($0.status, $0.completedUnitCount)) }
+        task.observe(.resume) { statuses.add(($0.status, $0.progress!.completedUnitCount)) }
         #expect(await eventually { task.snapshot.status == .pause })
         #expect(task.snapshot.description == "<State: Paused>")
-        let atPause = task.snapshot.completedUnitCount
+        let atPause = task.snapshot.progress!.completedUnitCount
         try await Task.sleep(for: .milliseconds(100))
-        #expect(task.snapshot.completedUnitCount == atPause)  // nothing moves while paused
+        #expect(task.snapshot.progress!.completedUnitCount == atPause)  // nothing moves while paused
         task.resume()
         let done = await finish(task)
         #expect(done.status == .success)
@@ -121,8 +123,8 @@ import Testing
         let paused = Mutex(false)
         let progressCount = Recorder<Int64>()
         task.observe(.progress) { snapshot in
-            progressCount.add(snapshot.completedUnitCount)
-            if snapshot.completedUnitCount > 0,
+            progressCount.add(snapshot.progress!.completedUnitCount)
+            if snapshot.progress!.completedUnitCount > 0,
                 !paused.withLock({
                     let was = $0
                     $0 = true

@@ -37,7 +37,7 @@ import Testing
         upload.removeObserver(withHandle: removedSuccess)
         upload.removeObserver(withHandle: "no-such-handle")  // ignored
         upload.removeAllObservers(for: .pause)
-        #expect(await eventually { upload.snapshot.completedUnitCount > 0 })
+        #expect(await eventually { upload.snapshot.progress!.completedUnitCount > 0 })
         upload.pause()
         #expect(upload.snapshot.status == .pause)
         // Registered while paused: no replay, so exactly the one `.resume` event of resume().

@@ -9,8 +9,9 @@ import Testing
 // The Swift samples of the two seed documents (download-files and file-metadata), compiled and run against a live
 // Silo. Changed only in: the import, how `storage`/`storageRef` are made, and how local file URLs are made.
 // Additions (never edits) are marked `// test:` — lines after a sample that wait for it and check what it did, and
-// `_ = x` uses that silence unused-value warnings the samples would otherwise cause. On Linux the full example's
-// `snapshot.error as? NSError` is nil for Swift errors (docs/compatibility.md), so its switch is skipped there.
+// `_ = x` uses that silence unused-value warnings the samples would otherwise cause. The full example's error switch
+// (`snapshot.error as? NSError`) runs on Linux too and is driven into each of its cases. The same samples as top-level
+// code are Sources/SiloSeedSamples (SeedTopLevelTests).
 
 /// Stand-ins for UIKit and FirebaseUI, which are not part of this SDK.
 struct UIImage {
@@ -200,9 +201,11 @@ final class UIImageView: Sendable {
         #expect(try Data(contentsOf: localFile) == pattern(8 << 20))  // test:
     }
 
-    @Test func fullExample() async throws {
+    /// The full example as written, with `storageRef` bound to `storageRef` (the guide's own binding: the bucket root)
+    /// or to another reference, so the failure switch reaches each case it names; returns the cases it took.
+    func fullExample(storageRef: StorageReference, cancel: Bool = false) async -> [String] {
         let localURL = directory.appendingPathComponent("stars.jpg")  // test:
-        let events = Recorder<StorageTaskStatus>()  // test:
+        let seen = Recorder<String>()  // test:
         // Create a reference to the file we want to download
         let starsRef = storageRef.child("images/stars.jpg")
         _ = starsRef  // test:
@@ -233,38 +236,51 @@ final class UIImageView: Sendable {
 
         // Errors only occur in the "Failure" case
         downloadTask.observe(.failure) { snapshot in
-            events.add(snapshot.status)  // test:
             guard let errorCode = (snapshot.error as? NSError)?.code else {
+                seen.add("not an NSError")  // test:
                 return
             }
             guard let error = StorageErrorCode(rawValue: errorCode) else {
+                seen.add("not a StorageErrorCode")  // test:
                 return
             }
             switch error {
             case .objectNotFound:
                 // File doesn't exist
+                seen.add("objectNotFound")  // test:
                 break
             case .unauthorized:
                 // User doesn't have permission to access file
+                seen.add("unauthorized")  // test:
                 break
             case .cancelled:
                 // User cancelled the download
+                seen.add("cancelled")  // test:
                 break
 
             /* ... */
 
             case .unknown:
                 // Unknown error occurred, inspect the server response
+                seen.add("unknown")  // test:
                 break
             default:
                 // Another error occurred. This is a good place to retry the download.
+                seen.add("default")  // test:
                 break
             }
         }
-        // test: the sample downloads the bucket root (`storageRef`, not `starsRef`), which is refused.
-        let snapshot = await finish(downloadTask)  // test:
-        #expect(StorageErrorCode(snapshot.error!) == .invalidArgument)  // test:
-        #expect(await eventually { events.all == [.failure] })  // test:
+        if cancel { downloadTask.cancel() }  // test:
+        _ = await eventually { !seen.all.isEmpty }  // test:
+        return seen.all  // test:
+    }
+
+    @Test func fullExampleErrorSwitch() async throws {
+        // The guide's binding: the bucket root, which SiloStorage refuses with invalidArgument (docs/compatibility.md).
+        #expect(await fullExample(storageRef: storageRef) == ["default"])
+        #expect(await fullExample(storageRef: storage.reference(withPath: "images/missing.jpg")) == ["objectNotFound"])
+        #expect(await fullExample(storageRef: storage.reference(withPath: "private/stars.jpg")) == ["unauthorized"])
+        #expect(await fullExample(storageRef: storageRef.child("images/stars.jpg"), cancel: true) == ["cancelled"])
     }
 
     // MARK: file-metadata seed
