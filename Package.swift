@@ -160,7 +160,8 @@ let package = Package(
         .testTarget(
             name: "SiloStorageTests",
             // SiloRules: FirebaseIntegrationTests load the rules of Firebase's own test project into the server.
-            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore", "SiloRules"]
+            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore", "SiloRules"],
+            exclude: ["README.md"]
         ),
     ]
 )

@@ -121,6 +121,15 @@ public final class StorageMetadata: Sendable, Hashable, CustomStringConvertible 
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(dictionaryFields) }
 
+    /// Firebase's `NSObject` equality, spelled as it is there: equal dictionary representations.
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? StorageMetadata else { return false }
+        return self == other
+    }
+
+    /// Firebase's `NSObject` hash, consistent with `isEqual(_:)`.
+    public var hash: Int { hashValue }
+
     /// Equality ignores what a dictionary cannot hold (`isFile`, download tokens), as Firebase's does.
     private var dictionaryFields: Fields {
         var f = fields

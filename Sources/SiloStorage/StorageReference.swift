@@ -41,6 +41,15 @@ public final class StorageReference: Sendable, Hashable, CustomStringConvertible
         hasher.combine(path)
     }
 
+    /// Firebase's `NSObject` equality, spelled as it is there: same `Storage`, bucket and path.
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? StorageReference else { return false }
+        return self == other
+    }
+
+    /// Firebase's `NSObject` hash, consistent with `isEqual(_:)`.
+    public var hash: Int { hashValue }
+
     /// Operations other than list need an object; Firebase traps or sends nonsense for the root.
     func requireObject() throws(StorageError) {
         if path.isRoot {

@@ -37,7 +37,7 @@ public final class StorageTaskSnapshot: Sendable, CustomStringConvertible {
         switch status {
         case .progress: "<State: Progress, Progress: Optional(\(completedUnitCount)/\(totalUnitCount))>"
         case .failure: "<State: Failed, Error: \(String(describing: error))"
-        default: "<State: \(status)>"
+        default: "<State: \(status.stateName)>"
         }
     }
 }

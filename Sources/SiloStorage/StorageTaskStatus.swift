@@ -1,5 +1,6 @@
-/// The events a task reports, with Firebase's raw values.
-public enum StorageTaskStatus: Int, Sendable, CaseIterable, CustomStringConvertible {
+/// The events a task reports, with Firebase's raw values. No custom `description`: it prints its case name
+/// (`progress`), as Firebase's does in Swift.
+public enum StorageTaskStatus: Int, Sendable, CaseIterable {
     case unknown = 0
     case resume = 1
     case progress = 2
@@ -7,7 +8,8 @@ public enum StorageTaskStatus: Int, Sendable, CaseIterable, CustomStringConverti
     case success = 4
     case failure = 5
 
-    public var description: String {
+    /// The word Firebase's snapshot descriptions use (`<State: Paused>`).
+    var stateName: String {
         switch self {
         case .unknown: "Unknown"
         case .resume: "Resume"

@@ -215,7 +215,7 @@ import Testing
             // maxSize exactly the object's size is allowed.
             let ref = storage.reference(withPath: "ios/public/1mb")
             let data = try await completion { ref.getData(maxSize: 1024 * 1024, completion: $0) }.get()
-            #expect(data == FirebaseProject.oneMiB)
+            #expect(same(data, FirebaseProject.oneMiB))
         }
 
         @Test func testSimpleGetDataInBackgroundQueue() async throws {
@@ -409,7 +409,7 @@ import Testing
             #expect(final.pauses == 1)
             #expect(final.regressions == 0)
             #expect(descriptions.all.allSatisfy { $0.contains("State: Progress") || $0 == "<State: Paused>" })
-            #expect(try Data(contentsOf: fileURL) == FirebaseProject.oneMiB)  // test:
+            #expect(same(try Data(contentsOf: fileURL), FirebaseProject.oneMiB))  // test:
         }
 
         @Test func testPagedListFiles() async throws {

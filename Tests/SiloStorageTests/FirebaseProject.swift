@@ -155,3 +155,7 @@ func scratchDirectory() throws -> URL {
 
 /// `"Hello Swift World"`, the tests' small payload.
 let helloData = Data("Hello Swift World".utf8)
+
+/// Whether two payloads are equal. `#expect(a == b)` on large `Data` would, when it fails, compute a byte-wise
+/// collection difference that takes minutes for a MiB; a plain Bool fails at once.
+func same(_ a: Data, _ b: Data) -> Bool { a == b }
