@@ -15,13 +15,13 @@ import Testing
 final class FirebaseProject: @unchecked Sendable {
     static let bucket = "ios-opensource-samples.appspot.com"
 
-    /// Firebase's rules for its test project, but `match /{directChild}` for its `match /{directChild=*}`: the same
-    /// single-segment wildcard, written without the `=*` form Silo's rules parser does not take yet (fixed on main).
+    /// Firebase's rules for its test project, `match /{directChild=*}` (a single-segment wildcard) as Firebase writes
+    /// it.
     static let rules = """
         rules_version = '2';
         service firebase.storage {
           match /b/{bucket}/o {
-            match /{directChild} {
+            match /{directChild=*} {
               allow read: if request.auth != null;
             }
             match /ios {
