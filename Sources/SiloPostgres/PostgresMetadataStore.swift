@@ -279,16 +279,9 @@ public final class PostgresMetadataStore: MetadataStore {
             }
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
-                let key: [Value] = [
-                    .text(current.bucket.rawValue), .bytes(Array(current.name.rawValue.utf8)),
-                    .int64(current.generation),
-                ]
-                if bucket.versioning {
-                    try connection.query(
-                        "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                } else {
-                    try removeVersion(key, current, softDeletion: draft.replacedSoftDeletion, at: time, connection)
-                }
+                try retire(
+                    current, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion, at: time,
+                    connection)
             }
             // Last, so the counter row (which every insert on every node updates) stays locked only briefly.
             let generation = try connection.query(
@@ -372,18 +365,7 @@ public final class PostgresMetadataStore: MetadataStore {
                     ? "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3"
                     : "DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3",
                 [.text(bucket.rawValue), .bytes(Array(source.rawValue.utf8)), .int64(moving.generation)])
-            if let current {
-                let key: [Value] = [
-                    .text(bucket.rawValue), .bytes(Array(destination.rawValue.utf8)), .int64(current.generation),
-                ]
-                if versioning {
-                    try connection.query(
-                        "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                } else {
-                    try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                    try addGarbage(current.blobID, at: time, connection)
-                }
-            }
+            if let current { try retire(current, versioning: versioning, softDeletion: nil, at: time, connection) }
             let generation = try connection.query(
                 "UPDATE counters SET value = greatest(value + 1, $1) WHERE name = 'last_generation' RETURNING value",
                 [.int64(time.microseconds)]
@@ -482,6 +464,22 @@ public final class PostgresMetadataStore: MetadataStore {
 
     // MARK: Soft delete
 
+    /// The live version a write replaces: kept noncurrent in a versioned bucket, else removed (``removeVersion``).
+    private func retire(
+        _ current: ObjectRecord, versioning: Bool, softDeletion: SoftDeletion?, at time: Timestamp,
+        _ connection: Connection
+    ) throws {
+        let key: [Value] = [
+            .text(current.bucket.rawValue), .bytes(Array(current.name.rawValue.utf8)), .int64(current.generation),
+        ]
+        if versioning {
+            try connection.query(
+                "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+        } else {
+            try removeVersion(key, current, softDeletion: softDeletion, at: time, connection)
+        }
+    }
+
     /// Removes the version row at `key`: into the soft-deleted versions when `softDeletion` is given (its blob stays
     /// referenced), else for good (its blob becomes garbage).
     private func removeVersion(
@@ -561,16 +559,7 @@ public final class PostgresMetadataStore: MetadataStore {
             let current = try live(bucket, name, connection, forUpdate: true)
             try conditions.check(current, describing: describe(bucket, name))
             let versioning = try ensureBucket(bucket, at: time, connection).versioning
-            if let current {
-                let key: [Value] = [.text(bucket.rawValue), nameBytes, .int64(current.generation)]
-                if versioning {
-                    try connection.query(
-                        "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                } else {
-                    try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
-                    try addGarbage(current.blobID, at: time, connection)
-                }
-            }
+            if let current { try retire(current, versioning: versioning, softDeletion: nil, at: time, connection) }
             try connection.query(
                 "DELETE FROM soft_deleted_objects WHERE bucket = $1 AND name = $2 AND generation = $3", softKey)
             let next = try connection.query(

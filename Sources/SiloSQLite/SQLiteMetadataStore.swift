@@ -256,16 +256,9 @@ public final class SQLiteMetadataStore: MetadataStore {
             }
             let bucket = try ensureBucket(draft.bucket, at: time, connection)
             if let current {
-                let key: [SQLValue] = [
-                    .text(current.bucket.rawValue), .blob(Array(current.name.rawValue.utf8)),
-                    .integer(current.generation),
-                ]
-                if bucket.versioning {
-                    try connection.run(
-                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
-                } else {
-                    try removeVersion(key, current, softDeletion: draft.replacedSoftDeletion, at: time, connection)
-                }
+                try retire(
+                    current, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion, at: time,
+                    connection)
             }
             let generation = max(time.microseconds, lastGeneration + 1)
             let stored = ObjectRecord(
@@ -350,18 +343,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 versioning
                     ? "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?"
                     : "DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", sourceKey)
-            if let current {
-                let key: [SQLValue] = [
-                    .text(bucket.rawValue), .blob(Array(destination.rawValue.utf8)), .integer(current.generation),
-                ]
-                if versioning {
-                    try connection.run(
-                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
-                } else {
-                    try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
-                    try addGarbage(current.blobID, at: time, connection)
-                }
-            }
+            if let current { try retire(current, versioning: versioning, softDeletion: nil, at: time, connection) }
             let generation = max(time.microseconds, lastGeneration + 1)
             let moved = ObjectRecord(
                 bucket: bucket, name: destination, generation: generation, metageneration: 1, blob: moving.blob,
@@ -409,6 +391,21 @@ public final class SQLiteMetadataStore: MetadataStore {
     }
 
     // MARK: Soft delete
+
+    /// The live version a write replaces: kept noncurrent in a versioned bucket, else removed (``removeVersion``).
+    private func retire(
+        _ current: ObjectRecord, versioning: Bool, softDeletion: SoftDeletion?, at time: Timestamp,
+        _ connection: Connection
+    ) throws {
+        let key: [SQLValue] = [
+            .text(current.bucket.rawValue), .blob(Array(current.name.rawValue.utf8)), .integer(current.generation),
+        ]
+        if versioning {
+            try connection.run("UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
+        } else {
+            try removeVersion(key, current, softDeletion: softDeletion, at: time, connection)
+        }
+    }
 
     /// Removes the version row at `key`: into the soft-deleted versions when `softDeletion` is given (its blob stays
     /// referenced), else for good (its blob becomes garbage).
@@ -487,14 +484,9 @@ public final class SQLiteMetadataStore: MetadataStore {
             let current = try live(bucket, name, connection)
             try conditions.check(current, describing: describe(bucket, name))
             if let current {
-                let key: [SQLValue] = [.text(bucket.rawValue), nameBytes, .integer(current.generation)]
-                if try storedBucket(bucket, connection)?.versioning ?? false {
-                    try connection.run(
-                        "UPDATE objects SET live = 0 WHERE bucket = ? AND name = ? AND generation = ?", key)
-                } else {
-                    try connection.run("DELETE FROM objects WHERE bucket = ? AND name = ? AND generation = ?", key)
-                    try addGarbage(current.blobID, at: time, connection)
-                }
+                try retire(
+                    current, versioning: try storedBucket(bucket, connection)?.versioning ?? false, softDeletion: nil,
+                    at: time, connection)
             }
             try connection.run(
                 "DELETE FROM soft_deleted_objects WHERE bucket = ? AND name = ? AND generation = ?", softKey)

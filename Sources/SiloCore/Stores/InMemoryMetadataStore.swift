@@ -36,6 +36,17 @@ public final class InMemoryMetadataStore: MetadataStore {
             if garbage[id] == nil { garbage[id] = time }
         }
 
+        /// The live version a write replaces: kept noncurrent in a versioned bucket, else removed (``remove``).
+        mutating func retire(
+            _ current: ObjectRecord, in versions: inout Versions, versioning: Bool, softDeletion: SoftDeletion?,
+            at time: Timestamp
+        ) {
+            versions.live = nil
+            guard !versioning else { return }
+            versions.byGeneration[current.generation] = nil
+            remove(current, softDeletion: softDeletion, at: time)
+        }
+
         /// A version leaves its name: among the soft-deleted versions when `softDeletion` is given, else for good
         /// (its blob becomes garbage).
         mutating func remove(_ record: ObjectRecord, softDeletion: SoftDeletion?, at time: Timestamp) {
@@ -169,11 +180,9 @@ public final class InMemoryMetadataStore: MetadataStore {
             state.lastGeneration = generation
             var versions = state.objects[key] ?? Versions()
             if let current {
-                versions.live = nil
-                if !bucket.versioning {
-                    versions.byGeneration[current.generation] = nil
-                    state.remove(current, softDeletion: draft.replacedSoftDeletion, at: time)
-                }
+                state.retire(
+                    current, in: &versions, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion,
+                    at: time)
             }
             let stored = ObjectRecord(
                 bucket: draft.bucket, name: draft.name, generation: generation, metageneration: 1, blob: draft.blob,
@@ -228,11 +237,7 @@ public final class InMemoryMetadataStore: MetadataStore {
             state.objects[from] = sourceVersions.byGeneration.isEmpty ? nil : sourceVersions
             var versions = state.objects[to] ?? Versions()
             if let current {
-                versions.live = nil
-                if !versioning {
-                    versions.byGeneration[current.generation] = nil
-                    state.addGarbage(current.blobID, at: time)
-                }
+                state.retire(current, in: &versions, versioning: versioning, softDeletion: nil, at: time)
             }
             let generation = max(time.microseconds, state.lastGeneration + 1)
             state.lastGeneration = generation
@@ -359,11 +364,7 @@ public final class InMemoryMetadataStore: MetadataStore {
             let versioning = state.buckets[bucket]?.versioning ?? false
             var versions = state.objects[key] ?? Versions()
             if let current {
-                versions.live = nil
-                if !versioning {
-                    versions.byGeneration[current.generation] = nil
-                    state.addGarbage(current.blobID, at: time)
-                }
+                state.retire(current, in: &versions, versioning: versioning, softDeletion: nil, at: time)
             }
             state.softDeleted[softKey] = nil
             let newGeneration = max(time.microseconds, state.lastGeneration + 1)
