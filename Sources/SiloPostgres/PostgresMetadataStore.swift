@@ -438,6 +438,16 @@ public final class PostgresMetadataStore: MetadataStore {
     public func listObjectVersions(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
         throws -> [ObjectRecord]
     {
+        try versionRows(
+            "objects", columns: Codec.objectColumns, bucket, prefix: prefix, startAfter: startAfter, limit: limit,
+            Codec.object)
+    }
+
+    /// Rows of `table` (objects, or soft-deleted ones) by (name bytes, generation) after `startAfter`.
+    private func versionRows<Decoded: Sendable>(
+        _ table: String, columns: String, _ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?,
+        limit: Int, _ decode: (Row) throws -> Decoded
+    ) throws -> [Decoded] {
         guard limit > 0 else { return [] }
         let prefixBytes = Array(prefix.utf8)
         // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
@@ -450,7 +460,7 @@ public final class PostgresMetadataStore: MetadataStore {
         return try read { connection in
             try connection.query(
                 """
-                SELECT \(Codec.objectColumns) FROM objects
+                SELECT \(columns) FROM \(table)
                 WHERE bucket = $1 AND name >= $2 AND name < $3 AND (name, generation) > ($4, $5)
                 ORDER BY name, generation LIMIT $6
                 """,
@@ -458,7 +468,7 @@ public final class PostgresMetadataStore: MetadataStore {
                     .text(bucket.rawValue), .bytes(lower), .bytes(upper), .bytes(after.name), .int64(after.generation),
                     .int64(Int64(limit)),
                 ]
-            ).map(Codec.object)
+            ).map(decode)
         }
     }
 
@@ -515,24 +525,9 @@ public final class PostgresMetadataStore: MetadataStore {
     public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
         throws -> [SoftDeletedObject]
     {
-        guard limit > 0 else { return [] }
-        let prefixBytes = Array(prefix.utf8)
-        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
-        let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
-        let lower = prefixBytes.lexicographicallyPrecedes(after.name) ? after.name : prefixBytes
-        return try read { connection in
-            try connection.query(
-                """
-                SELECT \(Self.softColumns) FROM soft_deleted_objects
-                WHERE bucket = $1 AND name >= $2 AND name < $3 AND (name, generation) > ($4, $5)
-                ORDER BY name, generation LIMIT $6
-                """,
-                [
-                    .text(bucket.rawValue), .bytes(lower), .bytes(upper), .bytes(after.name), .int64(after.generation),
-                    .int64(Int64(limit)),
-                ]
-            ).map(Self.softDeleted)
-        }
+        try versionRows(
+            "soft_deleted_objects", columns: Self.softColumns, bucket, prefix: prefix, startAfter: startAfter,
+            limit: limit, Self.softDeleted)
     }
 
     public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws

@@ -438,24 +438,9 @@ public final class SQLiteMetadataStore: MetadataStore {
     public func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
         throws -> [SoftDeletedObject]
     {
-        guard limit > 0 else { return [] }
-        let prefixBytes = Array(prefix.utf8)
-        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
-        let after = startAfter ?? ObjectVersionKey(name: [], generation: .min)
-        let lower = prefixBytes.lexicographicallyPrecedes(after.name) ? after.name : prefixBytes
-        return try read { connection in
-            try connection.rows(
-                """
-                SELECT \(Self.softColumns) FROM soft_deleted_objects
-                WHERE bucket = ? AND name >= ? AND name < ? AND (name > ? OR (name = ? AND generation > ?))
-                ORDER BY name, generation LIMIT ?
-                """,
-                [
-                    .text(bucket.rawValue), .blob(lower), .blob(upper), .blob(after.name), .blob(after.name),
-                    .integer(after.generation), .integer(Int64(limit)),
-                ],
-                Self.softDeleted)
-        }
+        try versionRows(
+            "soft_deleted_objects", columns: Self.softColumns, bucket, prefix: prefix, startAfter: startAfter,
+            limit: limit, Self.softDeleted)
     }
 
     public func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws
@@ -577,6 +562,16 @@ public final class SQLiteMetadataStore: MetadataStore {
     public func listObjectVersions(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int)
         throws -> [ObjectRecord]
     {
+        try versionRows(
+            "objects", columns: Codec.objectColumns, bucket, prefix: prefix, startAfter: startAfter, limit: limit,
+            Codec.object)
+    }
+
+    /// Rows of `table` (objects, or soft-deleted ones) by (name bytes, generation) after `startAfter`.
+    private func versionRows<Row: Sendable>(
+        _ table: String, columns: String, _ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?,
+        limit: Int, _ decode: (Statement) throws -> Row
+    ) throws -> [Row] {
         guard limit > 0 else { return [] }
         let prefixBytes = Array(prefix.utf8)
         // No valid UTF-8 contains 0xFF, so every name starting with the prefix sorts below prefix + 0xFF.
@@ -590,7 +585,7 @@ public final class SQLiteMetadataStore: MetadataStore {
         return try read { connection in
             try connection.rows(
                 """
-                SELECT \(Codec.objectColumns) FROM objects
+                SELECT \(columns) FROM \(table)
                 WHERE bucket = ? AND name >= ? AND name < ? AND (name > ? OR (name = ? AND generation > ?))
                 ORDER BY name, generation LIMIT ?
                 """,
@@ -598,7 +593,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                     .text(bucket.rawValue), .blob(lower), .blob(upper), .blob(after.name), .blob(after.name),
                     .integer(after.generation), .integer(Int64(limit)),
                 ],
-                Codec.object)
+                decode)
         }
     }
 
