@@ -12,6 +12,11 @@ work=$(mktemp -d)
 server=
 trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 git clone --quiet "$repo" "$work/silo"
+# What SwiftPM sees of the dependency: no target of it may carry an unsafe flag (the build below would refuse one).
+if (cd "$work/silo" && swift package dump-package) | grep -q '"unsafeFlags"'; then
+    echo "consumer: the package declares unsafe flags for a dependent" >&2
+    exit 1
+fi
 git -C "$work/silo" rev-parse -q --verify "refs/tags/$version" >/dev/null || git -C "$work/silo" tag "$version"
 mkdir -p "$work/app"
 cp -R "$repo/tests/consumer/Sources" "$work/app/"

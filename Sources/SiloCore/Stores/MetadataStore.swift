@@ -205,24 +205,18 @@ public struct SoftDeletion: Sendable, Equatable {
     }
 }
 
-/// A version deleted from a bucket with a soft-delete policy, kept restorable.
-public struct SoftDeletedObject: Sendable, Equatable {
-    public var record: ObjectRecord
+/// A record deleted under a soft-delete policy, kept restorable until its hard-delete time.
+public struct SoftDeleted<Record: Sendable & Equatable>: Sendable, Equatable {
+    public var record: Record
     public var deletion: SoftDeletion
 
-    public init(record: ObjectRecord, deletion: SoftDeletion) {
+    public init(record: Record, deletion: SoftDeletion) {
         self.record = record
         self.deletion = deletion
     }
 }
 
-/// A bucket deleted under a soft-delete policy, kept restorable.
-public struct SoftDeletedBucket: Sendable, Equatable {
-    public var record: BucketRecord
-    public var deletion: SoftDeletion
-
-    public init(record: BucketRecord, deletion: SoftDeletion) {
-        self.record = record
-        self.deletion = deletion
-    }
-}
+/// An object version deleted from a bucket with a soft-delete policy.
+public typealias SoftDeletedObject = SoftDeleted<ObjectRecord>
+/// A bucket deleted under a soft-delete policy.
+public typealias SoftDeletedBucket = SoftDeleted<BucketRecord>

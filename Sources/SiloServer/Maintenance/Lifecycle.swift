@@ -85,10 +85,12 @@ struct Lifecycle {
                 } else if let target = matching.first(where: { $0.action == "SetStorageClass" })?.storageClass,
                     version.fields.extras.storageClass ?? "STANDARD" != target
                 {
-                    _ = try? service.metadata.updateObject(
-                        bucket, version.name, generation: version.generation, conditions: .none, at: now
+                    // A version that changed or went since it was read is left to the next pass.
+                    let updated = try? service.metadata.updateObject(
+                        bucket, version.name, generation: version.generation,
+                        conditions: Preconditions(ifMetagenerationMatch: version.metageneration), at: now
                     ) { $0.extras.storageClass = target }
-                    changed += 1
+                    if updated != nil { changed += 1 }
                 }
             }
             versions = []
