@@ -76,7 +76,7 @@ let package = Package(
         // AWS Signature V4, pure Swift: the caller supplies SHA-256 and HMAC, so it needs no C and no other target.
         .target(name: "SiloS3Signer"),
         // BlobStore on any S3-compatible endpoint: libcurl through SiloCurl, hashes from SiloHashing.
-        .target(name: "SiloS3", dependencies: ["SiloCore", "SiloS3Signer", "SiloCurl", "SiloHashing"]),
+        .target(name: "SiloS3", dependencies: ["SiloCore", "SiloWire", "SiloS3Signer", "SiloCurl", "SiloHashing"]),
 
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
@@ -138,7 +138,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
-        .testTarget(name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing"]),
+        .testTarget(
+            name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing", "SiloWire"]),
         .testTarget(
             name: "SiloHTTPTransportTests",
             dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting"]

@@ -3,6 +3,7 @@ public import SiloCore
 import SiloCurl
 import SiloHashing
 import SiloS3Signer
+import SiloWire
 
 /// A ``BlobStore`` on any S3-compatible endpoint (AWS S3, SeaweedFS, Ceph RGW, …), with path-style URLs, AWS
 /// Signature V4 and `UNSIGNED-PAYLOAD`, over libcurl.
@@ -157,17 +158,17 @@ public final class S3BlobStore: BlobStore, BlobListing {
                 S3Operation(
                     method: "GET", key: nil, query: query, replyLimit: 16 << 20, summary: "list \(prefix)"))
             let xml = Substring(decoding: reply.body, as: UTF8.self)
-            for contents in S3XML.elements("Contents", in: xml) {
-                guard let key = S3XML.value("Key", in: contents), let size = S3XML.value("Size", in: contents),
+            for contents in XMLText.elements("Contents", in: xml) {
+                guard let key = XMLText.value("Key", in: contents), let size = XMLText.value("Size", in: contents),
                     let bytes = Int64(size)
                 else { throw S3Error(.invalidResponse, "list \(prefix): an entry without Key or Size") }
                 listing.objects.append((key, bytes))
             }
-            for common in S3XML.elements("CommonPrefixes", in: xml) {
-                if let value = S3XML.value("Prefix", in: common) { listing.commonPrefixes.append(value) }
+            for common in XMLText.elements("CommonPrefixes", in: xml) {
+                if let value = XMLText.value("Prefix", in: common) { listing.commonPrefixes.append(value) }
             }
-            let truncated = S3XML.value("IsTruncated", in: xml) == "true"
-            token = truncated ? S3XML.value("NextContinuationToken", in: xml) : nil
+            let truncated = XMLText.value("IsTruncated", in: xml) == "true"
+            token = truncated ? XMLText.value("NextContinuationToken", in: xml) : nil
             if truncated && token == nil {
                 throw S3Error(.invalidResponse, "list \(prefix): truncated listing without a continuation token")
             }
@@ -198,7 +199,7 @@ public final class S3BlobStore: BlobStore, BlobListing {
             start = batch.endIndex
             let body = Data(
                 ("<Delete><Quiet>true</Quiet>"
-                    + batch.map { "<Object><Key>\(S3XML.escape($0))</Key></Object>" }.joined() + "</Delete>").utf8)
+                    + batch.map { "<Object><Key>\(XMLText.escape($0))</Key></Object>" }.joined() + "</Delete>").utf8)
             let md5 = Data(MD5Hasher.digest(body)).base64EncodedString()
             let reply = try client.send(
                 S3Operation(
@@ -207,12 +208,12 @@ public final class S3BlobStore: BlobStore, BlobListing {
                     body: body, summary: "delete \(batch.count) objects from \(batch[batch.startIndex])"))
             // Quiet mode lists only the failures; a missing key is not one.
             let xml = Substring(decoding: reply.body, as: UTF8.self)
-            if let failure = S3XML.elements("Error", in: xml).first {
-                let key = S3XML.value("Key", in: failure) ?? "?"
-                let code = S3XML.value("Code", in: failure)
+            if let failure = XMLText.elements("Error", in: xml).first {
+                let key = XMLText.value("Key", in: failure) ?? "?"
+                let code = XMLText.value("Code", in: failure)
                 throw S3Error(
                     code == "AccessDenied" ? .accessDenied : .unavailable,
-                    "delete \(key) failed: \(S3XML.value("Message", in: failure) ?? "")", status: reply.status,
+                    "delete \(key) failed: \(XMLText.value("Message", in: failure) ?? "")", status: reply.status,
                     s3Code: code)
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloCurl
 import SiloS3Signer
+import SiloWire
 
 /// Writes one blob as segments (see ``S3BlobStore``): buffers up to one part, streams full parts into a multipart
 /// upload, and publishes the current segment on `sync()` and `close()`.
@@ -119,7 +120,7 @@ final class S3BlobWriter: BlobWriter {
                 S3Operation(
                     method: "POST", key: key, query: [SigV4QueryItem("uploads")],
                     summary: "start multipart upload of \(key)"))
-            guard let uploadID = S3XML.value("UploadId", in: Substring(decoding: reply.body, as: UTF8.self)) else {
+            guard let uploadID = XMLText.value("UploadId", in: Substring(decoding: reply.body, as: UTF8.self)) else {
                 throw S3Error(.invalidResponse, "start multipart upload of \(key): no UploadId in the reply")
             }
             upload = (uploadID, key, [])
@@ -143,7 +144,7 @@ final class S3BlobWriter: BlobWriter {
     /// `<Error>` body, which counts as failure.
     private func complete(_ upload: (id: String, key: String, etags: [String])) throws(S3Error) {
         let parts = upload.etags.enumerated().map { index, etag in
-            "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(S3XML.escape(etag))</ETag></Part>"
+            "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLText.escape(etag))</ETag></Part>"
         }
         let body = Data(("<CompleteMultipartUpload>" + parts.joined() + "</CompleteMultipartUpload>").utf8)
         let reply: CurlBufferedResponse
@@ -164,7 +165,7 @@ final class S3BlobWriter: BlobWriter {
             return
         }
         let xml = Substring(decoding: reply.body, as: UTF8.self)
-        if !S3XML.elements("Error", in: xml).isEmpty {
+        if !XMLText.elements("Error", in: xml).isEmpty {
             throw S3Client.failure(
                 CurlBufferedResponse(head: CurlResponseHead(status: 500, headers: []), body: reply.body),
                 "complete multipart upload of \(upload.key)")

@@ -2,6 +2,7 @@ import Foundation
 import SiloCurl
 import SiloHashing
 import SiloS3Signer
+import SiloWire
 
 /// One S3 request as the store describes it: which key (nil = the bucket itself), subresource query, signed
 /// headers, an in-memory body, and how much reply it is willing to hold.
@@ -87,8 +88,8 @@ struct S3Client: Sendable {
     /// The error for a non-2xx reply, with S3's `<Code>` and `<Message>` when the body has them.
     static func failure(_ reply: CurlBufferedResponse, _ summary: String) -> S3Error {
         let xml = Substring(decoding: reply.body.prefix(64 << 10), as: UTF8.self)
-        let s3Code = S3XML.value("Code", in: xml)
-        let s3Message = S3XML.value("Message", in: xml)
+        let s3Code = XMLText.value("Code", in: xml)
+        let s3Message = XMLText.value("Message", in: xml)
         let code: S3Error.Code =
             switch reply.status {
             case 404: .notFound

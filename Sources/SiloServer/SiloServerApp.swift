@@ -16,6 +16,7 @@ public final class SiloServerApp: HTTPHandler {
     let gcsBuckets: GCSBucketRoutes
     let gcsUploads: GCSUploads
     let batch: BatchRoutes
+    let xml: XMLRoutes
 
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
@@ -30,6 +31,7 @@ public final class SiloServerApp: HTTPHandler {
         gcsBuckets = GCSBucketRoutes(service: service)
         gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
         batch = BatchRoutes(configuration: configuration)
+        xml = XMLRoutes(service: service, download: firebase.download)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -134,6 +136,8 @@ public final class SiloServerApp: HTTPHandler {
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
             .gcsObjectSub, .gcsServiceAccount, .gcsUnimplemented:
             return gcs(route, context)
+        case .xmlBucket, .xmlObject:
+            return xml(route, context)
         case .unknown:
             break
         }
@@ -188,6 +192,25 @@ public final class SiloServerApp: HTTPHandler {
                             "service-\(ObjectResource.projectNumber)@gs-project-accounts.iam.gserviceaccount.com"),
                     ])))
         default: return .respond(Reply.gcsError(StorageError(.notFound, "Not Found")))
+        }
+    }
+
+    /// The XML API, under the same access rule as the JSON API.
+    private func xml(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+        guard
+            service.configuration.openAdminAPI || context.principal?.isAdmin == true
+                || PublicAccess(service: service).allows(route, context)
+        else {
+            let error =
+                context.principal == nil
+                ? StorageError(.unauthenticated, "Anonymous caller does not have access to the XML API.")
+                : StorageError(.permissionDenied, "Missing admin credentials.")
+            return .respond(Reply.xmlError(error))
+        }
+        switch route {
+        case .xmlBucket(let bucket): return xml.bucket(context, bucket)
+        case .xmlObject(let bucket, let name): return xml.object(context, bucket, name)
+        default: return .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
         }
     }
 

@@ -1,5 +1,6 @@
 import SiloCore
 import SiloS3Signer
+import SiloWire
 import Testing
 
 @testable import SiloS3
@@ -99,12 +100,12 @@ import Testing
             <Size>12</Size></Contents><Contents><Key>d</Key><Size>0</Size></Contents>\
             <CommonPrefixes><Prefix>p/x/</Prefix></CommonPrefixes><IsTruncated>false</IsTruncated></ListBucketResult>
             """
-        let contents = S3XML.elements("Contents", in: xml)
+        let contents = XMLText.elements("Contents", in: xml)
         #expect(contents.count == 2)
-        #expect(S3XML.value("Key", in: contents[0]) == "a&b/c/<")
-        #expect(S3XML.value("Size", in: contents[1]) == "0")
-        #expect(S3XML.elements("CommonPrefixes", in: xml).compactMap { S3XML.value("Prefix", in: $0) } == ["p/x/"])
-        #expect(S3XML.escape("\"e\"&<>") == "&quot;e&quot;&amp;&lt;&gt;")
+        #expect(XMLText.value("Key", in: contents[0]) == "a&b/c/<")
+        #expect(XMLText.value("Size", in: contents[1]) == "0")
+        #expect(XMLText.elements("CommonPrefixes", in: xml).compactMap { XMLText.value("Prefix", in: $0) } == ["p/x/"])
+        #expect(XMLText.escape("\"e\"&<>") == "&quot;e&quot;&amp;&lt;&gt;")
     }
 
     @Test func errorsMapToStorageErrors() {

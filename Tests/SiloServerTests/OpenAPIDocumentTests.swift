@@ -1,4 +1,5 @@
 import Foundation
+import SiloCore
 import SiloHTTP
 import SiloTesting
 import Testing
@@ -37,7 +38,7 @@ import Testing
 
     @Test func route() throws {
         #expect(try Route.parse("/openapi.json") == .openAPIDocument)
-        #expect(try Route.parse("/openapi.json/") == .unknown)
+        #expect(try Route.parse("/openapi.json/") == .xmlBucket(try BucketName("openapi.json")))
         #expect(try Route.parse("/v0/openapi.json") == .unknown)
     }
 

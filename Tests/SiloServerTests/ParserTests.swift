@@ -238,7 +238,13 @@ import Testing
             try Route.parse("/v0/b/demo.appspot.com/o/a%2Fb%25c+d") == .firebaseObject(b, try ObjectName("a/b%c+d")))
         #expect(try Route.parse("/v0/b/demo.appspot.com/o/a/b%2Fc") == .firebaseObject(b, try ObjectName("a/b/c")))
         #expect(try Route.parse("/") == .probe)
-        #expect(try Route.parse("/v1/b/x/o") == .unknown)
+        // Not the JSON API: the XML API's object `b/x/o` in bucket `v1`.
+        #expect(try Route.parse("/v1/b/x/o") == .xmlObject(try BucketName("v1"), try ObjectName("b/x/o")))
+        #expect(
+            try Route.parse("/b%2Dx/dir%2Ffile%2Eparquet")
+                == .xmlObject(try BucketName("b-x"), try ObjectName("dir/file.parquet")))
+        #expect(try Route.parse("/b-x/") == .xmlBucket(try BucketName("b-x")))
+        #expect(try Route.parse("/a%3Cb%3E/x") == .unknown)
         #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/%E2%28") }
     }
 

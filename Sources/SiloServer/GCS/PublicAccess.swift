@@ -13,7 +13,7 @@ struct PublicAccess {
         guard context.method == "GET" || context.method == "HEAD" else { return false }
         do {
             switch route {
-            case .gcsObject(let bucket, let name):
+            case .gcsObject(let bucket, let name), .xmlObject(let bucket, let name):
                 guard let resource = try service.bucketResource(bucket) else { return false }
                 if grantsBucket(resource, context) { return true }
                 guard !resource.uniformBucketLevelAccess, !resource.publicAccessPreventionEnforced,
@@ -22,7 +22,7 @@ struct PublicAccess {
                 else { return false }
                 let acl = ACLEntry.parse(record.fields.extras.acl) ?? []
                 return acl.contains { grants($0.entity, context) }
-            case .gcsObjects(let bucket):
+            case .gcsObjects(let bucket), .xmlBucket(let bucket):
                 guard let resource = try service.bucketResource(bucket) else { return false }
                 if grantsBucket(resource, context) { return true }
                 // A legacy bucket ACL that lets the public read the bucket lets it list.

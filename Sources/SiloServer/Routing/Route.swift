@@ -38,6 +38,11 @@ enum Route: Equatable {
     case gcsUnimplemented(String)
     /// `POST /batch/storage/v1` (also `/batch/storage/v1/` and `/batch`): a `multipart/mixed` batch of JSON API calls.
     case batch
+    /// GCS XML API, path style `/{bucket}` (or virtual-host style, `/` on `{bucket}.{host}`): list objects, POST
+    /// policy form uploads.
+    case xmlBucket(BucketName)
+    /// GCS XML API, path style `/{bucket}/{object…}` (or `/{object…}` on `{bucket}.{host}`).
+    case xmlObject(BucketName, ObjectName)
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
@@ -59,7 +64,12 @@ enum Route: Equatable {
             let batchPaths: [[Substring]] = [[], [""], ["storage", "v1"], ["storage", "v1", ""]]
             return batchPaths.contains(Array(segments.dropFirst(2))) ? .batch : .unknown
         }
-        if segments[1] != "v0" { return try parseGCS(segments) }
+        if segments[1] != "v0" {
+            guard jsonAPIRoots.contains(segments[1]) else {
+                return try parseXML(bucket: segments[1], segments.dropFirst(2))
+            }
+            return try parseGCS(segments)
+        }
         guard segments.count >= 5, segments[2] == "b", segments[4] == "o" else { return .unknown }
         let bucket = try BucketName(try decode(segments[3]))
         let objectSegments = segments.dropFirst(5)
@@ -133,6 +143,36 @@ enum Route: Equatable {
                 try ObjectName(try decode(rest[5])), rewrite: rest[1] == "rewriteTo")
         }
         return .gcsObject(bucket, try ObjectName(try rest.map { try decode($0) }.joined(separator: "/")))
+    }
+
+    /// First path segments that belong to the JSON API (and so are no bucket name in XML path style: such buckets
+    /// are reachable virtual-host style only).
+    private static let jsonAPIRoots: Set<Substring> = [
+        "storage", "upload", "download", "resumable", "b", "projects", "channels",
+    ]
+
+    /// The XML API: `/{bucket}[/{object…}]`, every segment percent-decoded (the bucket too: Rust's object_store
+    /// encodes the whole path), object segments joined with `/`. A first segment that is no valid bucket name is
+    /// no XML route.
+    private static func parseXML(bucket rawBucket: Substring, _ objectSegments: ArraySlice<Substring>) throws -> Route {
+        guard let bucket = try? BucketName(try decode(rawBucket)) else { return .unknown }
+        return try xml(bucket, objectSegments)
+    }
+
+    /// The XML API on a virtual host (`{bucket}.{host}`): the whole path names the object.
+    static func parseVirtualHost(_ rawPath: String, bucket: BucketName) throws -> Route {
+        let segments = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
+            rawPath[$0.startIndex..<$0.endIndex]
+        }
+        guard segments.first?.isEmpty == true else { return .unknown }
+        return try xml(bucket, segments.dropFirst())
+    }
+
+    private static func xml(_ bucket: BucketName, _ objectSegments: ArraySlice<Substring>) throws -> Route {
+        if objectSegments.isEmpty || (objectSegments.count == 1 && objectSegments.first!.isEmpty) {
+            return .xmlBucket(bucket)
+        }
+        return .xmlObject(bucket, try ObjectName(try objectSegments.map { try decode($0) }.joined(separator: "/")))
     }
 
     private static func decode(_ segment: Substring) throws -> String {

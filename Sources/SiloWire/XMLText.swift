@@ -1,9 +1,9 @@
-/// Just enough XML for S3's replies, which are flat, attribute-free and machine-written: the text of named
+/// Just enough XML for S3 replies and the GCS XML API, which are flat, attribute-free and machine-written: the text of named
 /// elements, found by their literal `<Name>`…`</Name>` tags, with the five predefined entities and numeric character
 /// references decoded. Not a general XML parser (no CDATA, comments or namespaces prefixes are expected).
-enum S3XML {
+public enum XMLText {
     /// The raw inner text of every `<name>…</name>` element, in document order.
-    static func elements(_ name: String, in xml: Substring) -> [Substring] {
+    public static func elements(_ name: String, in xml: Substring) -> [Substring] {
         let open = "<\(name)>"
         let close = "</\(name)>"
         var found: [Substring] = []
@@ -17,12 +17,12 @@ enum S3XML {
     }
 
     /// The decoded text of the first `<name>` element.
-    static func value(_ name: String, in xml: Substring) -> String? {
+    public static func value(_ name: String, in xml: Substring) -> String? {
         elements(name, in: xml).first.map { decode($0) }
     }
 
     /// Replaces entity and character references by their characters.
-    static func decode(_ text: Substring) -> String {
+    public static func decode(_ text: Substring) -> String {
         guard text.contains("&") else { return String(text) }
         var out = ""
         var rest = text[...]
@@ -53,7 +53,7 @@ enum S3XML {
     }
 
     /// Escapes text for an element's content.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         var out = ""
         for character in text {
             switch character {
