@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc
+	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients
 
 deps:
 	@scripts/install-deps.sh
@@ -23,7 +23,7 @@ run: release
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the GCS clients (on SQLite
 # and PostgreSQL) and google-cloud-storage's own system tests, the kill -9 crash test, the hostile-input suite and
 # schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
-test: deps lint unit integration gcs gcs-postgres gcs-system pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
+test: deps lint unit integration gcs gcs-postgres gcs-system clients pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
 	multinode pairs
 
 unit: deps
@@ -70,6 +70,13 @@ clean:
 # `make test` (yet): about the time of one build of the fuzzed modules plus 15 s per target.
 fuzz-ci: deps
 	fuzz/ci.sh
+
+# The client matrix: gsutil, rclone, google-cloud-storage, obstore, polars, pyarrow, gcsfs, ... each doing its users'
+# everyday workflow against a live Silo (tests/clients/README.md).
+clients: release
+	cat tests/clients/requirements/*.txt > .build/clients-requirements.txt
+	scripts/python-venv.sh .venv/clients .build/clients-requirements.txt
+	SILO_BINARY=.build/release/silo PATH="$(CURDIR)/.venv/clients/bin:$$PATH" .venv/clients/bin/python -m pytest -q tests/clients
 
 # The GCS JSON API through the real Python clients (google-cloud-storage, gcsfs, firebase-admin) from PyPI.
 gcs: release
