@@ -1,3 +1,4 @@
+public import SiloAuth
 public import SiloCore
 
 /// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
@@ -50,6 +51,10 @@ public struct ServerConfiguration: Sendable {
     /// Abandoned sessions stop counting against their caller after this long (they expire after
     /// `sessionLifetimeSeconds`).
     public var sessionQuotaWindowSeconds: Int64 = 24 * 3600
+    /// Registered service accounts (`--service-account`): their access tokens, signed URLs and POST policies are
+    /// accepted on the GCS APIs and IAM decides what they may do. Nil: none registered — signed URLs are refused,
+    /// or in emulator mode (`openAdminAPI`) checked in everything but their signature.
+    public var serviceAccounts: ServiceAccountAuthority?
 
     public init() {}
 }

@@ -11,9 +11,11 @@ extension Reply {
         return failing(storage, status: status, headers: headers) { message, headers in
             var headers = headers
             headers.set("Content-Type", "application/xml; charset=UTF-8")
+            // Refusals of signed URLs and by IAM carry GCS's own code, message and details (XMLErrorDetail.swift).
+            let detail = status < 500 ? XMLErrorDetail.of(storage) : nil
             let body =
-                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(XMLErrorCode.of(storage))</Code>"
-                + "<Message>\(XMLText.escape(message))</Message></Error>"
+                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(detail?.code ?? XMLErrorCode.of(storage))</Code>"
+                + "<Message>\(XMLText.escape(detail?.message ?? message))</Message>\(detail?.elements ?? "")</Error>"
             return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.utf8)))
         }
     }

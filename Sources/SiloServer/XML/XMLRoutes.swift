@@ -9,7 +9,9 @@ struct XMLRoutes {
 
     /// `/{bucket}`: object listing, POST policy form uploads.
     func bucket(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
-        .respond(
+        // HTML form uploads, signed with a POST policy or not.
+        if context.method == "POST" { return PostPolicyUpload(service: service).handle(context, bucket) }
+        return .respond(
             run {
                 try service.requireBucket(bucket)
                 throw StorageError(.unimplemented, "XML API bucket requests are not implemented yet")
