@@ -76,6 +76,7 @@ struct ServeCommand: ParsableCommand {
             configuration.maxJSONBodyBytes = options.limits.maxJSONBodyBytes
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
+            configuration.serviceAccounts = security.serviceAccounts
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
                 credentials: security.verifier, logger: logger)
