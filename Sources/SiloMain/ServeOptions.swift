@@ -97,7 +97,7 @@ struct ServeOptions {
             .repeating(
                 "signed-url-host", valueName: "HOST",
                 help:
-                    "a host signed URLs may be signed for besides the request's own Host (default: storage.googleapis.com, where clients sign for)"
+                    "a host signed URLs may be signed for besides the request's own Host (default: storage.googleapis.com, the host GCS clients sign for)"
             ),
             .value(
                 "project", valueName: "ID",

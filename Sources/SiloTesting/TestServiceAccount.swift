@@ -85,6 +85,18 @@ public final class TestServiceAccount: Sendable {
         return path + "?" + GoogleV4Signing.canonicalQuery(parameters) + "&X-Goog-Signature=" + signature
     }
 
+    /// A V2 signed URL's target: `GoogleAccessId`, `Expires` and a base64 RSA-SHA256 signature of
+    /// `METHOD\nContent-MD5\nContent-Type\nEXPIRES\n` + `x-goog-*` headers + the path.
+    public func signedURLV2(
+        method: String, path: String, expires: Int64, contentType: String = "", headers: [(String, String)] = []
+    ) throws -> String {
+        let extensions = headers.sorted { $0.0 < $1.0 }.map { "\($0.0):\($0.1)\n" }.joined()
+        let stringToSign = "\(method)\n\n\(contentType)\n\(expires)\n" + extensions + path
+        let signature = Base64.encode(try key.signRS256(Array(stringToSign.utf8)))
+        return path + "?GoogleAccessId=\(PercentCoding.encodeComponent(email))&Expires=\(expires)&Signature="
+            + PercentCoding.encodeComponent(signature)
+    }
+
     /// The fields of a V4 POST policy form for `key` in `bucket`: the policy signs `conditions` plus the bucket, the
     /// key and the x-goog-* fields, as `generate_signed_post_policy_v4` does.
     public func postPolicyFields(
