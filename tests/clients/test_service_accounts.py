@@ -7,14 +7,14 @@ import re
 import pytest
 import requests
 
-import secured_silo
+import service_account_silo
 
 BINARY = os.environ.get("SILO_BINARY", os.path.join(os.path.dirname(__file__), "..", "..", ".build", "release", "silo"))
 
 
 @pytest.fixture(scope="module")
 def secured():
-    yield from secured_silo.start(BINARY)
+    yield from service_account_silo.start(BINARY)
 
 
 @pytest.fixture

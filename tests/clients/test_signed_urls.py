@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-import secured_silo
+import service_account_silo
 
 BINARY = os.environ.get("SILO_BINARY", os.path.join(os.path.dirname(__file__), "..", "..", ".build", "release", "silo"))
 GCS = "https://storage.googleapis.com"
@@ -24,7 +24,7 @@ GCS = "https://storage.googleapis.com"
 
 @pytest.fixture(scope="module")
 def secured():
-    yield from secured_silo.start(BINARY)
+    yield from service_account_silo.start(BINARY)
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def sign(blob, **options):
 def xml_objects_served(secured, bucket_name):
     """Whether the server's XML API object routes exist (they answered 501 before the XML API landed)."""
     response = requests.get(f"{secured.endpoint}/{bucket_name}/photo.jpg",
-                            headers={"Authorization": f"Bearer {secured_silo.ADMIN_KEY}"})
+                            headers={"Authorization": f"Bearer {service_account_silo.ADMIN_KEY}"})
     return response.status_code != 501
 
 
@@ -154,9 +154,9 @@ def test_post_policy_form_upload(secured, bucket_name):
     assert response.status_code == 204, response.text
     status, meta = secured.admin("GET", f"/storage/v1/b/{bucket_name}/o/forms%2Fhello.txt")
     assert status == 200 and meta["contentType"] == "text/plain" and meta["metadata"] == {"origin": "html form"}
-    status, _, data = secured_silo.request(
+    status, _, data = service_account_silo.request(
         secured.port, "GET", f"/storage/v1/b/{bucket_name}/o/forms%2Fhello.txt?alt=media",
-        headers={"Authorization": f"Bearer {secured_silo.ADMIN_KEY}"})
+        headers={"Authorization": f"Bearer {service_account_silo.ADMIN_KEY}"})
     assert data == b"hello from a form"
 
 
