@@ -1,10 +1,11 @@
 import SiloAuth
 import SiloCore
 import SiloHTTP
-import SiloServer
 import SiloTesting
 import SiloWire
 import Testing
+
+@testable import SiloServer
 
 /// Issue 15 item 2: service accounts get access tokens from Silo's token endpoint, and bucket IAM bindings and ACLs
 /// decide what they may do on the JSON and XML APIs — nothing without a binding. Admin keys work as before.
@@ -40,6 +41,14 @@ import Testing
         #expect(try password.string("error") == "unsupported_grant_type")
         #expect(try s.send("POST", "/token", form, headers: ["Content-Type": "application/json"]).status == 400)
         #expect(try s.send("GET", "/token").status == 400)
+    }
+
+    @Test("the token paths are the token endpoint; a bucket named token is reachable below them")
+    func tokenRoutes() throws {
+        #expect(try Route.parse("/token") == .oauthToken)
+        #expect(try Route.parse("/oauth2/v4/token") == .oauthToken)
+        #expect(try Route.parse("/token/a.txt") == .xmlObject(try BucketName("token"), try ObjectName("a.txt")))
+        #expect(try Route.parse("/oauth2/v4") == .xmlObject(try BucketName("oauth2"), try ObjectName("v4")))
     }
 
     @Test("a service account with no binding is refused (403), as on GCS; anonymous callers still get 401")

@@ -13,6 +13,8 @@ struct XMLErrorDetail {
 
     static func of(_ error: StorageError) -> XMLErrorDetail? {
         if error.cause is AccessDenial {
+            // An anonymous caller is asked to authenticate (401, the code of its status); any other is denied.
+            guard error.code == .permissionDenied else { return nil }
             return XMLErrorDetail(
                 code: "AccessDenied", message: "Access denied.", elements: element("Details", error.message))
         }
