@@ -78,6 +78,26 @@ import Testing
         #expect(throws: AuthError.self, "the same account twice") { try ServiceAccounts([account, account]) }
     }
 
+    @Test(
+        "the banner says what signed URLs get: verified for registered accounts, else in emulator mode all but the signature"
+    )
+    func bannerNotices() throws {
+        var options = SecurityPosture.Options()
+        let emulator = try SecurityPosture.decide(options)
+        #expect(
+            emulator.notices.contains {
+                $0.contains("signed URLs and POST policies: checked in everything but their signature")
+            })
+        options.hasRules = true
+        options.hasVerifiableCredentials = true
+        options.serviceAccounts = [Self.alice.email]
+        options.signedURLHosts = ["storage.googleapis.com"]
+        let secured = try SecurityPosture.decide(options)
+        let notice = try #require(secured.notices.first { $0.hasPrefix("service accounts:") })
+        #expect(notice.contains(Self.alice.email) && notice.contains("storage.googleapis.com"))
+        #expect(!secured.notices.contains { $0.contains("everything but their signature") })
+    }
+
     // MARK: The token grant
 
     static func grant() throws -> TokenGrant {

@@ -99,6 +99,13 @@ import Testing
         #expect(try s.send("POST", start).status == 403)
     }
 
+    @Test("a resumable session URL keeps the signed URL's query: its upload_id, not the signature, authorizes it")
+    func sessionURL() throws {
+        let start = try url("POST", path: "/\(s.bucketName)/big.bin", headers: [("x-goog-resumable", "start")])
+        let chunk = try s.send("PUT", start + "&upload_id=0123456789abcdef", "bytes")
+        #expect(![400, 401, 403].contains(chunk.status), "\(chunk.text)")
+    }
+
     @Test("x-goog-content-length-range bounds an upload: a declared length outside it is refused before the route")
     func contentLengthRange() throws {
         let range = [("x-goog-content-length-range", "0,10")]
