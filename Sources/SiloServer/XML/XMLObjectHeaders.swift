@@ -27,12 +27,13 @@ enum XMLObjectHeaders {
         var custom = JSONObject()
         for field in headers {
             let name = field.name.lowercased()
-            if let key = name.dropPrefix("x-goog-meta-") {
+            if name.hasPrefix("x-goog-meta-") {
+                // The key as the client spelled it: HTTP/1.1 clients keep its case.
+                let key = String(field.name.dropFirst(12))
                 guard custom[key] == nil else {
                     throw StorageError(.invalidArgument, "x-goog-meta-\(key.prefix(100)) is given twice")
                 }
-                // The original spelling of the key: HTTP/1.1 clients keep its case.
-                custom[String(field.name.dropFirst(12))] = .string(field.value)
+                custom[key] = .string(field.value)
             } else if let key = Self.fieldHeaders[name], !field.value.isEmpty {
                 json[key] = .string(field.value)
             }
@@ -131,12 +132,5 @@ enum XMLObjectHeaders {
         headers.add("X-Goog-Stored-Content-Length", String(record.size))
         headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
         return headers
-    }
-}
-
-extension String {
-    /// The rest of the string after `prefix`, or nil when it does not start with it.
-    fileprivate func dropPrefix(_ prefix: String) -> String? {
-        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : nil
     }
 }
