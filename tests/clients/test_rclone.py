@@ -14,10 +14,6 @@ import pytest
 
 from silo_process import request  # conftest puts tests/ on the path
 
-pytestmark = pytest.mark.skipif(subprocess.run(["which", "rclone"], capture_output=True).returncode != 0,
-                                reason="rclone is not installed (apt: rclone)")
-
-
 @pytest.fixture
 def rclone(silo, tmp_path):
     config = tmp_path / "rclone.conf"
