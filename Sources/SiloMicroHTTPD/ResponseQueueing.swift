@@ -24,7 +24,7 @@ func queueResponse(
         switch fault {
         case .resetConnection:
             if case .stream(_, let producer) = response.body { producer.close() }
-            silo_mhd_reset_on_close(connection)
+            silo_mhd_reset_connection(connection)
             return .NO
         case .breakBody(let after):
             // The producer fails at the fault point, which ends the connection mid-body.
