@@ -512,6 +512,7 @@ final class Connection {
         guard plan.sendsBody else {
             // The body is described, not sent: a producer is still closed once; a file closes with its owner.
             if case .stream(_, let producer) = response.body { producer.close() }
+            stalledBody = nil
             return
         }
         switch response.body {
@@ -629,7 +630,7 @@ final class Connection {
             streamBuffer = buffer
         }
         let limit = remaining.map { Int(min(Int64(blockSize), $0)) } ?? blockSize
-        if let staged = stalledBody, staged.body.atFaultPoint {
+        if let staged = stalledBody, staged.body === producer, staged.body.atFaultPoint {
             // What precedes the fault point is on the wire: wait, then go on with the rest.
             staged.body.passFaultPoint()
             stalledBody = nil
