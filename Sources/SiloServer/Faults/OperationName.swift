@@ -29,12 +29,14 @@ enum OperationName {
             default: return nil
             }
         case .gcsCopy(_, _, _, _, let rewrite):
+            guard method == "POST" else { return nil }
             return rewrite ? "storage.objects.rewrite" : "storage.objects.copy"
         case .gcsCompose:
-            return "storage.objects.compose"
+            return method == "POST" ? "storage.objects.compose" : nil
         case .gcsUpload:
             // Cancelling a resumable session is a DELETE of its URL, which the testbench counts as a delete.
-            return method == "DELETE" ? "storage.objects.delete" : objectsInsert
+            if method == "DELETE" { return "storage.objects.delete" }
+            return method == "POST" || method == "PUT" ? objectsInsert : nil
         case .gcsServiceAccount:
             return method == "GET" ? "storage.serviceaccount.get" : nil
         case .gcsUnimplemented:
