@@ -51,5 +51,10 @@ public struct ServerConfiguration: Sendable {
     /// `sessionLifetimeSeconds`).
     public var sessionQuotaWindowSeconds: Int64 = 24 * 3600
 
+    /// Host names under which `{bucket}.{suffix}` addresses a bucket in the XML API's virtual-host style (lowercase,
+    /// no port); empty turns that style off. `storage.googleapis.com` for clients whose hosts file points it here,
+    /// `localhost` because `*.localhost` reaches the loopback address without any setup (RFC 6761 §6.3).
+    public var virtualHostSuffixes = ["storage.googleapis.com", "localhost"]
+
     public init() {}
 }

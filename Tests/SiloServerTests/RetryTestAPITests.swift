@@ -156,6 +156,16 @@ import Glibc
         #expect(try Self.state(client, id)["completed"] == .bool(true))
     }
 
+    /// Routed as the application routes it: a virtual-host XML read is `storage.objects.get`.
+    @Test func virtualHostRequestsAreNamedAsTheAppRoutesThem() throws {
+        let server = try Self.server()
+        let client = server.client()
+        let id = try Self.create(client, #"{"storage.objects.get": ["return-599"]}"#)
+        let response = try client.send(
+            method: "GET", target: "/a", headers: ["Host": "\(Self.bucket).localhost", "x-retry-test-id": id])
+        #expect(response.status == 599)
+    }
+
     @Test(arguments: ["epoll", "mhd"])
     func resetConnectionSendsNothingAndResets(engine: String) throws {
         let server = try Self.server(engine: engine)

@@ -7,29 +7,29 @@ import SiloWire
 /// instruction pending gets that fault; everything else goes to the application untouched. Without
 /// `--test-faults` this handler is not installed, so ordinary serving pays nothing for it. docs/test-faults.md.
 public final class FaultInjectingHandler: HTTPHandler {
-    private let inner: any HTTPHandler
+    private let app: SiloServerApp
     private let registry = RetryTestRegistry()
     private let api: RetryTestAPI
 
     /// `maxJSONBodyBytes` bounds the body of `POST /retry_test`.
-    public init(wrapping inner: any HTTPHandler, maxJSONBodyBytes: Int) {
-        self.inner = inner
+    public init(wrapping app: SiloServerApp, maxJSONBodyBytes: Int) {
+        self.app = app
         api = RetryTestAPI(registry: registry, maxBodyBytes: maxJSONBodyBytes)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
         if let answer = api.handle(head) { return answer }
-        guard let id = head.headers["x-retry-test-id"] else { return inner.begin(head) }
+        guard let id = head.headers["x-retry-test-id"] else { return app.begin(head) }
         // A malformed path is the application's to refuse; it names no operation.
-        guard let route = try? Route.parse(head.rawPath), let operation = OperationName.of(route, head) else {
-            return inner.begin(head)
+        guard let route = try? app.route(of: head), let operation = OperationName.of(route, head) else {
+            return app.begin(head)
         }
         switch RetryTestAPI.isTestID(id) ? registry.next(id, operation) : .noSuchTest {
         case .noSuchTest:
             // As the testbench: a test id that names no test is an error, not an ordinary request.
             return .respond(Reply.gcsError(StorageError(.notFound, "Retry Test \(id.prefix(64)) not found")))
         case .nothingPending:
-            return inner.begin(head)
+            return app.begin(head)
         case .next(let instruction):
             return apply(instruction, FaultTarget(registry: registry, id: id, operation: operation), head)
         }
@@ -50,18 +50,18 @@ public final class FaultInjectingHandler: HTTPHandler {
             return .respond(response)
         case .breakBody(let after):
             target.consume(instruction)
-            return Self.transform(inner.begin(head)) { $0.transportFault = .breakBody(afterBytes: after) }
+            return Self.transform(app.begin(head)) { $0.transportFault = .breakBody(afterBytes: after) }
         case .stall(let seconds, let after) where target.operation != OperationName.objectsInsert:
             target.consume(instruction)
-            return Self.transform(inner.begin(head)) {
+            return Self.transform(app.begin(head)) {
                 $0.transportFault = .stallBody(afterBytes: after, seconds: Double(seconds))
             }
         case .stall, .returnStatusAfter:
-            return UploadFaultSink.wrap(inner.begin(head), instruction, target, UploadPosition(head))
+            return UploadFaultSink.wrap(app.begin(head), instruction, target, UploadPosition(head))
         case .breakFinalChunk(let after):
             // Only the request that finalizes a resumable upload (200 on the session URL; 308 means more to come).
-            guard UploadPosition(head).isChunk else { return inner.begin(head) }
-            return Self.transform(inner.begin(head)) { response in
+            guard UploadPosition(head).isChunk else { return app.begin(head) }
+            return Self.transform(app.begin(head)) { response in
                 guard response.status == 200 else { return }
                 target.consume(instruction)
                 response.transportFault = .breakBody(afterBytes: after)
