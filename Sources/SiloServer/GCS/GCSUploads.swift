@@ -194,7 +194,10 @@ struct GCSUploads {
             }
             // `bytes N-*/…` (Node streams): the body's length says where the chunk ends.
             let last = range.last ?? first + length - 1
-            guard first == session.received else {
+            // A chunk resent from before the persisted offset that reaches past it (a client retrying a chunk the
+            // server kept part of): GCS ignores the bytes it has and takes the rest.
+            let resent = first < session.received && last >= session.received ? session.received - first : 0
+            guard first == session.received || resent > 0 else {
                 // Not where we are: tell the client what is persisted so it resynchronises (idempotent by offset).
                 return .respond(incomplete(session.received, context))
             }
@@ -205,15 +208,16 @@ struct GCSUploads {
             if let known = total, last + 1 > known {
                 throw StorageError(.invalidArgument, "Content-Range ends past the total size \(known)")
             }
-            return chunk(context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false)
+            return chunk(
+                context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false, resent: resent)
         } catch {
             return .respond(Reply.gcsError(error))
         }
     }
 
-    private func chunk(_ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool)
-        -> RequestDisposition
-    {
+    private func chunk(
+        _ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool, resent: Int64 = 0
+    ) -> RequestDisposition {
         var session = session
         do {
             if let total, session.declaredSize != total {
@@ -228,7 +232,7 @@ struct GCSUploads {
         }
         do {
             let sink = try ResumableChunkSink(
-                service: service, registry: registry, session: session, finalize: finalize
+                service: service, registry: registry, session: session, finalize: finalize, resent: resent
             ) {
                 result in
                 switch result {
