@@ -56,5 +56,10 @@ public struct ServerConfiguration: Sendable {
     /// or in emulator mode (`openAdminAPI`) checked in everything but their signature.
     public var serviceAccounts: ServiceAccountAuthority?
 
+    /// Host names under which `{bucket}.{suffix}` addresses a bucket in the XML API's virtual-host style (lowercase,
+    /// no port); empty turns that style off. `storage.googleapis.com` for clients whose hosts file points it here,
+    /// `localhost` because `*.localhost` reaches the loopback address without any setup (RFC 6761 §6.3).
+    public var virtualHostSuffixes = ["storage.googleapis.com", "localhost"]
+
     public init() {}
 }

@@ -3,18 +3,21 @@ import SiloHTTP
 import SiloWire
 
 extension Reply {
-    /// GCS's XML API error shape: `<Error><Code>…</Code><Message>…</Message><Details>…</Details></Error>`.
-    static func xmlError(_ error: any Error, headers: HTTPHeaders = [:]) -> HTTPResponse {
+    /// GCS's XML API error shape: `<Error><Code>…</Code><Message>…</Message></Error>`. `code` names the failure
+    /// where the error's kind alone does not (``XMLErrorCode``: a missing bucket, a digest that does not match);
+    /// a server-side failure is always `InternalError`.
+    static func xmlError(_ error: any Error, code: String? = nil, headers: HTTPHeaders = [:]) -> HTTPResponse {
         let storage = StorageError.wrap(error)
         let status = HTTPStatus.of(storage.code)
         if status == 304 { return empty(304, headers: headers) }
+        let name = status >= 500 ? XMLErrorCode.of(storage) : code ?? XMLErrorCode.of(storage)
         return failing(storage, status: status, headers: headers) { message, headers in
             var headers = headers
             headers.set("Content-Type", "application/xml; charset=UTF-8")
             // Refusals of signed URLs and by IAM carry GCS's own code, message and details (XMLErrorDetail.swift).
             let detail = status < 500 ? XMLErrorDetail.of(storage) : nil
             let body =
-                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(detail?.code ?? XMLErrorCode.of(storage))</Code>"
+                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(detail?.code ?? name)</Code>"
                 + "<Message>\(XMLText.escape(detail?.message ?? message))</Message>\(detail?.elements ?? "")</Error>"
             return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.utf8)))
         }
@@ -23,12 +26,22 @@ extension Reply {
 
 /// The `<Code>` GCS's XML API answers for each kind of failure.
 enum XMLErrorCode {
+    static let noSuchBucket = "NoSuchBucket"
+    static let noSuchKey = "NoSuchKey"
+    /// `Content-MD5` or `x-goog-hash` did not match the bytes received.
+    static let badDigest = "BadDigest"
+    /// `Content-MD5` or `x-goog-hash` is no digest at all.
+    static let invalidDigest = "InvalidDigest"
+    static let bucketNotEmpty = "BucketNotEmpty"
+    static let bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
+    static let methodNotAllowed = "MethodNotAllowed"
+
     static func of(_ error: StorageError) -> String {
         switch error.code {
         case .invalidArgument: "InvalidArgument"
         case .unauthenticated: "AuthenticationRequired"
         case .permissionDenied: "AccessDenied"
-        case .notFound: "NoSuchKey"
+        case .notFound: noSuchKey
         case .alreadyExists, .conflict: "Conflict"
         case .preconditionFailed: "PreconditionFailed"
         case .payloadTooLarge: "EntityTooLarge"
