@@ -47,6 +47,32 @@ public struct ServiceAccountAuthority: Sendable {
         try tokens.verify(accessToken, accounts: accounts, at: now)
     }
 
+    /// The audiences a self-signed JWT may name for Cloud Storage (AIP-4111: `https://SERVICE.googleapis.com/`).
+    public static let storageAudiences: Set<String> = [
+        "https://storage.googleapis.com/", "https://storage.googleapis.com",
+    ]
+
+    /// The caller a self-signed JWT used as a bearer token names (AIP-4111), or nil when it is not one signed for a
+    /// registered account. Rust's object_store sends these with a service account key — RS256, `iss` and `sub` the
+    /// account, `scope` `cloud-platform`, no `aud` — and google-auth with `always_use_jwt_access`. The JWT is
+    /// checked as a token request's assertion is (``TokenGrant``); it must name a Cloud Storage scope, or the
+    /// storage API as `aud` (which stands for every storage permission).
+    public func caller(selfSignedJWT token: String, at now: Timestamp) throws(AuthError) -> ServiceAccountCaller? {
+        guard let jwt = try? CompactJWT(parsing: token), let issuer = jwt.claims["iss"]?.stringValue,
+            let account = accounts.account(issuer)
+        else { return nil }
+        try TokenGrant.check(jwt, signedBy: account, at: now, clockSkewSeconds: clockSkewSeconds)
+        if let scopes = try TokenGrant.scopes(jwt) {
+            return ServiceAccountCaller(email: account.email, scopes: scopes, credential: .selfSignedJWT)
+        }
+        guard let audience = jwt.claims["aud"]?.stringValue, Self.storageAudiences.contains(audience) else {
+            throw AuthError(.invalidScope, "the JWT names neither a Cloud Storage scope nor the storage API ('aud')")
+        }
+        return ServiceAccountCaller(
+            email: account.email, scopes: ["https://www.googleapis.com/auth/devstorage.full_control"],
+            credential: .selfSignedJWT)
+    }
+
     // MARK: Signed URLs
 
     /// The signer of a V4 or V2 signed URL: nil when unverified (see ``acceptUnverifiedSigners``). Throws the

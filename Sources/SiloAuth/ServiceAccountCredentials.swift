@@ -2,9 +2,9 @@ public import SiloCore
 import SiloWire
 
 /// A ``SiloCore/CredentialVerifier`` that knows service accounts, in front of another (the ``TokenVerifier`` with
-/// its admin keys, Firebase tokens and emulator mode): `Bearer silo1.…` access tokens and signed URLs are its own;
-/// every other credential goes to the verifier behind it unchanged, so admin keys and emulator mode behave exactly as
-/// without it.
+/// its admin keys, Firebase tokens and emulator mode): `Bearer silo1.…` access tokens, JWTs a registered account
+/// signed itself and signed URLs are its own; every other credential goes to the verifier behind it unchanged, so
+/// admin keys and emulator mode behave exactly as without it.
 public struct ServiceAccountCredentials: CredentialVerifier {
     public let authority: ServiceAccountAuthority
     public let next: any CredentialVerifier
@@ -15,15 +15,22 @@ public struct ServiceAccountCredentials: CredentialVerifier {
     }
 
     public func authenticate(authorizationHeader: String?, at time: Timestamp) throws -> Principal? {
-        guard case .present(let header) = AuthorizationHeader.parse(authorizationHeader), header.scheme == "Bearer",
-            AccessTokens.looksLikeToken(header.credential)
+        guard case .present(let header) = AuthorizationHeader.parse(authorizationHeader), header.scheme == "Bearer"
         else { return try next.authenticate(authorizationHeader: authorizationHeader, at: time) }
         do {
-            let caller = try authority.caller(accessToken: header.credential, at: time)
-            return Self.principal(caller, credential: header.credential)
+            if AccessTokens.looksLikeToken(header.credential) {
+                let caller = try authority.caller(accessToken: header.credential, at: time)
+                return Self.principal(caller, credential: header.credential)
+            }
+            // A JWT whose issuer is a registered account is that account's own token; any other goes on (Firebase
+            // ID tokens, self-issued tokens, emulator tokens).
+            if let caller = try authority.caller(selfSignedJWT: header.credential, at: time) {
+                return Self.principal(caller, credential: header.credential)
+            }
         } catch {
             throw StorageError(.unauthenticated, error.message, cause: error)
         }
+        return try next.authenticate(authorizationHeader: authorizationHeader, at: time)
     }
 
     public func authenticate(signedRequest: SignedRequest, at time: Timestamp) throws -> Principal? {

@@ -26,8 +26,11 @@ public struct ServiceAccount: Sendable {
 
     /// The members a key file may have: what Google's console and `gcloud iam service-accounts keys create` write.
     static let requiredMembers = ["type", "project_id", "private_key_id", "private_key", "client_email"]
+    /// Google's optional members, and the two Rust's object_store reads from the same file to reach an emulator
+    /// (`gcs_base_url`, `disable_oauth`), so one file serves both.
     static let optionalMembers: Set<String> = [
         "client_id", "auth_uri", "token_uri", "auth_provider_x509_cert_url", "client_x509_cert_url", "universe_domain",
+        "gcs_base_url", "disable_oauth",
     ]
     /// Real key files are about 2.4 KiB.
     static let maxFileBytes = 64 << 10
@@ -60,7 +63,11 @@ public struct ServiceAccount: Sendable {
             guard Self.requiredMembers.contains(key) || Self.optionalMembers.contains(key) else {
                 throw bad("unknown member '\(TokenVerifier.printable(key))'")
             }
-            guard value.stringValue != nil else { throw bad("'\(key)' is not a string") }
+            guard
+                value.stringValue != nil || (key == "disable_oauth" && (value == .bool(true) || value == .bool(false)))
+            else {
+                throw bad("'\(key)' is not a string")
+            }
         }
         for key in Self.requiredMembers where object[key] == nil { throw bad("'\(key)' is missing") }
         guard object["type"]?.stringValue == "service_account" else {

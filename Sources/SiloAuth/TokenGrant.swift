@@ -43,31 +43,44 @@ public struct TokenGrant: Sendable {
     /// a token. Every refusal is an ``AuthError`` whose message says what was wrong, never the assertion.
     public func exchange(assertion: String, audiences: Set<String>, at now: Timestamp) throws(AuthError) -> Issued {
         let jwt = try CompactJWT(parsing: assertion)
-        guard jwt.algorithm == "RS256" else {
-            throw AuthError(.unsupportedAlgorithm, "the assertion must be signed with RS256")
-        }
         guard let issuer = jwt.claims["iss"]?.stringValue, let account = accounts.account(issuer) else {
             throw AuthError(.wrongIssuer, "the assertion's 'iss' is not a service account registered here")
         }
-        if let kid = jwt.keyID, kid != account.keyID {
-            throw AuthError(.unknownKey, "the assertion's 'kid' is not the registered key of \(account.email)")
-        }
-        guard account.publicKey.verifyRS256(signature: jwt.signature, message: jwt.signingInput) else {
-            throw AuthError(.badSignature, "the assertion's signature does not verify with the key of \(account.email)")
-        }
+        try Self.check(jwt, signedBy: account, at: now, clockSkewSeconds: clockSkewSeconds)
         guard let audience = jwt.claims["aud"]?.stringValue, audiences.contains(audience) else {
             throw AuthError(.wrongAudience, "the assertion's 'aud' is not this token endpoint")
+        }
+        guard let scopes = try Self.scopes(jwt) else { throw AuthError(.invalidScope, "the assertion has no 'scope'") }
+        return Issued(
+            accessToken: tokens.mint(for: account, scopes: scopes, now: now), expiresIn: AccessTokens.lifetimeSeconds,
+            account: account.email, scopes: scopes)
+    }
+
+    /// What every JWT a service account signs must be, whether it asks for a token or is one (self-signed): RS256 by
+    /// `account`'s key (`kid`, when present, its id), `iat`/`exp` at most an hour apart and current, no `sub` other
+    /// than the account, no `target_audience`.
+    static func check(
+        _ jwt: CompactJWT, signedBy account: ServiceAccount, at now: Timestamp, clockSkewSeconds: Int64
+    ) throws(AuthError) {
+        guard jwt.algorithm == "RS256" else {
+            throw AuthError(.unsupportedAlgorithm, "the JWT must be signed with RS256")
+        }
+        if let kid = jwt.keyID, kid != account.keyID {
+            throw AuthError(.unknownKey, "the JWT's 'kid' is not the registered key of \(account.email)")
+        }
+        guard account.publicKey.verifyRS256(signature: jwt.signature, message: jwt.signingInput) else {
+            throw AuthError(.badSignature, "the JWT's signature does not verify with the key of \(account.email)")
         }
         let seconds = Double(now.microseconds) / 1_000_000
         let skew = Double(clockSkewSeconds)
         let issuedAt = try ClaimChecks.numericDate(jwt.claims, "iat", required: true)!
         let expiry = try ClaimChecks.numericDate(jwt.claims, "exp", required: true)!
-        guard expiry > issuedAt, expiry - issuedAt <= Self.maxAssertionLifetime else {
-            throw AuthError(.invalidClaims, "the assertion's 'exp' must be after 'iat' and at most an hour later")
+        guard expiry > issuedAt, expiry - issuedAt <= maxAssertionLifetime else {
+            throw AuthError(.invalidClaims, "the JWT's 'exp' must be after 'iat' and at most an hour later")
         }
-        guard seconds < expiry + skew else { throw AuthError(.expired, "the assertion has expired ('exp' is past)") }
+        guard seconds < expiry + skew else { throw AuthError(.expired, "the JWT has expired ('exp' is past)") }
         guard issuedAt <= seconds + skew else {
-            throw AuthError(.notYetValid, "the assertion was issued in the future ('iat')")
+            throw AuthError(.notYetValid, "the JWT was issued in the future ('iat')")
         }
         if let subject = jwt.claims["sub"], subject.stringValue != account.email {
             throw AuthError(
@@ -76,19 +89,19 @@ public struct TokenGrant: Sendable {
         guard jwt.claims["target_audience"] == nil else {
             throw AuthError(.invalidClaims, "ID tokens ('target_audience') are not issued here")
         }
-        guard let scope = jwt.claims["scope"]?.stringValue else {
-            throw AuthError(.invalidScope, "the assertion has no 'scope'")
-        }
+    }
+
+    /// The JWT's `scope`, split; nil without one. Throws unless it names a Cloud Storage scope, within bounds.
+    static func scopes(_ jwt: CompactJWT) throws(AuthError) -> [String]? {
+        guard let scope = jwt.claims["scope"]?.stringValue else { return nil }
         let scopes = scope.split(separator: " ").map(String.init)
         guard scopes.count <= AccessTokens.maxScopes, scopes.allSatisfy({ $0.utf8.count <= AccessTokens.maxScopeBytes })
         else {
-            throw AuthError(.invalidScope, "the assertion asks for too many or too long scopes")
+            throw AuthError(.invalidScope, "the JWT asks for too many or too long scopes")
         }
         guard StorageScope.ceiling(of: scopes) != nil else {
-            throw AuthError(.invalidScope, "the assertion's 'scope' names no Cloud Storage scope")
+            throw AuthError(.invalidScope, "the JWT's 'scope' names no Cloud Storage scope")
         }
-        return Issued(
-            accessToken: tokens.mint(for: account, scopes: scopes, now: now), expiresIn: AccessTokens.lifetimeSeconds,
-            account: account.email, scopes: scopes)
+        return scopes
     }
 }

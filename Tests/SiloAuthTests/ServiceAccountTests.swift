@@ -187,6 +187,42 @@ import Testing
         expectRefusal(.unknownKey, "account removed") { try empty.caller(accessToken: token, at: Self.now) }
     }
 
+    @Test("a JWT a registered account signs itself is its bearer token, as Rust's object_store sends it")
+    func selfSignedJWT() throws {
+        let authority = ServiceAccountAuthority(
+            accounts: try ServiceAccounts([Self.alice.account()]), tokens: AccessTokens(secret: Fixtures.secret))
+        let seconds = Self.now.microseconds / 1_000_000
+        // object_store's claims: iss and sub the account, the cloud-platform scope, no aud.
+        let objectStore: JSONObject = [
+            "iss": .string(Self.alice.email), "sub": .string(Self.alice.email),
+            "scope": .string("https://www.googleapis.com/auth/cloud-platform"), "iat": .number(seconds),
+            "exp": .number(seconds + 3600),
+        ]
+        let caller = try #require(try authority.caller(selfSignedJWT: try Self.alice.jwt(objectStore), at: Self.now))
+        #expect(caller.email == Self.alice.email && caller.credential == .selfSignedJWT)
+        var audience = objectStore
+        audience["scope"] = nil
+        audience["aud"] = .string("https://storage.googleapis.com/")
+        #expect(try authority.caller(selfSignedJWT: try Self.alice.jwt(audience), at: Self.now) != nil)
+        expectRefusal(.badSignature, "forged") {
+            try authority.caller(selfSignedJWT: try Self.alice.jwt(objectStore, signer: Self.mallory), at: Self.now)
+        }
+        var other = audience
+        other["aud"] = .string("https://bigquery.googleapis.com/")
+        expectRefusal(.invalidScope, "another API") {
+            try authority.caller(selfSignedJWT: try Self.alice.jwt(other), at: Self.now)
+        }
+        let later = Timestamp(microseconds: Self.now.microseconds + 3_700_000_000)
+        expectRefusal(.expired, "expired") {
+            try authority.caller(selfSignedJWT: try Self.alice.jwt(objectStore), at: later)
+        }
+        // Not a registered account's: not this verifier's to judge.
+        var stranger = objectStore
+        stranger["iss"] = .string(Self.mallory.email)
+        #expect(try authority.caller(selfSignedJWT: try Self.mallory.jwt(stranger), at: Self.now) == nil)
+        #expect(try authority.caller(selfSignedJWT: "not a jwt", at: Self.now) == nil)
+    }
+
     @Test("the credential verifier takes its access tokens and passes every other credential on unchanged")
     func credentialVerifier() throws {
         let grant = try Self.grant()

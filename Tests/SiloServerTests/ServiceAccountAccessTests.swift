@@ -158,6 +158,26 @@ import Testing
         #expect(denied.text.contains(writer.email))
     }
 
+    @Test("a self-signed JWT (object_store's) is the account's token: IAM decides, a forged one is 401")
+    func selfSignedJWT() throws {
+        try s.put("a.txt", "a")
+        try s.bind([("roles/storage.objectViewer", ["serviceAccount:\(reader.email)"])])
+        let seconds = Timestamp.now().microseconds / 1_000_000
+        let claims: JSONObject = [
+            "iss": .string(reader.email), "sub": .string(reader.email),
+            "scope": .string("https://www.googleapis.com/auth/cloud-platform"), "iat": .number(seconds),
+            "exp": .number(seconds + 3600),
+        ]
+        let jwt = try reader.jwt(claims)
+        #expect(try s.send("GET", s.objects, headers: s.bearer(jwt)).status == 200)
+        #expect(try s.send("GET", "/\(s.bucketName)/a.txt", headers: s.bearer(jwt)).text == "a")
+        let upload = try s.send(
+            "POST", "/upload/storage/v1/b/\(s.bucketName)/o?uploadType=media&name=b.txt", "b", headers: s.bearer(jwt))
+        #expect(upload.status == 403)
+        let forged = try reader.jwt(claims, signer: SecuredServer.stranger)
+        #expect(try s.send("GET", s.objects, headers: s.bearer(forged)).status == 401)
+    }
+
     @Test("an access token from an earlier run of the server is refused with 401, so clients fetch a new one")
     func restartedServer() throws {
         let token = try s.token(reader)

@@ -3,7 +3,8 @@ nothing on the v0 API, an admin key), with service account keys made by `openssl
 `--service-account`, their `token_uri` pointing at Silo's token endpoint.
 
 Each key file is written twice: Silo reads it at startup (it keeps only the public key); once Silo has announced its
-port the file is rewritten with that port in `token_uri`, which only the client reads.
+port the file is rewritten with that port in `token_uri` (google-auth's token endpoint) and `gcs_base_url` (where
+Rust's object_store sends requests), which only the clients read.
 """
 import json
 import os
@@ -66,6 +67,12 @@ class SecuredSilo:
         from google.oauth2 import service_account
         return service_account.Credentials.from_service_account_file(account.key_file, scopes=list(scopes))
 
+    def obstore(self, account, bucket):
+        """An obstore GCSStore with the account's key file: object_store signs its own JWTs with it (AIP-4111)."""
+        from obstore.store import GCSStore
+        return GCSStore(bucket, service_account_path=account.key_file, client_options={"allow_http": True},
+                        retry_config={"max_retries": 0})
+
     def client(self, account):
         from google.cloud import storage
         return storage.Client(project="silo-clients", credentials=self.credentials(account),
@@ -112,6 +119,7 @@ def start(binary, names=("uploader", "viewer"), unregistered=("outsider",)):
             with open(account.key_file) as f:
                 key = json.load(f)
             key["token_uri"] = f"http://127.0.0.1:{port}/token"
+            key["gcs_base_url"] = f"http://127.0.0.1:{port}"  # where Rust's object_store sends its requests
             with open(account.key_file, "w") as f:
                 json.dump(key, f)
         yield SecuredSilo(port, accounts)

@@ -102,3 +102,22 @@ def test_the_token_endpoint_speaks_oauth2(secured):
     body = requests.post(f"{secured.endpoint}/oauth2/v4/token",
                          data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": "x.y.z"})
     assert body.status_code == 400 and body.json()["error"] == "invalid_grant"
+
+
+def test_obstore_with_a_service_account_key(secured, bucket_name):
+    """Rust's object_store (obstore, polars) never calls the token endpoint: it signs its own JWT with the key."""
+    import obstore
+    uploader, viewer = secured.accounts["uploader"], secured.accounts["viewer"]
+    store = secured.obstore(uploader, bucket_name)
+    with pytest.raises(Exception, match="403|Forbidden|denied|PermissionDenied"):
+        obstore.put(store, "nope.bin", b"x")
+    secured.bind(bucket_name, "roles/storage.objectAdmin", uploader)
+    secured.bind(bucket_name, "roles/storage.objectViewer", viewer)
+    data = os.urandom(100_000)
+    obstore.put(store, "dir/data.bin", data)
+    assert bytes(obstore.get(store, "dir/data.bin").bytes()) == data
+    assert [m["path"] for m in obstore.list(store).collect()] == ["dir/data.bin"]
+    reader = secured.obstore(viewer, bucket_name)
+    assert bytes(obstore.get(reader, "dir/data.bin").bytes()) == data
+    with pytest.raises(Exception, match="403|Forbidden|denied|PermissionDenied"):
+        obstore.delete(reader, "dir/data.bin")

@@ -173,3 +173,16 @@ def test_post_policy_conditions_are_enforced(secured, bucket_name):
         assert status == 404, name
     fits = requests.post(url, data=fields, files={"file": ("x.bin", b"x" * 10)})
     assert fits.status_code == 204
+
+
+def test_obstore_signed_urls(secured, bucket_name, blob):
+    """object_store always signs for storage.googleapis.com, whatever its base URL: Silo's default signing host."""
+    import obstore
+    store = secured.obstore(secured.accounts["uploader"], bucket_name)
+    get = obstore.sign(store, "GET", "photo.jpg", datetime.timedelta(minutes=5))
+    assert get.startswith(f"{secured.endpoint}/{bucket_name}/photo.jpg?"), get
+    assert requests.get(get).content == b"jpeg bytes"
+    put = obstore.sign(store, "PUT", "signed by obstore.txt", datetime.timedelta(minutes=5))
+    assert requests.put(put, data=b"from obstore").status_code == 200
+    assert blob.bucket.blob("signed by obstore.txt").download_as_bytes() == b"from obstore"
+    assert requests.delete(get).status_code == 403  # signed for GET

@@ -36,6 +36,8 @@ public struct ServiceAccountCaller: Sendable, Equatable {
     public enum Credential: String, Sendable {
         /// `Authorization: Bearer` with an access token from Silo's token endpoint.
         case accessToken
+        /// `Authorization: Bearer` with a JWT the account signed itself (AIP-4111; Rust's object_store).
+        case selfSignedJWT
         /// A V4 or V2 signed URL signed with the account's key.
         case signedURL
         /// A POST policy signed with the account's key.
@@ -44,8 +46,8 @@ public struct ServiceAccountCaller: Sendable, Equatable {
 
     /// `client_email` of the account's key.
     public var email: String
-    /// The OAuth scopes granted to the access token (they cap what IAM grants: `devstorage.read_only` allows only
-    /// reads); a signed URL or policy carries none and is capped by IAM alone.
+    /// The OAuth scopes of the access token or self-signed JWT (they cap what IAM grants: `devstorage.read_only`
+    /// allows only reads); a signed URL or policy carries none and is capped by IAM alone.
     public var scopes: [String]
     public var credential: Credential
 

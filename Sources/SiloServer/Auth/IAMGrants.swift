@@ -133,7 +133,9 @@ struct IAMGrants {
 
     /// What the caller's OAuth scopes leave of `permission` (a signed URL or policy has no scopes and no cap).
     static func scopeAllows(_ permission: GCSPermission, _ principal: Principal?) -> Bool {
-        guard let caller = principal?.serviceAccount, caller.credential == .accessToken else { return true }
+        guard let caller = principal?.serviceAccount,
+            caller.credential == .accessToken || caller.credential == .selfSignedJWT
+        else { return true }
         switch StorageScope.ceiling(of: caller.scopes) {
         case .fullControl: return true
         case .readWrite: return !permission.changesAccess
