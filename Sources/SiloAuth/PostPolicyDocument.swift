@@ -68,7 +68,7 @@ public struct PostPolicyDocument: Sendable {
                 else { throw bad("has a content-length-range that is not [op, MIN, MAX] with 0 <= MIN <= MAX") }
                 conditions.append(.contentLength(low...high))
             default:
-                throw bad("has an unknown condition '\(TokenVerifier.printable(operation))'")
+                throw bad("has an unknown condition \(TokenVerifier.printable(operation))")
             }
         }
         self.expiration = expiration

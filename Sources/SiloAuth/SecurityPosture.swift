@@ -72,7 +72,10 @@ public struct SecurityPosture: Sendable, Equatable {
             notices.append(
                 "service accounts: \(options.serviceAccounts.joined(separator: ", ")); their access tokens (POST /token), "
                     + "signed URLs (signed for the request's host or \(options.signedURLHosts.joined(separator: ", "))) "
-                    + "and POST policies are verified, and bucket IAM policies and ACLs decide what they may do")
+                    + "and POST policies are verified, and "
+                    + (emulatorTokens
+                        ? "then allowed everything, as every caller is in emulator mode"
+                        : "bucket IAM policies and ACLs decide what they may do"))
         } else if emulatorTokens {
             notices.append(
                 "signed URLs and POST policies: checked in everything but their signature, which needs the signer's "

@@ -142,7 +142,7 @@ public struct ServiceAccountAuthority: Sendable {
             let found = request.headers.filter { $0.name.lowercased() == name }.map(\.value)
             guard !found.isEmpty else {
                 throw AuthError(
-                    .badSignature, "the header '\(TokenVerifier.printable(name))' is signed but not in the request")
+                    .badSignature, "the header \(TokenVerifier.printable(name)) is signed but not in the request")
             }
             values[name] = found.joined(separator: ",")
         }

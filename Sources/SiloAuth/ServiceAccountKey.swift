@@ -42,7 +42,9 @@ public struct ServiceAccount: Sendable {
         do {
             try self.init(keyJSON: bytes)
         } catch {
-            throw AuthError(.invalidConfiguration, "the service account key file '\(path)' is unusable", cause: error)
+            throw AuthError(
+                .invalidConfiguration, "the service account key file '\(path)' is unusable: \(error.message)",
+                cause: error)
         }
     }
 
@@ -61,7 +63,7 @@ public struct ServiceAccount: Sendable {
         guard Set(object.keys).count == object.members.count else { throw bad("a member name is repeated") }
         for (key, value) in object.members {
             guard Self.requiredMembers.contains(key) || Self.optionalMembers.contains(key) else {
-                throw bad("unknown member '\(TokenVerifier.printable(key))'")
+                throw bad("unknown member \(TokenVerifier.printable(key))")
             }
             guard
                 value.stringValue != nil || (key == "disable_oauth" && (value == .bool(true) || value == .bool(false)))

@@ -33,6 +33,24 @@ import Testing
                 signature: signature, message: Array(parts[0...1].joined(separator: ".").utf8)))
     }
 
+    @Test("a key file that does not pass says which file and why; one that does registers from disk")
+    func keyFileOnDisk() throws {
+        let directory = TemporaryDirectory()
+        var object = try Self.keyObject()
+        let good = directory.write("good.json", JSONValue.object(object).serializedString)
+        #expect(try ServiceAccounts(keyFiles: [good]).emails == [Self.alice.email])
+        object["private_key_password"] = .string("x")
+        let bad = directory.write("bad.json", JSONValue.object(object).serializedString)
+        do {
+            _ = try ServiceAccounts(keyFiles: [good, bad])
+            Issue.record("an unknown member was accepted")
+        } catch {
+            #expect(
+                error.message.contains("bad.json") && error.message.contains("unknown member 'private_key_password'"))
+        }
+        #expect(throws: AuthError.self) { try ServiceAccounts(keyFiles: [directory.path + "/missing.json"]) }
+    }
+
     @Test(
         "key files are checked strictly",
         arguments: [
