@@ -62,8 +62,9 @@ struct DownloadHeaders: Sendable {
         var headers = base
         if let encoding = record.fields.contentEncoding { headers.add("Content-Encoding", encoding) }
         let encoded = headers
-        headers.add(
-            "X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c)),md5=\(Base64.encode(record.blob.md5))")
+        // Composed objects have a CRC32C only (as in GCS, whose clients then check that instead of MD5).
+        let md5 = record.blob.md5.isEmpty ? "" : ",md5=\(Base64.encode(record.blob.md5))"
+        headers.add("X-Goog-Hash", "crc32c=\(Checksums.crc32cBase64(record.blob.crc32c))\(md5)")
         // Sent as it is on every repeated whole-object download: formatted once.
         return Variant(base: base, encoded: encoded, whole: headers.preformatted())
     }
