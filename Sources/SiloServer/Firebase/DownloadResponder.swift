@@ -27,6 +27,7 @@ struct DownloadResponder {
     func respond(_ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase) throws
         -> HTTPResponse
     {
+        try CustomerEncryption.checkRead(record, request.headers)
         let headers = service.versionResponses.downloadHeaders(record)
         let prepared = headers.variant(api)
         if let match = request.headers["If-Match"], !Self.matches(match, etag: headers.etag) {
