@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     /// Abandoned sessions stop counting against their caller after this long (they expire after
     /// `sessionLifetimeSeconds`).
     public var sessionQuotaWindowSeconds: Int64 = 24 * 3600
+    /// XML API multipart uploads in progress in one bucket (touched within `sessionQuotaWindowSeconds`); the next
+    /// initiate beyond it is refused with 429. Each holds at most 10 000 parts of at most 5 GiB.
+    public var maxMultipartUploadsPerBucket = 10_000
 
     public init() {}
 }

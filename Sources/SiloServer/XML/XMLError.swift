@@ -22,7 +22,8 @@ extension Reply {
 /// The `<Code>` GCS's XML API answers for each kind of failure.
 enum XMLErrorCode {
     static func of(_ error: StorageError) -> String {
-        switch error.code {
+        if let named = error.cause as? XMLErrorName { return named.code }
+        return switch error.code {
         case .invalidArgument: "InvalidArgument"
         case .unauthenticated: "AuthenticationRequired"
         case .permissionDenied: "AccessDenied"

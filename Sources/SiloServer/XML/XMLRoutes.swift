@@ -6,10 +6,12 @@ import SiloHTTP
 struct XMLRoutes {
     let service: ObjectService
     let download: DownloadResponder
+    let uploads: XMLUploadRoutes
 
     /// `/{bucket}`: object listing, POST policy form uploads.
     func bucket(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
-        .respond(
+        if let upload = uploads.bucket(context, bucket) { return upload }
+        return .respond(
             run {
                 try service.requireBucket(bucket)
                 throw StorageError(.unimplemented, "XML API bucket requests are not implemented yet")
@@ -18,7 +20,8 @@ struct XMLRoutes {
 
     /// `/{bucket}/{object}`: media reads and writes, copies, multipart uploads.
     func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        .respond(
+        if let upload = uploads.object(context, bucket, name) { return upload }
+        return .respond(
             run {
                 try service.requireBucket(bucket)
                 throw StorageError(.unimplemented, "XML API object requests are not implemented yet")
