@@ -318,6 +318,31 @@ import Testing
         #expect(XMLText.elements("PartNumber", in: Substring(listed.text)) == ["1"])
     }
 
+    /// A bucket's `AbortIncompleteMultipartUpload` rule aborts uploads begun `age` days ago (here only under `tmp/`).
+    @Test func lifecycleAbortsIncompleteUploads() throws {
+        let (server, client) = try Self.serve(.embedded)
+        defer { withExtendedLifetime(server) {} }
+        let rules =
+            #"{"lifecycle":{"rule":[{"action":{"type":"AbortIncompleteMultipartUpload"},"#
+            + #""condition":{"age":2,"matchesPrefix":["tmp/"]}}]}}"#
+        let patched = try client.send(
+            method: "PATCH", target: "/storage/v1/b/\(bucket)", headers: ["Content-Type": "application/json"],
+            body: bytes(rules))
+        #expect(patched.status == 200, "\(patched.text)")
+        let temporary = try Self.initiate(client, "tmp/x")
+        let kept = try Self.initiate(client, "keep/y")
+        _ = try client.send(
+            method: "PUT", target: Self.path("tmp/x") + "?partNumber=1&uploadId=\(temporary)", body: pattern(10))
+        let day: Int64 = 86_400 * 1_000_000
+        _ = server.app.collectGarbage(graceSeconds: 0, now: Timestamp(microseconds: Timestamp.now().microseconds + day))
+        #expect(try client.get(Self.path("tmp/x") + "?uploadId=\(temporary)").status == 200, "one day old: kept")
+        _ = server.app.collectGarbage(
+            graceSeconds: 0, now: Timestamp(microseconds: Timestamp.now().microseconds + 3 * day))
+        #expect(Self.code(try client.get(Self.path("tmp/x") + "?uploadId=\(temporary)")) == "NoSuchUpload")
+        #expect(try client.get(Self.path("keep/y") + "?uploadId=\(kept)").status == 200)
+        #expect(try Self.storedBlobs(server).isEmpty, "the aborted upload's part went with it")
+    }
+
     @Test func anUploadSurvivesARestart() throws {
         let directory = try TemporaryDirectory()
         var first: TestServer? = try TestServer(directory: directory)

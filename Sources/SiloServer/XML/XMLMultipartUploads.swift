@@ -197,13 +197,7 @@ struct XMLMultipartUploads {
     func abort(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, uploadID: String) -> HTTPResponse {
         run {
             try service.requireBucket(bucket)
-            let upload = try activeUpload(bucket, name, uploadID)
-            _ = try service.metadata.updateSession(id: upload.id) { stored in
-                guard stored.state == .active else { throw StorageError.noSuchUpload(uploadID) }
-                stored.state = .cancelled
-                stored.updated = Timestamp.now()
-            }
-            drop(try parts(of: uploadID))
+            try service.abortMultipartUpload(try activeUpload(bucket, name, uploadID))
             return Reply.empty(204)
         }
     }
@@ -265,16 +259,7 @@ struct XMLMultipartUploads {
         return upload
     }
 
-    /// Every part uploaded so far, by number (at most 10 000: ten pages of the store).
-    private func parts(of uploadID: String) throws -> [UploadSession] {
-        var all: [UploadSession] = []
-        while true {
-            let page = try service.metadata.sessions(
-                idPrefix: XMLMultipartIDs.partsPrefix(uploadID), after: all.last?.id, limit: 1000)
-            all += page
-            if page.count < 1000 { return all }
-        }
-    }
+    private func parts(of uploadID: String) throws -> [UploadSession] { try service.multipartParts(of: uploadID) }
 
     /// The parts a completion names, checked as GCS checks them: ascending numbers (`InvalidPartOrder`), each one
     /// uploaded with the ETag given (`InvalidPart`), every one but the last at least 5 MiB (`EntityTooSmall`).
@@ -312,19 +297,7 @@ struct XMLMultipartUploads {
         return chosen
     }
 
-    /// Forgets parts and deletes their blobs; what fails here is left to maintenance (the parts of an upload that is
-    /// not active any more expire with it).
-    private func drop(_ parts: [UploadSession]) {
-        for part in parts {
-            do {
-                try service.metadata.deleteSession(id: part.id)
-                service.discardBlob(part.blobID)
-            } catch {
-                service.logger.warning(
-                    "part left to maintenance", metadata: ["silo.session": part.id, "silo.error": "\(error)"])
-            }
-        }
-    }
+    private func drop(_ parts: [UploadSession]) { service.dropMultipartParts(parts) }
 
     private func completedAnswer(_ context: RequestContext, _ upload: UploadSession, _ uploadID: String) throws
         -> HTTPResponse
@@ -367,6 +340,45 @@ struct XMLMultipartUploads {
 
     private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch { return Reply.xmlError(error) }
+    }
+}
+
+extension ObjectService {
+    /// Every part of an XML multipart upload uploaded so far, by number (at most 10 000: ten pages of the store).
+    func multipartParts(of uploadID: String) throws -> [UploadSession] {
+        var all: [UploadSession] = []
+        while true {
+            let page = try metadata.sessions(
+                idPrefix: XMLMultipartIDs.partsPrefix(uploadID), after: all.last?.id, limit: 1000)
+            all += page
+            if page.count < 1000 { return all }
+        }
+    }
+
+    /// Ends an upload in progress without an object (a client's abort, a lifecycle rule): the upload is cancelled,
+    /// its parts and their blobs go. Throws 404 `NoSuchUpload` when it is no longer in progress.
+    func abortMultipartUpload(_ upload: UploadSession) throws {
+        let uploadID = XMLMultipartIDs.uploadID(of: upload)
+        _ = try metadata.updateSession(id: upload.id) { stored in
+            guard stored.state == .active else { throw StorageError.noSuchUpload(uploadID) }
+            stored.state = .cancelled
+            stored.updated = Timestamp.now()
+        }
+        dropMultipartParts(try multipartParts(of: uploadID))
+    }
+
+    /// Forgets parts and deletes their blobs; what fails here is left to maintenance (the parts of an upload that is
+    /// not active any more expire with it).
+    func dropMultipartParts(_ parts: [UploadSession]) {
+        for part in parts {
+            do {
+                try metadata.deleteSession(id: part.id)
+                discardBlob(part.blobID)
+            } catch {
+                logger.warning(
+                    "part left to maintenance", metadata: ["silo.session": part.id, "silo.error": "\(error)"])
+            }
+        }
     }
 }
 
