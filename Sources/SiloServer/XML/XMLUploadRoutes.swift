@@ -15,7 +15,14 @@ struct XMLUploadRoutes {
     /// The handler of an upload-protocol request on `/{bucket}/{object}`; nil for any other request.
     func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition? {
         let query = context.query
-        if query.contains("upload_id") { return resumable.session(context, bucket, name) }
+        if query.contains("upload_id") {
+            // Chunks and status queries are PUTs (POST too, as some clients send them), cancel is DELETE: a read of
+            // the session URI must not finish an upload.
+            guard ["PUT", "POST", "DELETE"].contains(context.method) else {
+                return .respond(Self.notHere(context, "upload_id"))
+            }
+            return resumable.session(context, bucket, name)
+        }
         if context.method == "POST", let value = context.headers["x-goog-resumable"] {
             return .respond(resumable.start(context, bucket, name, value: value))
         }
