@@ -8,7 +8,7 @@ struct AuthorizationHeader {
     static let schemes = ["firebase": "Firebase", "bearer": "Bearer"]
 
     enum Parsed {
-        /// No header, or only whitespace: an anonymous request.
+        /// No header, only whitespace, or `Bearer` with no token: an anonymous request.
         case absent
         /// A scheme other than `Firebase` or `Bearer`.
         case unsupportedScheme
@@ -29,6 +29,9 @@ struct AuthorizationHeader {
         while credentialEnd > credentialStart, isSpace(bytes[bytes.index(before: credentialEnd)]) {
             credentialEnd = bytes.index(before: credentialEnd)
         }
+        // `Bearer` and nothing after it is how Rust's object_store (polars, obstore) asks anonymously: it sends the
+        // header even when it has no token.
+        if scheme == "Bearer" && credentialStart == credentialEnd { return .absent }
         return .present(AuthorizationHeader(scheme: scheme, credential: String(value[credentialStart..<credentialEnd])))
     }
 }

@@ -74,6 +74,7 @@ struct ServeCommand: ParsableCommand {
             configuration.createBucketsOnUpload = options.createBucketsOnUpload ?? security.posture.emulatorTokens
             configuration.maxObjectSize = options.limits.maxObjectSize
             configuration.maxJSONBodyBytes = options.limits.maxJSONBodyBytes
+            if let suffixes = options.virtualHostSuffixes { configuration.virtualHostSuffixes = suffixes }
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
             app = SiloServerApp(

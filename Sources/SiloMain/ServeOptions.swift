@@ -28,6 +28,9 @@ struct ServeOptions {
     var printConfig = false
     /// Whether a v0 upload creates a bucket that does not exist; nil: in emulator mode only.
     var createBucketsOnUpload: Bool?
+    /// Host suffixes of the XML API's virtual-host style (`{bucket}.{suffix}`), empty for `none`; nil: the
+    /// server's defaults.
+    var virtualHostSuffixes: [String]?
     /// Limits (issue 12); each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
 
@@ -148,6 +151,11 @@ struct ServeOptions {
                 help:
                     "whether a Firebase (v0) upload creates a bucket that does not exist, as the Firebase emulator does (default: in emulator mode only; the GCS API never does)"
             ),
+            .repeating(
+                "virtual-host-suffix", valueName: "HOST",
+                help:
+                    "XML API virtual-host style: Host {bucket}.HOST names the bucket (default: storage.googleapis.com and localhost; 'none' turns it off)"
+            ),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -207,6 +215,13 @@ struct ServeOptions {
             default: throw ValidationError("--create-buckets-on-upload must be true or false, not '\(text)'")
             }
         }
+        let suffixes = values.values("virtual-host-suffix").map { $0.lowercased() }
+        if !suffixes.isEmpty {
+            for suffix in suffixes where suffix != "none" && !Self.isHostName(suffix) {
+                throw ValidationError("--virtual-host-suffix: '\(suffix)' is not a host name")
+            }
+            virtualHostSuffixes = suffixes.filter { $0 != "none" }
+        }
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")
         printConfig = try values.flag("print-config")
@@ -224,6 +239,15 @@ struct ServeOptions {
             try values.integer("max-sessions-per-caller", in: 1...10_000_000) ?? limits.maxSessionsPerCaller
         limits.maxPendingBytesPerCaller =
             try values.byteCount("max-pending-bytes-per-caller", in: 1...(1 << 60)) ?? limits.maxPendingBytesPerCaller
+    }
+
+    /// Dot-separated labels of letters, digits and hyphens (RFC 1123 §2.1), at most 253 bytes.
+    static func isHostName(_ text: String) -> Bool {
+        guard (1...253).contains(text.utf8.count) else { return false }
+        return text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+                && label.utf8.allSatisfy { $0 == 0x2D || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }
+        }
     }
 
     /// The Firebase project id: `--project`, else the first bucket's `<project>.appspot.com` /

@@ -54,5 +54,10 @@ public struct ServerConfiguration: Sendable {
     /// initiate beyond it is refused with 429. Each holds at most 10 000 parts of at most 5 GiB.
     public var maxMultipartUploadsPerBucket = 10_000
 
+    /// Host names under which `{bucket}.{suffix}` addresses a bucket in the XML API's virtual-host style (lowercase,
+    /// no port); empty turns that style off. `storage.googleapis.com` for clients whose hosts file points it here,
+    /// `localhost` because `*.localhost` reaches the loopback address without any setup (RFC 6761 §6.3).
+    public var virtualHostSuffixes = ["storage.googleapis.com", "localhost"]
+
     public init() {}
 }

@@ -103,7 +103,13 @@ public final class SiloServerApp: HTTPHandler {
         let route: Route
         let context: RequestContext
         do {
-            route = try Route.parse(head.rawPath)
+            if let bucket = VirtualHost.bucket(
+                host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
+            {
+                route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+            } else {
+                route = try Route.parse(head.rawPath)
+            }
             context = try RequestContext(head: head, credentials: service.credentials)
         } catch {
             // A refused credential is a 401 in the shape of the API the request was for.

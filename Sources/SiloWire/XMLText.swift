@@ -52,19 +52,24 @@ public enum XMLText {
         return out + rest
     }
 
-    /// Escapes text for an element's content.
+    /// Escapes text for an element's content; control characters other than tab, LF and CR become character
+    /// references.
     public static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&apos;".unicodeScalars)
+            // A control character (object names may hold them) as a character reference: raw, it would make the
+            // document unreadable to every parser.
+            case _ where scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r":
+                out.append(contentsOf: "&#x\(String(scalar.value, radix: 16));".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }

@@ -74,6 +74,13 @@ import Testing
         #expect(try Fixtures.fullVerifier().principal(authorizationHeader: header, at: Fixtures.now) == nil)
     }
 
+    /// Rust's object_store (polars, obstore) sends `Authorization: Bearer ` when it has no credentials: anonymous,
+    /// outside emulator mode too (issue 15).
+    @Test(arguments: ["Bearer", "Bearer ", "bearer \t ", "BEARER"])
+    func bearerWithoutTokenIsAnonymous(header: String) throws {
+        #expect(try Fixtures.fullVerifier().principal(authorizationHeader: header, at: Fixtures.now) == nil)
+    }
+
     @Test func expiryWithinTheClockSkewIsAccepted() throws {
         var claims = Fixtures.firebaseClaims()
         claims["exp"] = .number(Fixtures.nowSeconds - 59)

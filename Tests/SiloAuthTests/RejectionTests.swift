@@ -185,7 +185,8 @@ struct Rejection: Sendable, CustomTestStringConvertible {
             claims["padding"] = .string(String(repeating: "p", count: 20_000))
             return "Bearer " + Fixtures.signRS256(claims: claims)
         },
-        raw("scheme without a credential", .malformedToken) { "Bearer" },
+        // (`Bearer` without one is anonymous: AcceptanceTests.)
+        raw("scheme without a credential", .malformedToken) { "Firebase" },
         raw("owner outside emulator mode", .malformedToken) { "Bearer owner" },
         raw("wrong admin key", .malformedToken) { "Bearer silo-admin-7f3c9a1e5b2d4c6f8a0f" },
         raw("unsupported scheme", .unsupportedScheme) { "Basic " + validFirebase },

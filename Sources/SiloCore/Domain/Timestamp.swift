@@ -72,6 +72,31 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Parses an HTTP date in its preferred form, IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7),
+    /// the form every client sends in `If-Modified-Since`; nil for anything else (the caller then ignores the field,
+    /// as RFC 9110 §13.1.3 asks).
+    public init?(httpDate text: String) {
+        let b = Array(text.utf8)
+        guard b.count == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20, b[19] == 0x3A,
+            b[22] == 0x3A, b[25] == 0x20, b[26] == 0x47, b[27] == 0x4D, b[28] == 0x54
+        else { return nil }
+        func num(_ from: Int, _ count: Int) -> Int? {
+            var v = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int(b[i] - 0x30)
+            }
+            return v
+        }
+        let months = Array("JanFebMarAprMayJunJulAugSepOctNovDec".utf8)
+        guard let monthIndex = stride(from: 0, to: 36, by: 3).first(where: { months[$0..<($0 + 3)] == b[8..<11] }),
+            let d = num(5, 2), let y = num(12, 4), let h = num(17, 2), let mi = num(20, 2), let s = num(23, 2),
+            (1...31).contains(d), h < 24, mi < 60, s < 61
+        else { return nil }
+        let days = Timestamp.daysFromCivil(y, monthIndex / 3 + 1, d)
+        self.microseconds = (Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + s)) * 1_000_000
+    }
+
     /// Parses RFC 3339 with any number of fraction digits and `Z` or a numeric offset.
     public init?(rfc3339 text: String) {
         let b = Array(text.utf8)

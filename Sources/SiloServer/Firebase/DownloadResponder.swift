@@ -28,13 +28,14 @@ struct DownloadResponder {
         -> HTTPResponse
     {
         try CustomerEncryption.checkRead(record, request.headers)
-        let headers = service.versionResponses.downloadHeaders(record)
-        let prepared = headers.variant(api)
-        if let match = request.headers["If-Match"], !Self.matches(match, etag: headers.etag) {
-            throw StorageError(.preconditionFailed, "If-Match: the etag of \(record.bucket)/\(record.name) differs")
-        }
-        if let match = request.headers["If-None-Match"], Self.matches(match, etag: headers.etag) {
-            return HTTPResponse(status: 304, headers: prepared.base)
+        let prepared = service.versionResponses.downloadHeaders(record).variant(api)
+        switch ValidatorConditions(request.headers).evaluate(etag: prepared.etag, modified: record.updated) {
+        case .proceed: break
+        case .notModified: return HTTPResponse(status: 304, headers: prepared.base)
+        case .failed:
+            throw StorageError(
+                .preconditionFailed, "If-Match or If-Unmodified-Since does not hold for \(record.bucket)/\(record.name)"
+            )
         }
 
         let isGzip = record.fields.contentEncoding.map { equalsIgnoringCase($0, "gzip") } ?? false

@@ -31,7 +31,7 @@ final class VersionResponseCache: Sendable {
         headers = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, headers in
             // Per API three field lists plus the preformatted bytes of the last, each about the size of those bytes.
             VersionKey.bytes(key) + 4
-                * ((headers.firebase.whole.wireFormat?.count ?? 2048) + (headers.gcs.whole.wireFormat?.count ?? 2048))
+                * [headers.firebase, headers.gcs, headers.xml].reduce(0) { $0 + ($1.whole.wireFormat?.count ?? 2048) }
         }
         firebaseJSON = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, json in
             VersionKey.bytes(key) + json.count

@@ -52,15 +52,11 @@ struct GCSBucketRoutes {
                 guard let name = json["name"]?.stringValue else {
                     throw StorageError(.invalidArgument, "a new bucket needs a name")
                 }
-                let bucket = try BucketName(name)
-                try service.checkServed(bucket)
-                let enable = context.query["enableObjectRetention"]?.lowercased() == "true"
-                var resource = try BucketResource.inserted(json, enableObjectRetention: enable, now: context.time)
-                try Self.applyPredefined(context.query, to: &resource)
-                let record = try service.metadata.createBucket(
-                    BucketRecord(
-                        name: bucket, timeCreated: context.time, updated: context.time,
-                        versioning: resource.versioning, resource: resource.json))
+                let record = try create(
+                    try BucketName(name), json,
+                    enableObjectRetention: context.query["enableObjectRetention"]?.lowercased() == "true",
+                    time: context.time
+                ) { try Self.applyPredefined(context.query, to: &$0) }
                 return Reply.json(200, render(record, context))
             }
         default:
@@ -111,18 +107,37 @@ struct GCSBucketRoutes {
         case "DELETE":
             return .respond(
                 run {
-                    try service.checkServed(name)
-                    let conditions = try conditions(context)
-                    // A bucket with a soft-delete policy stays restorable for its duration, as in GCS.
-                    let softDeletion = ObjectService.softDeletion(try service.bucketResource(name), at: context.time)
-                    try service.metadata.deleteBucket(
-                        name, check: { try Self.check(conditions, $0, read: false) }, softDeletion: softDeletion)
+                    try delete(name, conditions: try conditions(context), time: context.time)
                     return Reply.empty(204)
                 })
         default:
             return .respond(
                 Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported on a bucket")))
         }
+    }
+
+    /// Creates `bucket` from its JSON resource (validated, GCS's defaults filled in), `adjust`ed before it is
+    /// stored; throws 409 when it exists. The XML API's bucket PUT makes one from its name alone.
+    func create(
+        _ bucket: BucketName, _ json: JSONObject, enableObjectRetention: Bool, time: Timestamp,
+        adjust: (inout BucketResource) throws -> Void = { _ in }
+    ) throws -> BucketRecord {
+        try service.checkServed(bucket)
+        var resource = try BucketResource.inserted(json, enableObjectRetention: enableObjectRetention, now: time)
+        try adjust(&resource)
+        return try service.metadata.createBucket(
+            BucketRecord(
+                name: bucket, timeCreated: time, updated: time, versioning: resource.versioning,
+                resource: resource.json))
+    }
+
+    /// Deletes an empty bucket (409 while any version is in it) with its metageneration `conditions`; one with a
+    /// soft-delete policy stays restorable for its duration, as in GCS.
+    func delete(_ name: BucketName, conditions: Preconditions, time: Timestamp) throws {
+        try service.checkServed(name)
+        let softDeletion = ObjectService.softDeletion(try service.bucketResource(name), at: time)
+        try service.metadata.deleteBucket(
+            name, check: { try Self.check(conditions, $0, read: false) }, softDeletion: softDeletion)
     }
 
     /// `/b/{bucket}/…` other than objects.

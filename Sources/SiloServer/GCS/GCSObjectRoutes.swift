@@ -279,15 +279,11 @@ struct GCSObjectRoutes {
                     try service.checkServed(source.0)
                     try service.requireBucket(destination.0)
                     let changes = try body.isEmpty ? nil : UploadFields.parseChanges(body)
-                    let generation = try GCSConditions.generation(context.query, "sourceGeneration")
-                    guard let original = try service.metadata.object(source.0, source.1, generation: generation) else {
-                        throw StorageError(.notFound, "No such object: \(source.0)/\(source.1)")
-                    }
-                    try GCSConditions.source(context.query).check(original, describing: "\(source.0)/\(source.1)")
-                    var fields = original.fields
-                    // The copy is a new object: no holds, retention, ACL or storage class of the source's; its
-                    // contexts go with it unless the body names others.
-                    fields.extras = ObjectExtras(contexts: original.fields.extras.contexts)
+                    let original = try service.copySource(
+                        source.0, source.1, generation: try GCSConditions.generation(context.query, "sourceGeneration"),
+                        conditions: try GCSConditions.source(context.query))
+                    // The source's contexts go with the copy unless the body names others.
+                    var fields = ObjectService.copiedFields(original)
                     if let changes {
                         // A body that sets custom metadata replaces the source's, tokens included.
                         if changes.removeAllCustomMetadata || !changes.customMetadata.isEmpty {
@@ -296,15 +292,10 @@ struct GCSObjectRoutes {
                         }
                         try changes.apply(to: &fields)
                     }
-                    let resource = try service.bucketResource(destination.0)
-                    try ObjectResource.apply(
-                        changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil, bucket: resource,
-                        query: context.query, principal: context.principal, replacing: false, now: context.time,
-                        object: "\(destination.0)/\(destination.1)")
-                    let record = try service.copyBytes(
-                        of: [original], into: destination.0, destination.1, fields: fields,
-                        conditions: try GCSConditions.destination(context.query), componentCount: nil,
-                        time: context.time)
+                    let (record, resource) = try service.copy(
+                        original, to: destination, fields: fields, extras: changes?.extras ?? ObjectExtrasChanges(),
+                        predefinedACL: ObjectResource.predefinedACL(context.query), principal: context.principal,
+                        conditions: try GCSConditions.destination(context.query), time: context.time)
                     let object = service.gcsObject(record, context, bucket: resource)
                     guard rewrite else { return Reply.json(200, object) }
                     return Reply.json(

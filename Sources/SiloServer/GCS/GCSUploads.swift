@@ -48,17 +48,10 @@ struct GCSUploads {
         _ changes: MetadataChanges?, fallbackContentType: String?, _ context: RequestContext, _ bucket: BucketName,
         _ name: ObjectName
     ) throws -> ObjectFields {
-        var fields = ObjectFields()
-        try changes?.apply(to: &fields)
-        if fields.contentType == nil {
-            fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
-        }
-        try ObjectResource.apply(
-            changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil,
-            bucket: try service.bucketResource(bucket), query: context.query, principal: context.principal,
-            replacing: false, now: context.time, object: "\(bucket)/\(name)")
-        try fields.validate()
-        return fields
+        try service.newObjectFields(
+            changes, fallbackContentType: fallbackContentType, bucket, name,
+            predefinedACL: ObjectResource.predefinedACL(context.query), principal: context.principal,
+            time: context.time)
     }
 
     private func commit(
@@ -362,5 +355,27 @@ struct ContentRange: Equatable {
             return nil
         }
         return value
+    }
+}
+
+extension ObjectService {
+    /// The fields of a new object that GCS's APIs upload (the JSON API's metadata body, the XML API's headers):
+    /// the client's, content type from them, else `fallbackContentType`, else octet-stream, and the GCS-only keys
+    /// applied as to a new object of `bucket`, with `predefinedACL` if given.
+    func newObjectFields(
+        _ changes: MetadataChanges?, fallbackContentType: String?, _ bucket: BucketName, _ name: ObjectName,
+        predefinedACL: String?, principal: Principal?, time: Timestamp
+    ) throws -> ObjectFields {
+        var fields = ObjectFields()
+        try changes?.apply(to: &fields)
+        if fields.contentType == nil {
+            fields.contentType = fallbackContentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        }
+        try ObjectResource.apply(
+            changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil, bucket: try bucketResource(bucket),
+            predefinedACL: predefinedACL, overrideUnlockedRetention: false, principal: principal, replacing: false,
+            now: time, object: "\(bucket)/\(name)")
+        try fields.validate()
+        return fields
     }
 }

@@ -68,18 +68,30 @@ enum ObjectResource {
         bucket: BucketResource?, query: QueryParameters, principal: Principal?, replacing: Bool, now: Timestamp,
         object: String
     ) throws {
+        try apply(
+            changes, to: &fields, existing: existing, bucket: bucket, predefinedACL: predefinedACL(query),
+            overrideUnlockedRetention: query["overrideUnlockedRetention"]?.lowercased() == "true",
+            principal: principal, replacing: replacing, now: now, object: object)
+    }
+
+    /// The same, with the request's options given as values (the XML API sends them as headers).
+    static func apply(
+        _ changes: ObjectExtrasChanges, to fields: inout ObjectFields, existing: ObjectFields?,
+        bucket: BucketResource?, predefinedACL: String?, overrideUnlockedRetention: Bool, principal: Principal?,
+        replacing: Bool, now: Timestamp, object: String
+    ) throws {
         var extras = fields.extras
         if existing == nil {
             if bucket?.defaultEventBasedHold == true { extras.eventBasedHold = true }
             let owner = owner(principal)
             extras.owner = owner
-            if let name = predefinedACL(query), !name.isEmpty {
+            if let name = predefinedACL, !name.isEmpty {
                 extras.acl = ACLEntry.json(try predefined(name, owner: owner))
             } else if changes.acl == nil, bucket?.fields["defaultObjectAcl"] != nil {
                 // A bucket's own default is copied at creation; GCS's default is rendered, not stored.
                 extras.acl = ACLEntry.json(defaultACL(bucket, owner: owner))
             }
-        } else if let name = predefinedACL(query), !name.isEmpty {
+        } else if let name = predefinedACL, !name.isEmpty {
             extras.acl = ACLEntry.json(try predefined(name, owner: extras.owner))
         }
         if let acl = changes.acl {
@@ -93,7 +105,7 @@ enum ObjectResource {
         try changes.apply(to: &extras, replacing: replacing, now: now)
         try applyRetention(
             changes.retention, to: &extras, bucket: bucket,
-            override: query["overrideUnlockedRetention"]?.lowercased() == "true", replacing: replacing,
+            override: overrideUnlockedRetention, replacing: replacing,
             object: object)
         fields.extras = extras
     }

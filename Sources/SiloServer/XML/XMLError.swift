@@ -3,16 +3,19 @@ import SiloHTTP
 import SiloWire
 
 extension Reply {
-    /// GCS's XML API error shape: `<Error><Code>…</Code><Message>…</Message><Details>…</Details></Error>`.
-    static func xmlError(_ error: any Error, headers: HTTPHeaders = [:]) -> HTTPResponse {
+    /// GCS's XML API error shape: `<Error><Code>…</Code><Message>…</Message></Error>`. `code` names the failure
+    /// where the error's kind alone does not (``XMLErrorCode``: a missing bucket, a digest that does not match);
+    /// a server-side failure is always `InternalError`.
+    static func xmlError(_ error: any Error, code: String? = nil, headers: HTTPHeaders = [:]) -> HTTPResponse {
         let storage = StorageError.wrap(error)
         let status = HTTPStatus.of(storage.code)
         if status == 304 { return empty(304, headers: headers) }
+        let name = status >= 500 ? XMLErrorCode.of(storage) : code ?? XMLErrorCode.of(storage)
         return failing(storage, status: status, headers: headers) { message, headers in
             var headers = headers
             headers.set("Content-Type", "application/xml; charset=UTF-8")
             let body =
-                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(XMLErrorCode.of(storage))</Code>"
+                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(name)</Code>"
                 + "<Message>\(XMLText.escape(message))</Message></Error>"
             return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.utf8)))
         }
@@ -21,13 +24,23 @@ extension Reply {
 
 /// The `<Code>` GCS's XML API answers for each kind of failure.
 enum XMLErrorCode {
+    static let noSuchBucket = "NoSuchBucket"
+    static let noSuchKey = "NoSuchKey"
+    /// `Content-MD5` or `x-goog-hash` did not match the bytes received.
+    static let badDigest = "BadDigest"
+    /// `Content-MD5` or `x-goog-hash` is no digest at all.
+    static let invalidDigest = "InvalidDigest"
+    static let bucketNotEmpty = "BucketNotEmpty"
+    static let bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
+    static let methodNotAllowed = "MethodNotAllowed"
+
     static func of(_ error: StorageError) -> String {
         if let named = error.cause as? XMLErrorName { return named.code }
         return switch error.code {
         case .invalidArgument: "InvalidArgument"
         case .unauthenticated: "AuthenticationRequired"
         case .permissionDenied: "AccessDenied"
-        case .notFound: "NoSuchKey"
+        case .notFound: noSuchKey
         case .alreadyExists, .conflict: "Conflict"
         case .preconditionFailed: "PreconditionFailed"
         case .payloadTooLarge: "EntityTooLarge"

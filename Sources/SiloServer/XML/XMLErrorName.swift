@@ -17,7 +17,16 @@ extension StorageError {
     /// GCS's answer for an upload id that names no upload in progress of this object.
     static func noSuchUpload(_ id: String) -> StorageError {
         .xml(
-            .notFound, "NoSuchUpload",
+            .notFound, XMLErrorCode.noSuchUpload,
             "The requested upload \(id.prefix(64)) was not found; it may have completed, been aborted or expired.")
     }
+}
+
+/// The codes of the multipart upload API's refusals.
+extension XMLErrorCode {
+    static let noSuchUpload = "NoSuchUpload"
+    static let invalidPart = "InvalidPart"
+    static let invalidPartOrder = "InvalidPartOrder"
+    static let entityTooSmall = "EntityTooSmall"
+    static let malformedXML = "MalformedXML"
 }

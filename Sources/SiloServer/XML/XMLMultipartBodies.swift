@@ -60,7 +60,7 @@ enum XMLMultipartBodies {
         let text = Substring(decoding: body, as: UTF8.self)
         func malformed(_ why: String) -> StorageError {
             .xml(
-                .invalidArgument, "MalformedXML",
+                .invalidArgument, XMLErrorCode.malformedXML,
                 "The XML you provided was not well-formed or did not validate against the CompleteMultipartUpload "
                     + "schema: \(why)")
         }

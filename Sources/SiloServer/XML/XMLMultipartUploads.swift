@@ -21,7 +21,6 @@ struct XMLMultipartUploads {
 
     func initiate(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> HTTPResponse {
         run {
-            try service.requireBucket(bucket)
             let fields = try XMLObjectHeaders.fields(context, service: service, bucket: bucket, name: name)
             let conditions = try XMLObjectHeaders.conditions(context.headers)
             // Refused now if it cannot succeed; checked again in the completion's transaction.
@@ -55,7 +54,6 @@ struct XMLMultipartUploads {
         -> RequestDisposition
     {
         do {
-            try service.requireBucket(bucket)
             guard let text = context.query["partNumber"], let number = Int(text),
                 (1...XMLMultipartLimits.maxPartNumber).contains(number)
             else {
@@ -66,7 +64,10 @@ struct XMLMultipartUploads {
             }
             let upload = try activeUpload(bucket, name, uploadID)
             try checkKey(context.headers, upload)
-            let expected = try PartDigests(context.headers)
+            let digests: XMLObjectHeaders.Digests
+            do { digests = try XMLObjectHeaders.Digests(context.headers) } catch {
+                return .respond(Reply.xmlError(error, code: XMLErrorCode.invalidDigest))
+            }
             if let declared = context.declaredBodyLength {
                 try checkPartSize(declared)
                 try service.checkObjectSize(declared, "\(bucket)/\(name)")
@@ -76,13 +77,18 @@ struct XMLMultipartUploads {
                 limit: (XMLMultipartLimits.maxPartBytes, "part \(number) of an upload of \(bucket)/\(name)"))
             return .readBody(
                 MediaUploadSink(ingest: ingest, fail: { Reply.xmlError($0) }) { ingest, summary in
-                    try expected.check(summary, part: number)
+                    do {
+                        try UploadChecks.verify(
+                            summary, md5: digests.md5, crc32c: digests.crc32c,
+                            object: "part \(number) of an upload of \(bucket)/\(name)")
+                    } catch {
+                        ingest.discard()
+                        return Reply.xmlError(error, code: XMLErrorCode.badDigest)
+                    }
                     let part = try storePart(upload, uploadID, number, blobID: ingest.blobID, summary: summary)
                     var headers = HTTPHeaders()
                     headers.add("ETag", XMLMultipartBodies.etag(part))
-                    headers.add(
-                        "x-goog-hash",
-                        "crc32c=\(Checksums.crc32cBase64(summary.crc32c)),md5=\(Base64.encode(summary.md5))")
+                    headers.add("x-goog-hash", DownloadHeaders.hash(summary))
                     return Reply.empty(200, headers: headers)
                 })
         } catch {
@@ -123,7 +129,6 @@ struct XMLMultipartUploads {
         -> HTTPResponse
     {
         run {
-            try service.requireBucket(bucket)
             let upload = try activeUpload(bucket, name, uploadID)
             let maxParts = try Self.count(context.query["max-parts"], "max-parts", upTo: 1000) ?? 1000
             let marker = try Self.count(context.query["part-number-marker"], "part-number-marker", upTo: Int.max) ?? 0
@@ -157,7 +162,6 @@ struct XMLMultipartUploads {
         .readBody(
             CollectingSink(limit: XMLMultipartLimits.maxCompleteBodyBytes, refuse: { Reply.xmlError($0) }) { body in
                 run {
-                    try service.requireBucket(bucket)
                     let requested = try XMLMultipartBodies.completeRequest(body)
                     guard let upload = try service.metadata.session(id: XMLMultipartIDs.upload(bucket, uploadID)),
                         upload.api == .xmlMultipart, upload.name == name
@@ -196,7 +200,6 @@ struct XMLMultipartUploads {
 
     func abort(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, uploadID: String) -> HTTPResponse {
         run {
-            try service.requireBucket(bucket)
             try service.abortMultipartUpload(try activeUpload(bucket, name, uploadID))
             return Reply.empty(204)
         }
@@ -208,7 +211,6 @@ struct XMLMultipartUploads {
     /// names start with `prefix`.
     func listUploads(_ context: RequestContext, _ bucket: BucketName) -> HTTPResponse {
         run {
-            try service.requireBucket(bucket)
             let maxUploads = try Self.count(context.query["max-uploads"], "max-uploads", upTo: 1000) ?? 1000
             let prefix = context.query["prefix"] ?? ""
             let marker = context.query["upload-id-marker"].flatMap { $0.isEmpty ? nil : $0 }
@@ -276,13 +278,13 @@ struct XMLMultipartUploads {
         for (index, entry) in requested.enumerated() {
             if index > 0, entry.number <= requested[index - 1].number {
                 throw StorageError.xml(
-                    .invalidArgument, "InvalidPartOrder",
+                    .invalidArgument, XMLErrorCode.invalidPartOrder,
                     "The list of parts was not in ascending order: part \(entry.number) follows part "
                         + "\(requested[index - 1].number).")
             }
             guard let part = byNumber[entry.number], XMLMultipartBodies.etag(entry.etag, matches: part) else {
                 throw StorageError.xml(
-                    .invalidArgument, "InvalidPart",
+                    .invalidArgument, XMLErrorCode.invalidPart,
                     "One or more of the specified parts could not be found or its ETag does not match: part "
                         + "\(entry.number) of upload \(uploadID).")
             }
@@ -290,7 +292,7 @@ struct XMLMultipartUploads {
         }
         for part in chosen.dropLast() where part.received < XMLMultipartLimits.minPartBytes {
             throw StorageError.xml(
-                .invalidArgument, "EntityTooSmall",
+                .invalidArgument, XMLErrorCode.entityTooSmall,
                 "Part \(part.part?.number ?? 0) is \(part.received) bytes; every part but the last must be at least "
                     + "\(XMLMultipartLimits.minPartBytes) bytes.")
         }
@@ -422,49 +424,4 @@ enum XMLMultipartIDs {
 
     /// Who a bucket's uploads count against (``ServerConfiguration/maxMultipartUploadsPerBucket``).
     static func caller(_ bucket: BucketName) -> String { "xml-mpu:" + bucket.rawValue }
-}
-
-/// The checksums a part upload declares (`Content-Md5`, `x-goog-hash`), checked against its bytes: a mismatch is
-/// 400 `BadDigest`, a malformed value 400 `InvalidDigest`.
-struct PartDigests {
-    var md5: [UInt8]?
-    var crc32c: UInt32?
-
-    init(_ headers: HTTPHeaders) throws {
-        func invalid(_ what: String) -> StorageError {
-            .xml(.invalidArgument, "InvalidDigest", "The \(what) you specified is not valid.")
-        }
-        if let text = headers["Content-MD5"] {
-            guard let bytes = Base64.decode(text), bytes.count == 16 else { throw invalid("Content-MD5") }
-            md5 = bytes
-        }
-        for value in headers.values("x-goog-hash") {
-            for item in value.split(separator: ",") {
-                let pair = item.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2 else { throw invalid("x-goog-hash") }
-                let kind = pair[0].filter { $0 != " " }
-                let digest = String(pair[1]).filter { $0 != " " }
-                if kind == "md5" {
-                    guard let bytes = Base64.decode(digest), bytes.count == 16 else { throw invalid("x-goog-hash md5") }
-                    md5 = bytes
-                } else if kind == "crc32c" {
-                    guard let value = Checksums.crc32c(fromBase64: digest) else { throw invalid("x-goog-hash crc32c") }
-                    crc32c = value
-                }
-            }
-        }
-    }
-
-    func check(_ summary: BlobSummary, part: Int) throws {
-        if let md5, md5 != summary.md5 {
-            throw StorageError.xml(
-                .invalidArgument, "BadDigest", "The MD5 you specified did not match what was received for part \(part)."
-            )
-        }
-        if let crc32c, crc32c != summary.crc32c {
-            throw StorageError.xml(
-                .invalidArgument, "BadDigest",
-                "The CRC32C you specified did not match what was received for part \(part).")
-        }
-    }
 }

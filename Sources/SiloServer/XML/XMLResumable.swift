@@ -15,7 +15,6 @@ struct XMLResumable {
             guard equalsIgnoringCase(value, "start") else {
                 throw StorageError(.invalidArgument, "x-goog-resumable must be start, not \(value.prefix(20))")
             }
-            try service.requireBucket(bucket)
             let fields = try XMLObjectHeaders.fields(context, service: service, bucket: bucket, name: name)
             let conditions = try XMLObjectHeaders.conditions(context.headers)
             var declared: Int64?

@@ -1,8 +1,8 @@
 import SiloCore
 import SiloHTTP
 
-/// Where the XML API's upload protocols branch off its object and bucket routes (``XMLRoutes``): requests with
-/// `?uploads`, `?uploadId=`, `?upload_id=` or `x-goog-resumable` go to the multipart and resumable handlers.
+/// The XML API's upload protocols, reached from ``XMLRoutes``' hooks once the bucket is known to exist: requests with
+/// `?uploads` or `?uploadId=` (multipart), `?upload_id=` or `x-goog-resumable` (resumable).
 struct XMLUploadRoutes {
     let multipart: XMLMultipartUploads
     let resumable: XMLResumable
@@ -12,25 +12,13 @@ struct XMLUploadRoutes {
         resumable = XMLResumable(service: service, engine: engine)
     }
 
-    /// The handler of an upload-protocol request on `/{bucket}/{object}`; nil for any other request.
-    func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition? {
-        let query = context.query
-        if query.contains("upload_id") {
-            // Chunks and status queries are PUTs (POST too, as some clients send them), cancel is DELETE: a read of
-            // the session URI must not finish an upload.
-            guard ["PUT", "POST", "DELETE"].contains(context.method) else {
-                return .respond(Self.notHere(context, "upload_id"))
-            }
-            return resumable.session(context, bucket, name)
-        }
-        if context.method == "POST", let value = context.headers["x-goog-resumable"] {
-            return .respond(resumable.start(context, bucket, name, value: value))
-        }
-        if query.contains("uploads") {
+    /// `?uploads` (initiate) or `?uploadId=` (parts, list, complete, abort) on `/{bucket}/{object}`.
+    func multipart(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
+        if context.query.contains("uploads") {
             guard context.method == "POST" else { return .respond(Self.notHere(context, "?uploads")) }
             return .respond(multipart.initiate(context, bucket, name))
         }
-        guard let uploadID = query["uploadId"] else { return nil }
+        let uploadID = context.query["uploadId"] ?? ""
         guard XMLMultipartIDs.isUploadID(uploadID) else {
             return .respond(Reply.xmlError(StorageError.noSuchUpload(uploadID)))
         }
@@ -43,9 +31,24 @@ struct XMLUploadRoutes {
         }
     }
 
-    /// `GET /{bucket}?uploads`; nil for any other request.
-    func bucket(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition? {
-        guard context.query.contains("uploads") else { return nil }
+    /// `?upload_id=` (the session URI) or `x-goog-resumable: start` on `/{bucket}/{object}`.
+    func resumable(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
+        if context.query.contains("upload_id") {
+            // Chunks and status queries are PUTs (POST too, as some clients send them), cancel is DELETE: a read of
+            // the session URI must not finish an upload.
+            guard ["PUT", "POST", "DELETE"].contains(context.method) else {
+                return .respond(Self.notHere(context, "upload_id"))
+            }
+            return resumable.session(context, bucket, name)
+        }
+        guard context.method == "POST", let value = context.headers["x-goog-resumable"] else {
+            return .respond(Self.notHere(context, "x-goog-resumable"))
+        }
+        return .respond(resumable.start(context, bucket, name, value: value))
+    }
+
+    /// `GET /{bucket}?uploads`: the bucket's uploads in progress.
+    func bucketUploads(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
         guard context.method == "GET" || context.method == "HEAD" else {
             return .respond(Self.notHere(context, "?uploads on a bucket"))
         }
@@ -53,6 +56,8 @@ struct XMLUploadRoutes {
     }
 
     private static func notHere(_ context: RequestContext, _ what: String) -> HTTPResponse {
-        Reply.xmlError(StorageError(.invalidArgument, "\(context.method.prefix(16)) is not allowed with \(what)"))
+        Reply.xmlError(
+            StorageError(.invalidArgument, "\(context.method.prefix(16)) is not allowed with \(what)"),
+            code: XMLErrorCode.methodNotAllowed)
     }
 }

@@ -1,0 +1,48 @@
+import SiloCore
+import SiloHTTP
+
+extension XMLRoutes {
+    /// `GET`/`HEAD /{bucket}/{object}`: the download of the JSON API (Range, validators, transcoding) with the XML
+    /// API's headers, `x-goog-if-*` conditions, `?generation=` and the `response-*` overrides.
+    func read(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> HTTPResponse {
+        run(bucket) {
+            let generation = try GCSConditions.generation(context.query)
+            let conditions = try XMLObjectHeaders.conditions(context.headers)
+            let overrides = try ResponseOverrides(context.query)
+            var response = try download.respond(request: context.head, api: .xml) {
+                guard let record = try service.metadata.object(bucket, name, generation: generation) else {
+                    throw StorageError.objectNotFound(bucket, name)
+                }
+                try conditions.check(record, describing: "\(bucket)/\(name)")
+                return record
+            }
+            if response.status == 200 || response.status == 206 { overrides.apply(to: &response.headers) }
+            return response
+        }
+    }
+}
+
+/// `response-content-type=…` and its siblings on a read: the answer carries these header values instead of the
+/// stored ones (signed URLs use them to make a browser save or show a file).
+struct ResponseOverrides {
+    private(set) var values: [(header: String, value: String)] = []
+
+    private static let parameters = [
+        ("response-content-type", "Content-Type"), ("response-content-disposition", "Content-Disposition"),
+        ("response-content-language", "Content-Language"), ("response-content-encoding", "Content-Encoding"),
+        ("response-cache-control", "Cache-Control"), ("response-expires", "Expires"),
+    ]
+
+    /// Throws `.invalidArgument` for a value that could not go into a header (a control character, too long).
+    init(_ query: QueryParameters) throws {
+        for (parameter, header) in Self.parameters {
+            guard let value = query[parameter], !value.isEmpty else { continue }
+            try FieldText.check(value, field: parameter)
+            values.append((header, value))
+        }
+    }
+
+    func apply(to headers: inout HTTPHeaders) {
+        for (header, value) in values { headers.set(header, value) }
+    }
+}

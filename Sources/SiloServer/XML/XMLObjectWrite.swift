@@ -1,0 +1,50 @@
+import SiloCore
+import SiloHTTP
+
+extension XMLRoutes {
+    /// `PUT /{bucket}/{object}` with the object's bytes as the body, streamed into a new blob. Metadata, canned ACL,
+    /// conditions and declared digests are checked before the first byte is read; the digests against the bytes
+    /// before the version is made live.
+    func upload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
+        if let missing = missingBucket(bucket) { return .respond(missing) }
+        let digests: XMLObjectHeaders.Digests
+        do { digests = try XMLObjectHeaders.Digests(context.headers) } catch {
+            return .respond(Reply.xmlError(error, code: XMLErrorCode.invalidDigest))
+        }
+        do {
+            let fields = try XMLObjectHeaders.fields(context, service: service, bucket: bucket, name: name)
+            let conditions = try XMLObjectHeaders.conditions(context.headers)
+            if let declared = context.declaredBodyLength { try service.checkObjectSize(declared, "\(bucket)/\(name)") }
+            let ingest = try BlobIngest(service: service, time: context.time)
+            return .readBody(
+                MediaUploadSink(ingest: ingest, fail: { Reply.xmlError($0) }) { ingest, summary in
+                    do {
+                        try UploadChecks.verify(
+                            summary, md5: digests.md5, crc32c: digests.crc32c, object: "\(bucket)/\(name)")
+                    } catch {
+                        ingest.discard()
+                        return Reply.xmlError(error, code: XMLErrorCode.badDigest)
+                    }
+                    // Access was decided for the whole XML API before the body was read (SiloServerApp.xml).
+                    let record = try service.commitUpload(
+                        bucket: bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
+                        conditions: conditions, principal: GCSUploads.admin, time: Timestamp.now(),
+                        createsBucket: false)
+                    return Reply.empty(200, headers: XMLObjectHeaders.written(record))
+                })
+        } catch {
+            return .respond(Reply.xmlError(error))
+        }
+    }
+
+    /// `DELETE /{bucket}/{object}`: the live version, or `?generation=`; `x-goog-if-*` conditions, holds and
+    /// retention checked in the store's transaction.
+    func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> HTTPResponse {
+        run(bucket) {
+            try service.deleteObject(
+                bucket, name, generation: try GCSConditions.generation(context.query),
+                conditions: try XMLObjectHeaders.conditions(context.headers), time: context.time)
+            return Reply.empty(204)
+        }
+    }
+}
