@@ -55,6 +55,9 @@ public struct ServerConfiguration: Sendable {
     /// accepted on the GCS APIs and IAM decides what they may do. Nil: none registered — signed URLs are refused,
     /// or in emulator mode (`openAdminAPI`) checked in everything but their signature.
     public var serviceAccounts: ServiceAccountAuthority?
+    /// XML API multipart uploads in progress in one bucket (touched within `sessionQuotaWindowSeconds`); the next
+    /// initiate beyond it is refused with 429. Each holds at most 10 000 parts of at most 5 GiB.
+    public var maxMultipartUploadsPerBucket = 10_000
 
     /// Host names under which `{bucket}.{suffix}` addresses a bucket in the XML API's virtual-host style (lowercase,
     /// no port); empty turns that style off. `storage.googleapis.com` for clients whose hosts file points it here,

@@ -31,7 +31,9 @@ public final class SiloServerApp: HTTPHandler {
         gcsBuckets = GCSBucketRoutes(service: service)
         gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
         batch = BatchRoutes(configuration: configuration)
-        xml = XMLRoutes(service: service, download: firebase.download)
+        xml = XMLRoutes(
+            service: service, download: firebase.download,
+            uploads: XMLUploadRoutes(service: service, registry: registry, engine: gcsUploads))
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {

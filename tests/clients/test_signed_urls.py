@@ -55,25 +55,12 @@ def sign(blob, **options):
                                     **options)
 
 
-def xml_objects_served(secured, bucket_name):
-    """Whether the server's XML API object routes exist (they answered 501 before the XML API landed)."""
-    response = requests.get(f"{secured.endpoint}/{bucket_name}/photo.jpg",
-                            headers={"Authorization": f"Bearer {service_account_silo.ADMIN_KEY}"})
-    return response.status_code != 501
-
-
-def need_xml_objects(secured, bucket_name):
-    if not xml_objects_served(secured, bucket_name):
-        pytest.xfail("the XML API's object routes answer 501 on this server; signed GET/PUT/resumable need them")
-
-
 def xml_code(response):
     match = re.search(r"<Code>([^<]*)</Code>", response.text)
     return match and match.group(1)
 
 
 def test_signed_get_with_requests_and_curl(secured, bucket_name, blob):
-    need_xml_objects(secured, bucket_name)
     url = at_silo(sign(blob), secured)
     response = requests.get(url)
     assert response.status_code == 200 and response.content == b"jpeg bytes"
@@ -86,7 +73,6 @@ def test_signed_get_with_requests_and_curl(secured, bucket_name, blob):
 
 
 def test_signed_put_then_read_back(secured, bucket_name, blob):
-    need_xml_objects(secured, bucket_name)
     target = blob.bucket.blob("uploaded.txt")
     url = at_silo(sign(target, method="PUT", content_type="text/plain"), secured)
     assert requests.put(url, data=b"put through a signed URL", headers={"Content-Type": "text/plain"}).status_code == 200
@@ -100,8 +86,6 @@ def test_signed_resumable_upload(secured, bucket_name, blob):
     target = blob.bucket.blob("resumable.bin")
     url = at_silo(sign(target, method="RESUMABLE"), secured)
     start = requests.post(url, headers={"x-goog-resumable": "start"})
-    if start.status_code == 501:
-        pytest.xfail("XML resumable uploads answer 501 on this server")
     assert start.status_code == 201, start.text
     session = start.headers["Location"]
     data = os.urandom(300_000)

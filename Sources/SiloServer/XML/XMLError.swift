@@ -37,7 +37,8 @@ enum XMLErrorCode {
     static let methodNotAllowed = "MethodNotAllowed"
 
     static func of(_ error: StorageError) -> String {
-        switch error.code {
+        if let named = error.cause as? XMLErrorName { return named.code }
+        return switch error.code {
         case .invalidArgument: "InvalidArgument"
         case .unauthenticated: "AuthenticationRequired"
         case .permissionDenied: "AccessDenied"
