@@ -4,8 +4,7 @@ with the signer's registered key and holds the signer to its IAM permissions (is
 
 URLs are signed as an app signs them in production, for `https://storage.googleapis.com`, and sent to Silo with only
 the scheme and host changed (Silo's `--signed-url-host` defaults to that host); some are signed for Silo's own
-address instead. Signed GET, PUT and resumable URLs need the XML API's object routes: where the server under test
-does not have them yet (they answer 501), those tests are expected failures that say so, and pass once it does.
+address instead. Signed GET, PUT and resumable URLs go to the XML API's object and upload routes.
 """
 import datetime
 import os
