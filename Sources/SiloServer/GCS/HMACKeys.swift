@@ -178,6 +178,21 @@ struct HMACKeys {
         return try decode(text)
     }
 
+    /// The store's keys as the signature verifier looks them up: only active keys sign.
+    struct Keyring: HMACKeyring {
+        let store: any MetadataStore
+
+        func hmacKey(accessID: String) throws(AuthError) -> HMACSigningKey? {
+            do {
+                return try HMACKeys.load(store).first { $0.accessID == accessID && $0.state == .active }.map {
+                    HMACSigningKey(email: $0.email, secret: $0.secret)
+                }
+            } catch {
+                throw AuthError(.invalidConfiguration, "the HMAC keys cannot be read", cause: error)
+            }
+        }
+    }
+
     private static func change(_ store: any MetadataStore, _ body: (inout [Key]) throws -> Void) throws {
         try store.updateDocument(document) { text in
             var keys = try text.map(decode) ?? []
