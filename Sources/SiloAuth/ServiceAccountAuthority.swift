@@ -81,6 +81,9 @@ public struct ServiceAccountAuthority: Sendable {
     /// refusal GCS would answer with: `malformedToken` (a missing or malformed parameter), `unsupportedAlgorithm`,
     /// `expired`, `notYetValid`, `unknownKey` (a signer not registered) or `badSignature`.
     public func signer(of request: SignedRequest, at now: Timestamp) throws(AuthError) -> ServiceAccountCaller? {
+        if let authorization = Self.hmacAuthorization(request) {
+            return try headerSigner(of: request, authorization: authorization, at: now)
+        }
         if request.query.contains(where: { $0.name == "GoogleAccessId" }) { return try v2Signer(of: request, at: now) }
         return try v4Signer(of: request, at: now)
     }
@@ -138,6 +141,18 @@ public struct ServiceAccountAuthority: Sendable {
             throw Self.malformed("X-Goog-Signature", "X-Goog-Signature is not hexadecimal")
         }
         try checkWindow(from: date, seconds: expires, at: now)
+        return try verifyV4(
+            request, algorithm: algorithm, credential: credential, date: dateText, signedHeaders: signedHeaders,
+            signature: signature)
+    }
+
+    /// The canonical request's signature, for each host the request may have been signed for. Shared by signed URLs
+    /// and the `Authorization: GOOG4-HMAC-SHA256` header.
+    private func verifyV4(
+        _ request: SignedRequest, algorithm: String, credential: Credential, date dateText: String,
+        signedHeaders: [String], signature: [UInt8]
+    ) throws(AuthError) -> ServiceAccountCaller? {
+        let hmac = algorithm == GoogleV4Signing.hmacAlgorithm
         // Every signed header but host must come with the request: the signature covers its value.
         var values: [String: String] = [:]
         for name in signedHeaders where name != "host" {
@@ -170,6 +185,69 @@ public struct ServiceAccountAuthority: Sendable {
                 + hostCandidates(request).joined(separator: " or "))
         error.signedRequest = SignedRequestDiagnosis(stringToSign: first?.0, canonicalRequest: first?.1)
         throw error
+    }
+
+    // MARK: The Authorization header (HMAC keys)
+
+    /// How far a header-signed request's `x-goog-date` may be from this server's clock, either way (GCS's 15 minutes).
+    public static let headerSignatureWindowSeconds: Int64 = 900
+
+    /// The value of an `Authorization: GOOG4-HMAC-SHA256 …` header, as S3-style clients in GCS's interoperability
+    /// mode send it; nil for any other credential.
+    public static func hmacAuthorization(_ request: SignedRequest) -> String? {
+        let prefix = GoogleV4Signing.hmacAlgorithm + " "
+        return request.headers.first { $0.name.lowercased() == "authorization" && $0.value.hasPrefix(prefix) }?.value
+    }
+
+    /// `Authorization: GOOG4-HMAC-SHA256 Credential=ACCESS_ID/DATE/REGION/storage/goog4_request,
+    /// SignedHeaders=a;b, Signature=HEX` with the time in the `x-goog-date` header: checked as a signed URL is, the
+    /// canonical query being the whole query.
+    private func headerSigner(of request: SignedRequest, authorization: String, at now: Timestamp) throws(AuthError)
+        -> ServiceAccountCaller?
+    {
+        guard authorization.utf8.count <= 4096 else {
+            throw Self.malformed("Authorization", "the Authorization header is too long")
+        }
+        var fields: [String: String] = [:]
+        let rest = authorization.dropFirst(GoogleV4Signing.hmacAlgorithm.utf8.count + 1)
+        for part in rest.split(separator: ",") {
+            let pair = part.filter { $0 != " " }.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, ["Credential", "SignedHeaders", "Signature"].contains(pair[0]),
+                fields.updateValue(pair[1], forKey: pair[0]) == nil
+            else {
+                throw Self.malformed(
+                    "Authorization",
+                    "the Authorization header must be GOOG4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…")
+            }
+        }
+        guard let credentialText = fields["Credential"], let headerList = fields["SignedHeaders"],
+            let signatureText = fields["Signature"]
+        else {
+            throw Self.malformed(
+                "Authorization", "the Authorization header needs Credential, SignedHeaders and Signature")
+        }
+        let credential = try Credential(credentialText, parameter: "Credential", accessID: true)
+        let dates = request.headers.filter { $0.name.lowercased() == "x-goog-date" }.map(\.value)
+        guard dates.count == 1, let date = GoogleV4Signing.parseDate(dates[0]), dates[0].hasPrefix(credential.date)
+        else {
+            throw Self.malformed(
+                "x-goog-date",
+                "a signed request needs one x-goog-date header, YYYYMMDD'T'HHMMSS'Z' of the credential's date")
+        }
+        let signedHeaders = headerList.split(separator: ";", omittingEmptySubsequences: false).map { $0.lowercased() }
+        guard signedHeaders.allSatisfy({ !$0.isEmpty }), signedHeaders.contains("host") else {
+            throw Self.malformed("SignedHeaders", "SignedHeaders must list 'host' and no empty name")
+        }
+        guard let signature = GoogleV4Signing.unhex(signatureText) else {
+            throw Self.malformed("Signature", "Signature is not hexadecimal")
+        }
+        let skew = abs(now.microseconds / 1_000_000 - date.microseconds / 1_000_000)
+        guard skew <= Self.headerSignatureWindowSeconds else {
+            throw AuthError(.expired, "the request's x-goog-date \(date.rfc3339) is more than 15 minutes from now")
+        }
+        return try verifyV4(
+            request, algorithm: GoogleV4Signing.hmacAlgorithm, credential: credential, date: dates[0],
+            signedHeaders: signedHeaders, signature: signature)
     }
 
     /// Who signed with `credential` and how to check their signature: a registered service account's RSA key, or

@@ -112,4 +112,50 @@ import Testing
         #expect(denied.status == 403 && Self.code(denied) == "AccessDenied", "\(denied.text)")
         #expect(denied.text.contains(SecuredServer.stranger.email))
     }
+
+    /// `Authorization: GOOG4-HMAC-SHA256 …` and `x-goog-date` for a request to the server's own host.
+    func signedHeaders(
+        _ method: String, path: String, id: String, secret: String, date: Timestamp = .now()
+    ) -> HTTPHeaders {
+        let stamp = String(date.rfc3339.prefix(19).filter { $0 != "-" && $0 != ":" }) + "Z"
+        let scope = "\(stamp.prefix(8))/auto/storage/goog4_request"
+        let canonical = GoogleV4Signing.canonicalRequest(
+            method: method, path: path, query: [],
+            headers: [("host", "127.0.0.1:\(s.server.port)"), ("x-goog-date", stamp)],
+            payload: GoogleV4Signing.unsignedPayload)
+        let stringToSign = GoogleV4Signing.stringToSign(
+            algorithm: GoogleV4Signing.hmacAlgorithm, date: stamp, scope: scope, canonicalRequest: canonical)
+        let key = GoogleV4Signing.hmacSigningKey(secret: secret, scope: scope)
+        let signature = HMACSHA256.authenticationCode(key: key, message: Array(stringToSign.utf8))
+            .map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return [
+            "x-goog-date": stamp,
+            "Authorization":
+                "GOOG4-HMAC-SHA256 Credential=\(id)/\(scope), SignedHeaders=host;x-goog-date, Signature=\(signature)",
+        ]
+    }
+
+    @Test("an Authorization: GOOG4-HMAC-SHA256 header signs a request the same way")
+    func headerSigned() throws {
+        let (id, secret) = try createKey()
+        let got = try s.send("GET", path, headers: signedHeaders("GET", path: path, id: id, secret: secret))
+        #expect(got.status == 200 && got.text == "jpeg bytes", "\(got.text)")
+        let other = "/\(s.bucketName)/other.txt"
+        let put = try s.send(
+            "PUT", other, "by header", headers: signedHeaders("PUT", path: other, id: id, secret: secret))
+        #expect(put.status == 200, "\(put.text)")
+        let wrongPath = try s.send("GET", path, headers: signedHeaders("GET", path: other, id: id, secret: secret))
+        #expect(wrongPath.status == 403 && Self.code(wrongPath) == "SignatureDoesNotMatch", "\(wrongPath.text)")
+        let old = Timestamp(microseconds: Timestamp.now().microseconds - 3_600_000_000)
+        let stale = try s.send(
+            "GET", path, headers: signedHeaders("GET", path: path, id: id, secret: secret, date: old))
+        #expect(stale.status == 400, "\(stale.text)")
+        let withDate = signedHeaders("GET", path: path, id: id, secret: secret)
+        let missingDate: HTTPHeaders = ["Authorization": try #require(withDate["Authorization"])]
+        #expect(try s.send("GET", path, headers: missingDate).status == 400)
+        let stranger = try createKey(SecuredServer.stranger.email)
+        let denied = try s.send(
+            "GET", path, headers: signedHeaders("GET", path: path, id: stranger.id, secret: stranger.secret))
+        #expect(denied.status == 403 && Self.code(denied) == "AccessDenied", "\(denied.text)")
+    }
 }
