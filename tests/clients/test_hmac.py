@@ -1,6 +1,6 @@
 """HMAC keys (issue 15 item 3): google-cloud-storage's `create_hmac_key`, `list_hmac_keys`,
 `get_hmac_key_metadata`, `HMACKeyMetadata.update`/`delete` against a secured Silo, and `GOOG4-HMAC-SHA256` signed
-URLs made with a key's secret and sent with `requests`.
+URLs and `Authorization: GOOG4-HMAC-SHA256` headers made with a key's secret and sent with `requests`.
 
 google-cloud-storage signs only with service account keys (RSA), so the HMAC signature is computed here, from GCS's
 description of V4 signing (the canonical request, the string to sign, the signing key chained from `GOOG4` +
@@ -65,11 +65,29 @@ def signed_url(secured, access_id, secret, method, bucket, name, *, headers=None
     canonical = "\n".join([method, path, canonical_query, *(f"{n}:{signed[n].strip()}" for n in names), "",
                            ";".join(names), "UNSIGNED-PAYLOAD"])
     to_sign = "\n".join(["GOOG4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    signature = hmac.new(signing_key(secret, scope), to_sign.encode(), hashlib.sha256).hexdigest()
+    return f"{secured.endpoint}{path}?{canonical_query}&X-Goog-Signature={signature}"
+
+
+def signing_key(secret, scope):
     key = ("GOOG4" + secret).encode()
     for part in scope.split("/"):
         key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    return f"{secured.endpoint}{path}?{canonical_query}&X-Goog-Signature={signature}"
+    return key
+
+
+def signed_headers(secured, access_id, secret, method, bucket, name, now=None):
+    """`Authorization: GOOG4-HMAC-SHA256 …` and `x-goog-date` for a request to Silo's own host."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    scope = f"{stamp[:8]}/auto/storage/goog4_request"
+    path = f"/{bucket}/{urllib.parse.quote(name, safe='/~')}"
+    canonical = "\n".join([method, path, "", f"host:127.0.0.1:{secured.port}", f"x-goog-date:{stamp}", "",
+                           "host;x-goog-date", "UNSIGNED-PAYLOAD"])
+    to_sign = "\n".join(["GOOG4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    signature = hmac.new(signing_key(secret, scope), to_sign.encode(), hashlib.sha256).hexdigest()
+    return {"x-goog-date": stamp, "Authorization": f"GOOG4-HMAC-SHA256 Credential={access_id}/{scope}, "
+                                                   f"SignedHeaders=host;x-goog-date, Signature={signature}"}
 
 
 def xml_code(response):
@@ -150,3 +168,15 @@ def test_hmac_signer_is_held_to_its_permissions(secured, admin, bucket_name):
                                              project_id=PROJECT)
     response = requests.get(signed_url(secured, metadata.access_id, secret, "GET", bucket_name, "photo.jpg"))
     assert response.status_code == 403 and xml_code(response) == "AccessDenied", response.text
+
+
+def test_hmac_authorization_header(secured, admin, bucket_name):
+    metadata, secret = admin.create_hmac_key(service_account_email=secured.accounts["uploader"].email,
+                                             project_id=PROJECT)
+    url = f"{secured.endpoint}/{bucket_name}/photo.jpg"
+    response = requests.get(url, headers=signed_headers(secured, metadata.access_id, secret, "GET", bucket_name,
+                                                         "photo.jpg"))
+    assert response.status_code == 200, response.text
+    wrong = signed_headers(secured, metadata.access_id, secret[::-1], "GET", bucket_name, "photo.jpg")
+    response = requests.get(url, headers=wrong)
+    assert response.status_code == 403 and xml_code(response) == "SignatureDoesNotMatch", response.text
