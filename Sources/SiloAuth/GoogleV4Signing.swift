@@ -1,12 +1,12 @@
 import SiloCore
 import SiloHashing
 
-/// The pieces of GCS's V4 signing process (`GOOG4-RSA-SHA256`), pure functions of the request, so the test vectors
+/// The pieces of GCS's V4 signing process (`GOOG4-RSA-SHA256`, `GOOG4-HMAC-SHA256`), pure functions of the request, so the test vectors
 /// of google-cloud-storage can check them one by one:
 ///
 /// ```
 /// canonical request = METHOD \n PATH \n CANONICAL-QUERY \n CANONICAL-HEADERS \n SIGNED-HEADERS \n PAYLOAD
-/// string to sign    = GOOG4-RSA-SHA256 \n X-Goog-Date \n DATE/REGION/storage/goog4_request \n hex(SHA-256(canonical))
+/// string to sign    = ALGORITHM \n X-Goog-Date \n DATE/REGION/storage/goog4_request \n hex(SHA-256(canonical))
 /// ```
 ///
 /// PATH is the path exactly as the client sent it (still percent-encoded); the canonical query is every parameter but
@@ -65,6 +65,17 @@ public enum GoogleV4Signing {
         algorithm: String = rsaAlgorithm, date: String, scope: String, canonicalRequest: String
     ) -> String {
         [algorithm, date, scope, hex(SHA256.digest(Array(canonicalRequest.utf8)))].joined(separator: "\n")
+    }
+
+    /// The `GOOG4-HMAC-SHA256` signing key of an HMAC secret for a credential scope
+    /// (`DATE/REGION/storage/goog4_request`): HMAC-SHA256 chained over the scope's parts, starting from the key
+    /// `GOOG4` + secret. The signature is then the hex HMAC-SHA256 of the string to sign under this key.
+    public static func hmacSigningKey(secret: String, scope: String) -> [UInt8] {
+        var key = Array("GOOG4\(secret)".utf8)
+        for part in scope.split(separator: "/", omittingEmptySubsequences: false) {
+            key = HMACSHA256.authenticationCode(key: key, message: Array(part.utf8))
+        }
+        return key
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

@@ -21,6 +21,8 @@ public struct ServiceAccountAuthority: Sendable {
     public var acceptUnverifiedSigners: Bool
     /// How far ahead of this server's clock a signer's `X-Goog-Date` may be (the URL is not valid before it).
     public var clockSkewSeconds: Int64 = 60
+    /// The HMAC keys `GOOG4-HMAC-SHA256` signatures are checked with; nil refuses them.
+    public var hmacKeys: (any HMACKeyring)?
 
     public static let defaultSignedURLHosts = ["storage.googleapis.com"]
 
@@ -79,6 +81,9 @@ public struct ServiceAccountAuthority: Sendable {
     /// refusal GCS would answer with: `malformedToken` (a missing or malformed parameter), `unsupportedAlgorithm`,
     /// `expired`, `notYetValid`, `unknownKey` (a signer not registered) or `badSignature`.
     public func signer(of request: SignedRequest, at now: Timestamp) throws(AuthError) -> ServiceAccountCaller? {
+        if let authorization = Self.hmacAuthorization(request) {
+            return try headerSigner(of: request, authorization: authorization, at: now)
+        }
         if request.query.contains(where: { $0.name == "GoogleAccessId" }) { return try v2Signer(of: request, at: now) }
         return try v4Signer(of: request, at: now)
     }
@@ -104,14 +109,14 @@ public struct ServiceAccountAuthority: Sendable {
             return value
         }
         let algorithm = try required("X-Goog-Algorithm")
-        guard algorithm == GoogleV4Signing.rsaAlgorithm else {
-            let why =
-                algorithm == GoogleV4Signing.hmacAlgorithm
-                ? "HMAC keys are not supported by this server; sign with a service account key (GOOG4-RSA-SHA256)"
-                : "X-Goog-Algorithm must be GOOG4-RSA-SHA256"
-            throw AuthError(.unsupportedAlgorithm, why, parameter: "X-Goog-Algorithm")
+        let hmac = algorithm == GoogleV4Signing.hmacAlgorithm
+        guard hmac || algorithm == GoogleV4Signing.rsaAlgorithm else {
+            throw AuthError(
+                .unsupportedAlgorithm, "X-Goog-Algorithm must be GOOG4-RSA-SHA256 or GOOG4-HMAC-SHA256",
+                parameter: "X-Goog-Algorithm")
         }
-        let credential = try Credential(try required("X-Goog-Credential"), parameter: "X-Goog-Credential")
+        let credential = try Credential(
+            try required("X-Goog-Credential"), parameter: "X-Goog-Credential", accessID: hmac)
         let dateText = try required("X-Goog-Date")
         guard let date = GoogleV4Signing.parseDate(dateText) else {
             throw Self.malformed("X-Goog-Date", "X-Goog-Date must be YYYYMMDD'T'HHMMSS'Z'")
@@ -136,6 +141,18 @@ public struct ServiceAccountAuthority: Sendable {
             throw Self.malformed("X-Goog-Signature", "X-Goog-Signature is not hexadecimal")
         }
         try checkWindow(from: date, seconds: expires, at: now)
+        return try verifyV4(
+            request, algorithm: algorithm, credential: credential, date: dateText, signedHeaders: signedHeaders,
+            signature: signature)
+    }
+
+    /// The canonical request's signature, for each host the request may have been signed for. Shared by signed URLs
+    /// and the `Authorization: GOOG4-HMAC-SHA256` header.
+    private func verifyV4(
+        _ request: SignedRequest, algorithm: String, credential: Credential, date dateText: String,
+        signedHeaders: [String], signature: [UInt8]
+    ) throws(AuthError) -> ServiceAccountCaller? {
+        let hmac = algorithm == GoogleV4Signing.hmacAlgorithm
         // Every signed header but host must come with the request: the signature covers its value.
         var values: [String: String] = [:]
         for name in signedHeaders where name != "host" {
@@ -146,10 +163,7 @@ public struct ServiceAccountAuthority: Sendable {
             }
             values[name] = found.joined(separator: ",")
         }
-        guard let account = accounts.account(credential.email) else {
-            if acceptUnverifiedSigners { return nil }
-            throw AuthError(.unknownKey, "\(credential.email) is not a service account registered with this server")
-        }
+        guard let signer = try verifier(of: credential, hmac: hmac, signature: signature) else { return nil }
         let payload =
             signedHeaders.contains("x-goog-content-sha256")
             ? values["x-goog-content-sha256"] ?? GoogleV4Signing.unsignedPayload : GoogleV4Signing.unsignedPayload
@@ -159,18 +173,107 @@ public struct ServiceAccountAuthority: Sendable {
             let canonical = GoogleV4Signing.canonicalRequest(
                 method: request.method, path: request.rawPath, query: request.query, headers: headers, payload: payload)
             let stringToSign = GoogleV4Signing.stringToSign(
-                date: dateText, scope: credential.scope, canonicalRequest: canonical)
-            if account.publicKey.verifyRS256(signature: signature, message: Array(stringToSign.utf8)) {
-                return ServiceAccountCaller(email: account.email, scopes: [], credential: .signedURL)
+                algorithm: algorithm, date: dateText, scope: credential.scope, canonicalRequest: canonical)
+            if signer.verifies(Array(stringToSign.utf8)) {
+                return ServiceAccountCaller(email: signer.email, scopes: [], credential: .signedURL)
             }
             if first == nil { first = (stringToSign, canonical) }
         }
         var error = AuthError(
             .badSignature,
-            "the signature does not match this request signed by \(account.email) for host "
+            "the signature does not match this request signed by \(signer.email) for host "
                 + hostCandidates(request).joined(separator: " or "))
         error.signedRequest = SignedRequestDiagnosis(stringToSign: first?.0, canonicalRequest: first?.1)
         throw error
+    }
+
+    // MARK: The Authorization header (HMAC keys)
+
+    /// How far a header-signed request's `x-goog-date` may be from this server's clock, either way (GCS's 15 minutes).
+    public static let headerSignatureWindowSeconds: Int64 = 900
+
+    /// The value of an `Authorization: GOOG4-HMAC-SHA256 …` header, as S3-style clients in GCS's interoperability
+    /// mode send it; nil for any other credential.
+    public static func hmacAuthorization(_ request: SignedRequest) -> String? {
+        let prefix = GoogleV4Signing.hmacAlgorithm + " "
+        return request.headers.first { $0.name.lowercased() == "authorization" && $0.value.hasPrefix(prefix) }?.value
+    }
+
+    /// `Authorization: GOOG4-HMAC-SHA256 Credential=ACCESS_ID/DATE/REGION/storage/goog4_request,
+    /// SignedHeaders=a;b, Signature=HEX` with the time in the `x-goog-date` header: checked as a signed URL is, the
+    /// canonical query being the whole query.
+    private func headerSigner(of request: SignedRequest, authorization: String, at now: Timestamp) throws(AuthError)
+        -> ServiceAccountCaller?
+    {
+        guard authorization.utf8.count <= 4096 else {
+            throw Self.malformed("Authorization", "the Authorization header is too long")
+        }
+        var fields: [String: String] = [:]
+        let rest = authorization.dropFirst(GoogleV4Signing.hmacAlgorithm.utf8.count + 1)
+        for part in rest.split(separator: ",") {
+            let pair = part.filter { $0 != " " }.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, ["Credential", "SignedHeaders", "Signature"].contains(pair[0]),
+                fields.updateValue(pair[1], forKey: pair[0]) == nil
+            else {
+                throw Self.malformed(
+                    "Authorization",
+                    "the Authorization header must be GOOG4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…")
+            }
+        }
+        guard let credentialText = fields["Credential"], let headerList = fields["SignedHeaders"],
+            let signatureText = fields["Signature"]
+        else {
+            throw Self.malformed(
+                "Authorization", "the Authorization header needs Credential, SignedHeaders and Signature")
+        }
+        let credential = try Credential(credentialText, parameter: "Credential", accessID: true)
+        let dates = request.headers.filter { $0.name.lowercased() == "x-goog-date" }.map(\.value)
+        guard dates.count == 1, let date = GoogleV4Signing.parseDate(dates[0]), dates[0].hasPrefix(credential.date)
+        else {
+            throw Self.malformed(
+                "x-goog-date",
+                "a signed request needs one x-goog-date header, YYYYMMDD'T'HHMMSS'Z' of the credential's date")
+        }
+        let signedHeaders = headerList.split(separator: ";", omittingEmptySubsequences: false).map { $0.lowercased() }
+        guard signedHeaders.allSatisfy({ !$0.isEmpty }), signedHeaders.contains("host") else {
+            throw Self.malformed("SignedHeaders", "SignedHeaders must list 'host' and no empty name")
+        }
+        guard let signature = GoogleV4Signing.unhex(signatureText) else {
+            throw Self.malformed("Signature", "Signature is not hexadecimal")
+        }
+        let skew = abs(now.microseconds / 1_000_000 - date.microseconds / 1_000_000)
+        guard skew <= Self.headerSignatureWindowSeconds else {
+            throw AuthError(.expired, "the request's x-goog-date \(date.rfc3339) is more than 15 minutes from now")
+        }
+        return try verifyV4(
+            request, algorithm: GoogleV4Signing.hmacAlgorithm, credential: credential, date: dates[0],
+            signedHeaders: signedHeaders, signature: signature)
+    }
+
+    /// Who signed with `credential` and how to check their signature: a registered service account's RSA key, or
+    /// for `GOOG4-HMAC-SHA256` an active HMAC key's derived signing key. Nil when the signer is unknown and
+    /// ``acceptUnverifiedSigners`` lets it pass unverified.
+    private func verifier(of credential: Credential, hmac: Bool, signature: [UInt8]) throws(AuthError) -> V4Verifier? {
+        if hmac {
+            guard let key = try hmacKeys?.hmacKey(accessID: credential.signer) else {
+                if acceptUnverifiedSigners { return nil }
+                throw AuthError(.unknownKey, "\(credential.signer) is not an active HMAC key of this server")
+            }
+            let signingKey = GoogleV4Signing.hmacSigningKey(secret: key.secret, scope: credential.scope)
+            return V4Verifier(email: key.email) { message in
+                ConstantTime.equals(HMACSHA256.authenticationCode(key: signingKey, message: message), signature)
+            }
+        }
+        guard let account = accounts.account(credential.signer) else {
+            if acceptUnverifiedSigners { return nil }
+            throw AuthError(.unknownKey, "\(credential.signer) is not a service account registered with this server")
+        }
+        return V4Verifier(email: account.email) { account.publicKey.verifyRS256(signature: signature, message: $0) }
+    }
+
+    private struct V4Verifier {
+        let email: String
+        let verifies: ([UInt8]) -> Bool
     }
 
     /// V2: `GoogleAccessId`, `Expires` (seconds since the epoch) and a base64 RSA-SHA256 `Signature` of
@@ -244,9 +347,9 @@ public struct ServiceAccountAuthority: Sendable {
         guard let signature = GoogleV4Signing.unhex(try required("x-goog-signature")) else {
             throw Self.malformed("x-goog-signature", "x-goog-signature is not hexadecimal")
         }
-        guard let account = accounts.account(credential.email) else {
+        guard let account = accounts.account(credential.signer) else {
             if acceptUnverifiedSigners { return nil }
-            throw AuthError(.unknownKey, "\(credential.email) is not a service account registered with this server")
+            throw AuthError(.unknownKey, "\(credential.signer) is not a service account registered with this server")
         }
         guard account.publicKey.verifyRS256(signature: signature, message: Array(policy.utf8)) else {
             var error = AuthError(
@@ -259,23 +362,26 @@ public struct ServiceAccountAuthority: Sendable {
 
     // MARK: Shared checks
 
-    /// `EMAIL/YYYYMMDD/REGION/storage/goog4_request`.
+    /// `EMAIL/YYYYMMDD/REGION/storage/goog4_request` (an access id for `EMAIL` with HMAC keys).
     struct Credential {
-        let email: String
+        /// The service account's email, or for `GOOG4-HMAC-SHA256` an HMAC key's access id.
+        let signer: String
         let date: String
         /// Everything after the email: the credential scope of the string to sign.
         let scope: String
 
-        init(_ text: String, parameter: String) throws(AuthError) {
+        init(_ text: String, parameter: String, accessID: Bool = false) throws(AuthError) {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 5, ServiceAccount.isEmail(parts[0]), parts[1].utf8.count == 8,
+            guard parts.count == 5, accessID ? HMACSigningKey.isAccessID(parts[0]) : ServiceAccount.isEmail(parts[0]),
+                parts[1].utf8.count == 8,
                 parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), !parts[2].isEmpty, parts[2].utf8.count <= 64,
                 parts[3] == "storage", parts[4] == "goog4_request"
             else {
                 throw ServiceAccountAuthority.malformed(
-                    parameter, "\(parameter) must be EMAIL/YYYYMMDD/REGION/storage/goog4_request")
+                    parameter,
+                    "\(parameter) must be \(accessID ? "ACCESS_ID" : "EMAIL")/YYYYMMDD/REGION/storage/goog4_request")
             }
-            email = parts[0]
+            signer = parts[0]
             date = parts[1]
             scope = parts[1...].joined(separator: "/")
         }

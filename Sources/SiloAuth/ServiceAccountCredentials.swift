@@ -55,6 +55,8 @@ public struct ServiceAccountCredentials: CredentialVerifier {
     /// (or whose signer is unknown) or a URL not yet valid is 403.
     public static func storageError(_ error: AuthError) -> StorageError {
         switch error.code {
+        case .invalidConfiguration:
+            StorageError(.internalError, error.message, cause: error)
         case .malformedToken, .unsupportedAlgorithm, .expired, .invalidClaims:
             StorageError(.invalidArgument, error.message, cause: error)
         default:

@@ -691,6 +691,26 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
     }
 
+    // MARK: Documents
+
+    public func document(_ name: String) throws -> String? {
+        try read { try $0.row("SELECT body FROM documents WHERE name = ?", [.text(name)]) { $0.text(0) } }
+    }
+
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try write { connection, _ in
+            var text = try connection.row("SELECT body FROM documents WHERE name = ?", [.text(name)]) { $0.text(0) }
+            try change(&text)
+            if let text {
+                try connection.run(
+                    "INSERT INTO documents (name, body) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET body = excluded.body",
+                    [.text(name), .text(text)])
+            } else {
+                try connection.run("DELETE FROM documents WHERE name = ?", [.text(name)])
+            }
+        }
+    }
+
     // MARK: Blob bookkeeping
 
     private func addGarbage(_ id: BlobID, at time: Timestamp, _ connection: Connection) throws {

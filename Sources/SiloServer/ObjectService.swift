@@ -22,7 +22,9 @@ final class ObjectService: Sendable {
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger
     ) {
-        serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
+        var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
+        serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
+        self.serviceAccounts = serviceAccounts
         self.credentials = ServiceAccountCredentials(serviceAccounts, next: credentials)
         self.configuration = configuration
         self.metadata = metadata

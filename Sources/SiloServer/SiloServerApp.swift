@@ -152,7 +152,7 @@ public final class SiloServerApp: HTTPHandler {
         case .oauthToken:
             return TokenEndpoint(service: service).handle(context)
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub, .gcsServiceAccount, .gcsUnimplemented:
+            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
             return gcs(route!, context)
         case .xmlBucket, .xmlObject:
             return xml(route!, context)
@@ -189,6 +189,8 @@ public final class SiloServerApp: HTTPHandler {
             guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
             return gcsObjects.compose(context, bucket, name)
         case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
+        case .gcsHMACKeys(let project, let accessID):
+            return HMACKeys(service: service).handle(context, project: project, accessID: accessID)
         case .gcsUnimplemented(let what):
             return .respond(
                 Reply.gcsError(StorageError(.unimplemented, "\(what) are not implemented by this server")))

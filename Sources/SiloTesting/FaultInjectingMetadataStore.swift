@@ -222,6 +222,12 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func deleteSession(id: String) throws {
         try hooks.around(StoreCall("deleteSession", id)) { try inner.deleteSession(id: id) }
     }
+    public func document(_ name: String) throws -> String? {
+        try hooks.around(StoreCall("document", name)) { try inner.document(name) }
+    }
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try hooks.around(StoreCall("updateDocument", name)) { try inner.updateDocument(name, change) }
+    }
     public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
         try hooks.around(StoreCall("activeSessionUsage", caller)) {
             try inner.activeSessionUsage(caller: caller, updatedSince: time)

@@ -315,8 +315,13 @@ import Testing
                 #expect(error.signedRequest?.parameter == name)
             }
         }
+        let other = vector.query.map { $0.name == "X-Goog-Algorithm" ? ($0.name, "GOOG4-ECDSA-SHA256") : $0 }
+        expectRefusal(.unsupportedAlgorithm, "X-Goog-Algorithm") {
+            try authority.signer(of: vector.request(query: other), at: vector.time)
+        }
+        // An HMAC signature names an access id, not an email.
         let hmac = vector.query.map { $0.name == "X-Goog-Algorithm" ? ($0.name, "GOOG4-HMAC-SHA256") : $0 }
-        expectRefusal(.unsupportedAlgorithm, "HMAC") {
+        expectRefusal(.malformedToken, "ACCESS_ID") {
             try authority.signer(of: vector.request(query: hmac), at: vector.time)
         }
     }

@@ -210,6 +210,10 @@ public final class CachingMetadataStore: MetadataStore {
         try inner.sessions(updatedBefore: time)
     }
     public func deleteSession(id: String) throws { try inner.deleteSession(id: id) }
+    public func document(_ name: String) throws -> String? { try inner.document(name) }
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try inner.updateDocument(name, change)
+    }
     public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
         try inner.activeSessionUsage(caller: caller, updatedSince: time)
     }

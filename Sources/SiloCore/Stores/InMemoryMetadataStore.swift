@@ -20,6 +20,7 @@ public final class InMemoryMetadataStore: MetadataStore {
         var buckets: [BucketName: BucketRecord] = [:]
         var objects: [ObjectKey: Versions] = [:]
         var sessions: [String: UploadSession] = [:]
+        var documents: [String: String] = [:]
         var softDeleted: [ObjectVersionKey: (bucket: BucketName, object: SoftDeletedObject)] = [:]
         var softDeletedBuckets: [SoftDeletedBucket] = []
         /// Pending and replaced blobs with the time they were registered.
@@ -520,6 +521,18 @@ public final class InMemoryMetadataStore: MetadataStore {
             state.objects = [:]
             state.sessions = [:]
             state.buckets = [:]
+        }
+    }
+
+    // MARK: Documents
+
+    public func document(_ name: String) throws -> String? { state.withLock { $0.documents[name] } }
+
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try state.withLock { state in
+            var text = state.documents[name]
+            try change(&text)
+            state.documents[name] = text
         }
     }
 }

@@ -133,7 +133,17 @@ public protocol MetadataStore: Sendable {
     func isBlobReferenced(_ id: BlobID) throws -> Bool
 
     /// Drops every object, bucket and session (the emulator's `POST /internal/reset`); their blobs become garbage.
+    /// Documents stay: they are the server's settings, not test data.
     func reset() throws
+
+    // MARK: Documents
+
+    /// A small named document (the server's HMAC keys, a few KiB; callers bound what they store), nil when none.
+    func document(_ name: String) throws -> String?
+    /// Read-modify-write of a document in one transaction: `change` gets the stored text (nil when none) and leaves
+    /// the text to store (nil deletes it). A throwing `change` writes nothing. `change` may run more than once (a
+    /// store may retry a transaction), so it must depend only on its argument.
+    func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws
 }
 
 extension MetadataStore {

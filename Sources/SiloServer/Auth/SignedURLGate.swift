@@ -1,3 +1,4 @@
+import SiloAuth
 import SiloCore
 import SiloHTTP
 
@@ -21,10 +22,12 @@ enum SignedURLGate {
         // A resumable session's URL keeps the query of the signed URL that started it, with `upload_id` added (GCS's
         // `Location`); the session id is what authorizes it, and the signature, made for the starting POST, is not
         // checked again.
-        guard request.isSigned, !query.contains("upload_id") else { return nil }
+        // `Authorization: GOOG4-HMAC-SHA256 …` signs the request in its header (S3-style clients, HMAC keys).
+        let headerSigned = ServiceAccountAuthority.hmacAuthorization(request) != nil
+        guard request.isSigned || headerSigned, !query.contains("upload_id") else { return nil }
         // Two credentials would leave it open which one the request acts with. (An empty `Bearer`, as Rust's
         // object_store sends without credentials, is none.)
-        if let authorization = head.headers["Authorization"],
+        if request.isSigned, let authorization = head.headers["Authorization"],
             authorization.split(separator: " ", omittingEmptySubsequences: true).count > 1
         {
             throw StorageError(

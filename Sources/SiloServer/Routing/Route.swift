@@ -1,3 +1,4 @@
+import SiloAuth
 import SiloCore
 import SiloHTTP
 
@@ -35,7 +36,9 @@ enum Route: Equatable {
     case gcsObjectSub(BucketName, ObjectName, [String])
     /// `/storage/v1/projects/{project}/serviceAccount`: the project's GCS service agent.
     case gcsServiceAccount(String)
-    /// A GCS JSON API resource Silo does not serve (`projects/{p}/hmacKeys`, `channels`): 501.
+    /// `/storage/v1/projects/{project}/hmacKeys[/{accessId}]`: HMAC keys.
+    case gcsHMACKeys(project: String, accessID: String?)
+    /// A GCS JSON API resource Silo does not serve (`channels`): 501.
     case gcsUnimplemented(String)
     /// `POST /token` and `POST /oauth2/v4/token`: the OAuth 2.0 token endpoint for service accounts (the bucket
     /// `token` and the object `v4/token` of bucket `oauth2` are reachable virtual-host style only).
@@ -138,8 +141,13 @@ enum Route: Equatable {
             guard (1...100).contains(project.utf8.count), FieldText.isValid(project) else { return .unknown }
             return .gcsServiceAccount(project)
         }
-        if !upload, segments.count >= 3, segments[0] == "projects", segments[2] == "hmacKeys" {
-            return .gcsUnimplemented("HMAC keys")
+        if !upload, (3...4).contains(segments.count), segments[0] == "projects", segments[2] == "hmacKeys" {
+            let project = try decode(segments[1])
+            let accessID = try segments.count == 4 ? decode(segments[3]) : nil
+            guard (1...100).contains(project.utf8.count), FieldText.isValid(project),
+                accessID.map(HMACSigningKey.isAccessID) ?? true
+            else { return .unknown }
+            return .gcsHMACKeys(project: project, accessID: accessID)
         }
         if !upload, segments.first == "channels" { return .gcsUnimplemented("notification channels") }
         guard segments.first == "b" else { return .unknown }
