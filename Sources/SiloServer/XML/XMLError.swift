@@ -32,7 +32,6 @@ enum XMLErrorCode {
     static let invalidDigest = "InvalidDigest"
     static let bucketNotEmpty = "BucketNotEmpty"
     static let bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
-    static let methodNotAllowed = "MethodNotAllowed"
 
     static func of(_ error: StorageError) -> String {
         switch error.code {
@@ -45,6 +44,7 @@ enum XMLErrorCode {
         case .payloadTooLarge: "EntityTooLarge"
         case .rangeNotSatisfiable: "InvalidRange"
         case .unimplemented: "NotImplemented"
+        case .methodNotAllowed: "MethodNotAllowed"
         case .tooManyRequests: "SlowDown"
         case .unavailable: "ServiceUnavailable"
         default: "InternalError"
