@@ -118,6 +118,7 @@ public final class SiloServerApp: HTTPHandler {
         }
         switch route {
         case .probe:
+            if XMLRoutes.listsBuckets(head) { return xml(.xmlBuckets, context) }
             return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
         case .firebaseBucket(let bucket):
             return firebase.bucket(context, bucket)
@@ -142,8 +143,8 @@ public final class SiloServerApp: HTTPHandler {
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
             .gcsObjectSub, .gcsServiceAccount, .gcsUnimplemented:
             return gcs(route, context)
-        case .xmlBucket, .xmlObject:
-            return xml(route, context)
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
+            return xml(route.addressingSubresource(context.query), context)
         case .unknown:
             break
         }
@@ -216,6 +217,8 @@ public final class SiloServerApp: HTTPHandler {
         switch route {
         case .xmlBucket(let bucket): return xml.bucket(context, bucket)
         case .xmlObject(let bucket, let name): return xml.object(context, bucket, name)
+        case .xmlSubresource(let bucket, let name, let sub): return xml.subresource(context, bucket, name, sub)
+        case .xmlBuckets: return .respond(xml.buckets(context))
         default: return .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
         }
     }

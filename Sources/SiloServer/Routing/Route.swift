@@ -43,6 +43,11 @@ enum Route: Equatable {
     case xmlBucket(BucketName)
     /// GCS XML API, path style `/{bucket}/{object…}` (or `/{object…}` on `{bucket}.{host}`).
     case xmlObject(BucketName, ObjectName)
+    /// GCS XML API: a sub-resource of a bucket (no object) or an object, named by a query key (`?acl`, `?versioning`,
+    /// …), never the bucket or the object itself (``XMLSubresource``).
+    case xmlSubresource(BucketName, ObjectName?, XMLSubresource)
+    /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (``XMLRoutes/buckets(_:)``).
+    case xmlBuckets
     case unknown
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
