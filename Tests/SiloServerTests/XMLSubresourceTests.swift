@@ -166,7 +166,9 @@ import Testing
         #expect(try client.get("/\(bucket)?acl").status == 400)
     }
 
-    @Test("?location, ?storageClass, ?lifecycle, ?cors and ?billing read the bucket resource")
+    @Test(
+        "?location, ?storageClass, ?lifecycle, ?cors, ?billing, ?logging, ?website, ?encryption, ?tagging read the bucket"
+    )
     func bucketConfiguration() throws {
         let resource = #"""
             {"name":"configured","location":"eu","storageClass":"NEARLINE","billing":{"requesterPays":true},
@@ -174,7 +176,10 @@ import Testing
                {"action":{"type":"SetStorageClass","storageClass":"COLDLINE"},
                 "condition":{"matchesStorageClass":["NEARLINE","STANDARD"],"numNewerVersions":2}}]},
              "cors":[{"origin":["https://a.example"],"method":["GET","HEAD"],"responseHeader":["Content-Type"],
-                      "maxAgeSeconds":3600}]}
+                      "maxAgeSeconds":3600}],
+             "logging":{"logBucket":"logs","logObjectPrefix":"access/"},"website":{"mainPageSuffix":"index.html"},
+             "encryption":{"defaultKmsKeyName":"projects/p/locations/eu/keyRings/r/cryptoKeys/k"},
+             "labels":{"team":"storage","env":"test"}}
             """#
         let created = try client.send(
             method: "POST", target: "/storage/v1/b?project=demo", headers: ["Content-Type": "application/json"],
@@ -202,11 +207,29 @@ import Testing
             try get("cors") == prolog + "<CorsConfig><Cors><Origins><Origin>https://a.example</Origin></Origins>"
                 + "<Methods><Method>GET</Method><Method>HEAD</Method></Methods><ResponseHeaders><ResponseHeader>"
                 + "Content-Type</ResponseHeader></ResponseHeaders><MaxAgeSec>3600</MaxAgeSec></Cors></CorsConfig>")
+        #expect(
+            try get("logging")
+                == prolog + "<Logging><LogBucket>logs</LogBucket><LogObjectPrefix>access/</LogObjectPrefix></Logging>")
+        let website =
+            prolog + "<WebsiteConfiguration><MainPageSuffix>index.html</MainPageSuffix></WebsiteConfiguration>"
+        #expect(try get("website") == website && get("websiteConfig") == website)
+        #expect(
+            try get("encryptionConfig") == prolog + "<EncryptionConfiguration><DefaultKmsKeyName>"
+                + "projects/p/locations/eu/keyRings/r/cryptoKeys/k</DefaultKmsKeyName></EncryptionConfiguration>")
+        #expect(
+            try get("tagging") == prolog + "<Tagging><TagSet><Tag><Key>team</Key><Value>storage</Value></Tag>"
+                + "<Tag><Key>env</Key><Value>test</Value></Tag></TagSet></Tagging>")
         // A bucket with GCS's defaults.
         #expect(try client.get("/\(bucket)?location").text.hasSuffix("<LocationConstraint>US</LocationConstraint>"))
         #expect(try client.get("/\(bucket)?lifecycle").text.hasSuffix("<LifecycleConfiguration/>"))
         #expect(try client.get("/\(bucket)?cors").text.hasSuffix("<CorsConfig/>"))
         #expect(try client.get("/\(bucket)?billing").text.contains("<RequesterPays>Disabled</RequesterPays>"))
+        for (key, empty) in [
+            ("logging", "<Logging/>"), ("websiteConfig", "<WebsiteConfiguration/>"),
+            ("encryption", "<EncryptionConfiguration/>"), ("tagging", "<Tagging><TagSet/></Tagging>"),
+        ] {
+            #expect(try client.get("/\(bucket)?\(key)").text.hasSuffix(empty), "\(key)")
+        }
         // Written through the JSON API only.
         let put = try client.send(
             method: "PUT", target: "/configured?lifecycle", body: bytes("<LifecycleConfiguration/>"))
@@ -247,7 +270,7 @@ import Testing
                 #expect(!answer.text.contains("original"))
             }
         }
-        for key in ["logging", "website", "encryption", "tagging", "retention", "policy", "replication"] {
+        for key in ["retention", "policy", "replication", "notification", "object-lock"] {
             let answer = try client.get("/\(bucket)?\(key)")
             #expect(answer.status == 501 && code(answer) == "NotImplemented", "?\(key)")
         }
@@ -255,6 +278,7 @@ import Testing
         #expect(try client.get("/\(bucket)/keep.txt?generation=1&tagging=").status == 501)
         #expect(try client.get("/\(bucket)/keep.txt").body == bytes("original"))
         #expect(try client.send(method: "DELETE", target: "/\(bucket)?tagging").status == 501)
+        #expect(try client.send(method: "PUT", target: "/\(bucket)?logging", body: bytes("<Logging/>")).status == 501)
         #expect(try client.send(method: "HEAD", target: "/\(bucket)").status == 200)
     }
 }

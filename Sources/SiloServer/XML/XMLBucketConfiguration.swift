@@ -3,8 +3,8 @@ import SiloHTTP
 import SiloWire
 
 extension XMLRoutes {
-    /// `GET /{bucket}?location|storageClass|versioning|lifecycle|cors|billing`: the bucket resource the JSON API keeps
-    /// (``BucketResource``), in the XML documents GCS answers with. Only versioning is written through the XML API
+    /// `GET /{bucket}?location|storageClass|versioning|lifecycle|cors|billing|logging|website|encryption|tagging`: the
+    /// bucket resource the JSON API keeps (``BucketResource``), in the XML documents GCS answers with. Only versioning is written through the XML API
     /// (``putVersioning(_:_:)``); a write of the others is 501, so a client learns to use the JSON API.
     func bucketConfiguration(_ context: RequestContext, _ bucket: BucketName, _ sub: XMLSubresource) -> HTTPResponse {
         guard context.method == "GET" || context.method == "HEAD" else {
@@ -33,6 +33,31 @@ extension XMLRoutes {
                 xml.element("BillingConfiguration") { $0.element("RequesterPays", pays ? "Enabled" : "Disabled") }
             case .lifecycle: Self.lifecycle(resource.fields["lifecycle"], into: &xml)
             case .cors: Self.cors(resource.fields["cors"], into: &xml)
+            case .logging:
+                let logging = resource.fields["logging"]?.objectValue ?? JSONObject()
+                Self.flat("Logging", logging, ["logBucket": "LogBucket", "logObjectPrefix": "LogObjectPrefix"], &xml)
+            case .website:
+                let website = resource.fields["website"]?.objectValue ?? JSONObject()
+                Self.flat(
+                    "WebsiteConfiguration", website,
+                    ["mainPageSuffix": "MainPageSuffix", "notFoundPage": "NotFoundPage"], &xml)
+            case .encryption:
+                let encryption = resource.fields["encryption"]?.objectValue ?? JSONObject()
+                Self.flat("EncryptionConfiguration", encryption, ["defaultKmsKeyName": "DefaultKmsKeyName"], &xml)
+            case .tagging:
+                // The bucket's labels, as GCS's XML API shows them.
+                let labels = resource.fields["labels"]?.objectValue?.members ?? []
+                xml.element("Tagging") { xml in
+                    guard !labels.isEmpty else { return xml.empty("TagSet") }
+                    xml.element("TagSet") { xml in
+                        for (key, value) in labels {
+                            xml.element("Tag") { xml in
+                                xml.element("Key", key)
+                                xml.element("Value", Self.text(value))
+                            }
+                        }
+                    }
+                }
             default: throw StorageError(.unimplemented, "?\(sub.key) is not a bucket configuration")
             }
             return Reply.xml(200, xml.text)
@@ -120,6 +145,17 @@ extension XMLRoutes {
                     if let age = entry["maxAgeSeconds"] { xml.element("MaxAgeSec", text(age)) }
                 }
             }
+        }
+    }
+
+    /// `<root><Element>value</Element>…</root>` for the `fields` present, or `<root/>`.
+    private static func flat(
+        _ root: String, _ object: JSONObject, _ fields: KeyValuePairs<String, String>, _ xml: inout XMLWriter
+    ) {
+        let present = fields.filter { object[$0.key] != nil }
+        guard !present.isEmpty else { return xml.empty(root) }
+        xml.element(root) { xml in
+            for (key, element) in present { xml.element(element, text(object[key]!)) }
         }
     }
 

@@ -9,6 +9,8 @@ enum XMLSubresource: Equatable {
     /// Served from the bucket and object resources the JSON API keeps (XMLAccessControl.swift,
     /// XMLBucketConfiguration.swift).
     case acl, defaultObjectAcl, location, versioning, lifecycle, cors, storageClass, billing
+    /// Served for reading, because gsutil's bucket listing in XML mode (`ls -L -b`) reads every one of them.
+    case logging, website, encryption, tagging
     /// Defined by GCS or S3, not served here: 501 `NotImplemented`.
     case unserved(String)
 
@@ -22,6 +24,11 @@ enum XMLSubresource: Equatable {
         case "cors": self = .cors
         case "storageClass": self = .storageClass
         case "billing": self = .billing
+        case "logging": self = .logging
+        // boto names them `websiteConfig` and `encryptionConfig`.
+        case "website", "websiteConfig": self = .website
+        case "encryption", "encryptionConfig": self = .encryption
+        case "tagging": self = .tagging
         case _ where Self.unservedKeys.contains(key): self = .unserved(key)
         default: return nil
         }
@@ -38,16 +45,19 @@ enum XMLSubresource: Equatable {
         case .cors: "cors"
         case .storageClass: "storageClass"
         case .billing: "billing"
+        case .logging: "logging"
+        case .website: "website"
+        case .encryption: "encryption"
+        case .tagging: "tagging"
         case .unserved(let key): key
         }
     }
 
-    /// GCS's other XML sub-resources (`websiteConfig` is boto's spelling of `website`), then S3's, which S3 clients
-    /// send to GCS's interoperable endpoint. `uploads`, `uploadId` and `upload_id` are not here: they are the
-    /// multipart and resumable uploads (``XMLRoutes``).
+    /// GCS's other XML sub-resources, then S3's, which S3 clients send to GCS's interoperable endpoint. `uploads`,
+    /// `uploadId` and `upload_id` are not here: they are the multipart and resumable uploads (``XMLRoutes``).
     static let unservedKeys: Set<String> = [
-        "logging", "website", "websiteConfig", "encryption", "tagging", "retention", "legalHold", "iam",
-        "policy", "policyStatus", "notification", "replication", "requestPayment", "accelerate", "analytics",
+        "retention", "legalHold", "iam", "policy", "policyStatus", "notification", "replication", "requestPayment",
+        "accelerate", "analytics",
         "inventory", "metrics", "intelligent-tiering", "object-lock", "legal-hold", "ownershipControls",
         "publicAccessBlock", "torrent", "restore", "select", "attributes", "delete",
     ]
