@@ -23,7 +23,7 @@ extension XMLRoutes {
                     let (entries, record) = try routes.access(
                         bucket, target, generation: generation, conditions: conditions, write: false,
                         time: context.time, edit: { _, _ in })
-                    return Reply.xml(200, XMLACL.render(entries, owner: XMLACL.owner(target, record)))
+                    return Reply.xml(200, XMLACL.render(entries, owner: XMLACL.owner(record)))
                 })
         case "PUT":
             let canned: String?
@@ -78,7 +78,7 @@ enum XMLACL {
     }
 
     /// Who owns the ACL's resource: the object's uploader when known, else the project's owners.
-    static func owner(_ target: ACLTarget, _ record: ObjectRecord?) -> String {
+    static func owner(_ record: ObjectRecord?) -> String {
         record?.fields.extras.owner ?? "project-owners-\(ObjectResource.projectNumber)"
     }
 
