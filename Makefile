@@ -3,7 +3,8 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients
+	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
+	conformance
 
 deps:
 	@scripts/install-deps.sh
@@ -21,9 +22,9 @@ run: release
 	.build/release/silo serve $(ARGS)
 
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the GCS clients (on SQLite
-# and PostgreSQL) and google-cloud-storage's own system tests, the kill -9 crash test, the hostile-input suite and
-# schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
-test: deps lint unit integration gcs gcs-postgres gcs-system clients pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
+# and PostgreSQL) and google-cloud-storage's own system tests and retry conformance suite, the kill -9 crash test, the
+# hostile-input suite and schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
+test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
 	multinode pairs
 
 unit: deps
@@ -102,6 +103,13 @@ gcs-postgres: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	scripts/with-postgres.sh sh -c 'SILO_GCS_METADATA=$$SILO_TEST_POSTGRES_URL SILO_BINARY=.build/release/silo \
 	  .venv/gcs/bin/python -m pytest -q tests/gcs'
+
+# google-cloud-storage's retry conformance suite (tests/conformance of its PyPI sdist, driven by
+# retry_strategy_test_data.json) against `silo serve --test-faults` in storage-testbench's place; about 2 minutes.
+# tests/conformance/README.md has the counts and every deselected test with its reason. SILO_BINARY=PATH tests that
+# binary instead of building one; CONFORMANCE_REPORT_ONLY=1 reports without failing.
+conformance: $(if $(SILO_BINARY),,release)
+	tests/conformance/run.sh
 
 # google-cloud-storage's own system tests (from its PyPI sdist) and gcsfs/pandas at two pinned versions against a live
 # server; tests/gcs-system/STATUS.md has the counts and every deselected or self-skipped test with its reason.

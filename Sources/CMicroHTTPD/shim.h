@@ -171,4 +171,16 @@ static inline int silo_mhd_peer_has_closed(struct MHD_Connection *_Nonnull conne
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
+/// Resets the connection (a staged fault of `silo serve --test-faults`): connect() with AF_UNSPEC disconnects a TCP
+/// socket, and Linux sends RST for an established one. SO_LINGER 0 alone is not enough here: libmicrohttpd shuts the
+/// write side down (a FIN) before it closes. The caller then returns MHD_NO, and libmicrohttpd closes the socket.
+static inline void silo_mhd_reset_connection(struct MHD_Connection *_Nonnull connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) return;
+    struct sockaddr unspecified;
+    memset(&unspecified, 0, sizeof unspecified);
+    unspecified.sa_family = AF_UNSPEC;
+    (void)connect(info->connect_fd, &unspecified, sizeof unspecified);
+}
+
 #endif

@@ -91,6 +91,10 @@ final class Connection {
     /// Close by lingering: the client may still be sending (a refused head or body).
     private var lingers = false
     private var lingered = 0
+    /// The streamed body of a response with a staged stall (``TransportFault``), while it is being sent.
+    private var stalledBody: (body: FaultedBody, seconds: Double)?
+    /// Output waits for the loop's timer (a staged stall): nothing is written or read until it fires.
+    private(set) var stalled = false
 
     init(fd: Int32, peer: PeerAddress, loop: EventLoop, registeredEvents: UInt32) {
         self.fd = fd
@@ -122,6 +126,11 @@ final class Connection {
     func handle(events: UInt32) {
         if phase == .lingering {
             linger()
+            return
+        }
+        if stalled {
+            // Registered for no events while stalled: only a hang-up or an error arrives.
+            close(reason: "hang-up during a staged stall")
             return
         }
         if events & EPOLLOUT.rawValue != 0 && outputBlocked {
@@ -237,7 +246,7 @@ final class Connection {
     /// Stops when more bytes are needed or output must drain first.
     private func process() {
         while phase != .closed {
-            if outputBlocked { return }
+            if outputBlocked || stalled { return }
             if case .none = outBody {
                 if out.count - outStart > 64 * 1024 { flush() }
             } else {
@@ -306,6 +315,9 @@ final class Connection {
         loop.refreshClock()
         lastActivity = loop.now
         switch (disposition, request.framing) {
+        case (.respond(let response), _) where response.transportFault == .resetConnection:
+            // Before any body is read: the client sees its connection reset mid-request.
+            respond(response)
         case (.respond(let response), .none):
             respond(response)
         case (.respond(let response), _) where request.awaitsContinue:
@@ -467,6 +479,25 @@ final class Connection {
             if case .stream(_, let producer) = response.body { producer.close() }
             response = errorResponse(500, "invalid response status")
         }
+        if let fault = response.transportFault {
+            switch fault {
+            case .resetConnection:
+                if case .stream(_, let producer) = response.body { producer.close() }
+                resetConnection()
+                return
+            case .stallResponse(let seconds):
+                // The response is queued below and held back by the stall, head and all.
+                stall(seconds)
+            case .breakBody(let after), .stallBody(let after, _):
+                // A cut is the producer's error at the fault point (the connection closes, as for any failing
+                // producer); a stall is checked before each block.
+                if response.body.length != 0 {
+                    let body = FaultedBody(response.body, faultAfter: after)
+                    response.body = .stream(length: body.length, body)
+                    if case .stallBody(_, let seconds) = fault { stalledBody = (body, seconds) }
+                }
+            }
+        }
         let plan = ResponsePlan(
             response, isHeadMethod: exchange.isHeadMethod, isHTTP10: exchange.isHTTP10,
             keepAlive: exchange.keepAlive, draining: state.draining.load(ordering: .relaxed))
@@ -481,6 +512,7 @@ final class Connection {
         guard plan.sendsBody else {
             // The body is described, not sent: a producer is still closed once; a file closes with its owner.
             if case .stream(_, let producer) = response.body { producer.close() }
+            stalledBody = nil
             return
         }
         switch response.body {
@@ -503,6 +535,7 @@ final class Connection {
 
     /// Writes `out`, then the file or stream body, until everything is sent or the socket is full.
     private func flush() {
+        if stalled { return }
         while phase != .closed {
             if outStart < out.count {
                 let more = moreFollows
@@ -597,6 +630,13 @@ final class Connection {
             streamBuffer = buffer
         }
         let limit = remaining.map { Int(min(Int64(blockSize), $0)) } ?? blockSize
+        if let staged = stalledBody, staged.body === producer, staged.body.atFaultPoint {
+            // What precedes the fault point is on the wire: wait, then go on with the rest.
+            staged.body.passFaultPoint()
+            stalledBody = nil
+            stall(staged.seconds)
+            return false
+        }
         let count: Int
         do {
             count = try producer.produce(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit]))
@@ -636,6 +676,7 @@ final class Connection {
 
     private func finishStream(_ producer: any ResponseBodyProducer) {
         outBody = .none
+        stalledBody = nil
         producer.close()
         streamBuffer?.deallocate()
         streamBuffer = nil
@@ -673,9 +714,38 @@ final class Connection {
 
     var isLingering: Bool { phase == .lingering }
 
-    /// The events this connection waits for now.
+    /// The events this connection waits for now (none during a stall: the loop's timer ends it).
     var wantedEvents: UInt32 {
-        outputBlocked ? EPOLLOUT.rawValue : EPOLLIN.rawValue
+        stalled ? 0 : outputBlocked ? EPOLLOUT.rawValue : EPOLLIN.rawValue
+    }
+
+    // MARK: - Staged faults (`TransportFault`; only responses of the fault-injection handler carry one)
+
+    /// Holds all output for `seconds` on the loop's timer; the thread goes on serving other connections.
+    private func stall(_ seconds: Double) {
+        stalled = true
+        // Not idle while it waits: the idle timeout counts from the end of the stall.
+        lastActivity = loop.now + seconds
+        loop.resume(self, after: seconds)
+    }
+
+    /// The loop's timer fired: what was held back goes out, then the connection carries on.
+    func stallEnded() {
+        guard stalled, phase != .closed else { return }
+        stalled = false
+        outputBlocked = false
+        lastActivity = loop.now
+        flush()
+        guard phase != .closed else { return }
+        if !outputBlocked { process() }
+        updateInterest()
+    }
+
+    /// Closes with a TCP reset: SO_LINGER with a zero timeout makes close() send RST and drop unsent data.
+    private func resetConnection() {
+        var option = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(reason: "staged fault: connection reset")
     }
 
     private func updateInterest() {
@@ -698,6 +768,8 @@ final class Connection {
         case .file, .none: break
         }
         outBody = .none
+        stalledBody = nil
+        stalled = false
         var ended = unsentResponses
         if exchangeOpen { ended += 1 }
         exchangeOpen = false

@@ -26,6 +26,9 @@ final class EventLoop {
     private var connections: [ObjectIdentifier: Connection] = [:]
     private var listening = false
     private var lastSweep: Double = 0
+    /// Connections waiting out a staged stall (``TransportFault``) and when each resumes; empty unless the handler
+    /// stages faults, so an ordinary loop only checks `isEmpty`.
+    private var timers: [(deadline: Double, connection: ObjectIdentifier)] = []
 
     init(state: ServerState, epollFD: Int32, wakeFD: Int32) {
         self.state = state
@@ -67,7 +70,11 @@ final class EventLoop {
         let headTimeout = Double(state.configuration.headTimeoutSeconds)
         while true {
             // Idle timeouts need a tick only while there are connections to time out.
-            let timeout: Int32 = !connections.isEmpty ? 1000 : -1
+            var timeout: Int32 = !connections.isEmpty ? 1000 : -1
+            if let next = timers.lazy.map(\.deadline).min() {
+                // The coarse clock lags by up to a tick: a millisecond more than the wait, so one wake-up is enough.
+                timeout = Int32(min(1000, max(0, ((next - now) * 1000).rounded(.up)) + 1))
+            }
             let count = epoll_wait(epollFD, events, capacity, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
@@ -105,6 +112,7 @@ final class EventLoop {
                 if state.stopping.load(ordering: .acquiring) { break }
                 if state.draining.load(ordering: .acquiring) { drain() }
             }
+            if !timers.isEmpty { fireTimers() }
             if now - lastSweep >= 1 {
                 lastSweep = now
                 sweep(idle: idleTimeout > 0 ? idleTimeout : .infinity, head: headTimeout > 0 ? headTimeout : .infinity)
@@ -206,6 +214,18 @@ final class EventLoop {
         }
     }
 
+    /// Calls `connection.stallEnded()` from this loop after `seconds`, unless it closes first.
+    func resume(_ connection: Connection, after seconds: Double) {
+        timers.append((now + max(0, seconds), ObjectIdentifier(connection)))
+    }
+
+    private func fireTimers() {
+        let due = timers.filter { $0.deadline <= now }
+        guard !due.isEmpty else { return }
+        timers.removeAll { $0.deadline <= now }
+        for timer in due { connections[timer.connection]?.stallEnded() }
+    }
+
     func updateInterest(_ connection: Connection) {
         let wanted = connection.wantedEvents
         guard wanted != connection.registeredEvents else { return }
@@ -224,7 +244,9 @@ final class EventLoop {
         _ = close(connection.fd)
         state.connections.subtract(1, ordering: .relaxed)
         state.release(connection.peer)
-        connections.removeValue(forKey: ObjectIdentifier(connection))
+        let id = ObjectIdentifier(connection)
+        if !timers.isEmpty { timers.removeAll { $0.connection == id } }
+        connections.removeValue(forKey: id)
     }
 }
 @available(*, unavailable) extension EventLoop: Sendable {}

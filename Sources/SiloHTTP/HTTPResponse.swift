@@ -5,6 +5,9 @@ public struct HTTPResponse {
     public var body: ResponseBody
     /// Why a request failed on the server's side (a 5xx): kept for the server's log, never sent.
     public var failure: (any Error & Sendable)?
+    /// A fault the transport injects instead of delivering this response normally (`silo serve --test-faults`);
+    /// nil on every ordinary response.
+    public var transportFault: TransportFault?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty) {
         self.status = status

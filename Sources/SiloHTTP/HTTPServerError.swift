@@ -12,7 +12,7 @@ public struct HTTPServerError: ChainedError {
     /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Sendable {
-            case invalidConfiguration, addressInUse, bindFailed, startFailed
+            case invalidConfiguration, addressInUse, bindFailed, startFailed, injectedFault
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -27,6 +27,8 @@ public struct HTTPServerError: ChainedError {
         /// The transport could not start: libmicrohttpd refused (set `libraryErrorLog` to see why), or creating an
         /// epoll instance or a thread failed.
         public static let startFailed = Code(.startFailed)
+        /// A response body stopped at a fault staged on purpose (``TransportFault``), not by a failure.
+        public static let injectedFault = Code(.injectedFault)
     }
 
     public var code: Code

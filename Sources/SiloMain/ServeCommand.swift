@@ -42,6 +42,12 @@ struct ServeCommand: ParsableCommand {
         if options.exportOnExit && options.importDirectory == nil {
             throw ValidationError("--export-on-exit needs --import DIR (the directory it exports back to)")
         }
+        if options.testFaults && !SecurityPosture.isLoopback(options.host) {
+            // Any client that knows the API could make the server fail for everyone.
+            throw ValidationError(
+                "--test-faults lets any client stage failures, so it is refused on \(options.host), which is not a loopback address"
+            )
+        }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -91,7 +97,10 @@ struct ServeCommand: ParsableCommand {
                 defaults.append(bucket)
             }
             for bucket in defaults { _ = try metadata.ensureBucket(bucket) }
-            server = try makeHTTPServer(options, handler: app, logger: logger)
+            let handler: any HTTPHandler =
+                options.testFaults
+                ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: options.limits.maxJSONBodyBytes) : app
+            server = try makeHTTPServer(options, handler: handler, logger: logger)
         } catch {
             writeError("silo serve: \(describe(error))\n")
             return 1
@@ -103,7 +112,7 @@ struct ServeCommand: ParsableCommand {
               data:    \(options.dataDirectory)
               buckets: \(options.buckets.isEmpty ? "any (created on first upload)" : options.buckets.map(\.rawValue).joined(separator: ", "))
               rules:   \(options.rulesFile ?? "none")
-            \(security.posture.notices.map { "  note:    \($0)" }.joined(separator: "\n"))
+            \((security.posture.notices.map { "  note:    \($0)" } + faultsNotice(options)).joined(separator: "\n"))
               Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
 
             """)
@@ -141,7 +150,7 @@ struct ServeCommand: ParsableCommand {
     }
 
     /// The transport chosen with `--http-engine`; `--threads` sizes its thread pool or its event loops.
-    private static func makeHTTPServer(_ options: ServeOptions, handler: SiloServerApp, logger: Logger) throws
+    private static func makeHTTPServer(_ options: ServeOptions, handler: any HTTPHandler, logger: Logger) throws
         -> any HTTPServer
     {
         #if os(Linux)
@@ -163,6 +172,13 @@ struct ServeCommand: ParsableCommand {
         http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
         http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds
         return try MicroHTTPDServer(handler: handler, configuration: http, logger: logger)
+    }
+
+    /// The banner line that says faults are staged on request, and which the engine cannot stage.
+    private static func faultsNotice(_ options: ServeOptions) -> [String] {
+        guard options.testFaults else { return [] }
+        let stalls = options.httpEngine == "epoll" ? "" : " (the mhd engine stages no stalls)"
+        return ["  faults:  --test-faults: storage-testbench's Retry Test API at /retry_test\(stalls)"]
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -26,6 +26,8 @@ struct ServeOptions {
     var importDirectory: String?
     var exportOnExit = false
     var printConfig = false
+    /// storage-testbench's Retry Test API and its faults (docs/test-faults.md); loopback addresses only.
+    var testFaults = false
     /// Whether a v0 upload creates a bucket that does not exist; nil: in emulator mode only.
     var createBucketsOnUpload: Bool?
     /// Host suffixes of the XML API's virtual-host style (`{bucket}.{suffix}`), empty for `none`; nil: the
@@ -156,6 +158,11 @@ struct ServeOptions {
                 help:
                     "XML API virtual-host style: Host {bucket}.HOST names the bucket (default: storage.googleapis.com and localhost; 'none' turns it off)"
             ),
+            .flag(
+                "test-faults",
+                help:
+                    "serve storage-testbench's Retry Test API (/retry_test) and stage the faults it describes for requests with x-retry-test-id (loopback addresses only; docs/test-faults.md)"
+            ),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -225,6 +232,7 @@ struct ServeOptions {
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")
         printConfig = try values.flag("print-config")
+        testFaults = try values.flag("test-faults")
         limits.maxObjectSize = try values.byteCount("max-object-size", in: 0...(5 << 40)) ?? limits.maxObjectSize
         limits.maxConnections = try values.integer("max-connections", in: 1...1_000_000) ?? limits.maxConnections
         limits.maxConnectionsPerClient =

@@ -19,6 +19,24 @@ func queueResponse(
 )
     -> MHD_Result
 {
+    var response = response
+    if let fault = response.transportFault {
+        switch fault {
+        case .resetConnection:
+            if case .stream(_, let producer) = response.body { producer.close() }
+            silo_mhd_reset_connection(connection)
+            return .NO
+        case .breakBody(let after):
+            // The producer fails at the fault point, which ends the connection mid-body.
+            if response.body.length != 0 {
+                let body = FaultedBody(response.body, faultAfter: after)
+                response.body = .stream(length: body.length, body)
+            }
+        case .stallBody, .stallResponse:
+            // libmicrohttpd's threads would have to sleep to stall: not staged, the response goes out whole.
+            daemon.logger.notice("staged stall not supported by this transport", metadata: [:])
+        }
+    }
     let target = request.rawTarget
     // HEAD and 304 answers have no body but may declare the length of the one they describe.
     let bodyless = request.isHead || response.status == 304

@@ -97,17 +97,22 @@ public final class SiloServerApp: HTTPHandler {
         }
     }
 
+    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path. Also what the fault
+    /// handler names operations by (`--test-faults`).
+    func route(of head: HTTPRequestHead) throws -> Route {
+        if let bucket = VirtualHost.bucket(
+            host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
+        {
+            return try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+        }
+        return try Route.parse(head.rawPath)
+    }
+
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {
         let route: Route
         let context: RequestContext
         do {
-            if let bucket = VirtualHost.bucket(
-                host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
-            {
-                route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
-            } else {
-                route = try Route.parse(head.rawPath)
-            }
+            route = try self.route(of: head)
             context = try RequestContext(head: head, credentials: service.credentials)
         } catch {
             // A refused credential is a 401 in the shape of the API the request was for.

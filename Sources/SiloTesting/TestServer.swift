@@ -31,7 +31,8 @@ public final class TestServer {
         backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
         directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled,
-        blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil
+        blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil, testFaults: Bool = false,
+        engine: String? = nil, threads: Int = 4
     ) throws {
         var metadata: any MetadataStore
         var blobs: any BlobStore
@@ -56,7 +57,10 @@ public final class TestServer {
         app = SiloServerApp(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)
-        self.http = try Self.makeHTTPServer(app)
+        // `silo serve --test-faults` puts the same handler in front of the app.
+        let handler: any HTTPHandler =
+            testFaults ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: configuration.maxJSONBodyBytes) : app
+        self.http = try Self.makeHTTPServer(handler, engine: engine ?? Self.engineName, threads: threads)
     }
 
     /// The transport test servers run on: `epoll` (Linux default) or `mhd` (`SILO_HTTP_ENGINE=mhd`).
@@ -68,17 +72,19 @@ public final class TestServer {
         #endif
     }
 
-    private static func makeHTTPServer(_ app: SiloServerApp) throws -> any HTTPServer {
+    private static func makeHTTPServer(_ handler: any HTTPHandler, engine: String, threads: Int) throws
+        -> any HTTPServer
+    {
         #if os(Linux)
-        if ProcessInfo.processInfo.environment["SILO_HTTP_ENGINE"] != "mhd" {
+        if engine != "mhd" {
             var http = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
-            http.threadCount = 4
-            return try EpollHTTPServer(handler: app, configuration: http, logger: .disabled)
+            http.threadCount = threads
+            return try EpollHTTPServer(handler: handler, configuration: http, logger: .disabled)
         }
         #endif
         var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
-        http.threadPoolSize = 4
-        return try MicroHTTPDServer(handler: app, configuration: http, logger: .disabled)
+        http.threadPoolSize = threads
+        return try MicroHTTPDServer(handler: handler, configuration: http, logger: .disabled)
     }
 
     /// A new client connected to this server.

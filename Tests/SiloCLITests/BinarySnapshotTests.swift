@@ -14,6 +14,7 @@ struct BinarySnapshotTests {
         ("serve-help", ["serve", "--help"]),
         ("serve-print-config", ["serve", "--print-config", "--port", "9300", "--bucket", "a.appspot.com"]),
         ("serve-bad-option", ["serve", "--prot", "9300"]),
+        ("serve-test-faults-exposed", ["serve", "--host", "0.0.0.0", "--test-faults", "--insecure-allow-all"]),
         ("typo-command", ["cpp", "a", "gs://b/a"]),
         ("typo-option", ["ls", "--jsn", "gs://b"]),
         ("unreachable", ["stat", "gs://b/x", "--endpoint", "http://127.0.0.1:1"]),

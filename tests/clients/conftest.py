@@ -122,7 +122,9 @@ http {{
 
 @pytest.fixture
 def bucket_name(silo, request):
-    name = "c-" + re.sub(r"[^a-z0-9]", "-", request.node.name.lower())[:50].strip("-")
+    # Per module and test: every client's module may have its own `test_everyday_workflow`.
+    label = request.module.__name__.removeprefix("test_") + "-" + request.node.name.removeprefix("test_")
+    name = "c-" + re.sub(r"[^a-z0-9]", "-", label.lower())[:50].strip("-")
     status, _, body = request_json(silo, "POST", "/storage/v1/b?project=demo", {"name": name})
     assert status in (200, 409), body
     return name

@@ -339,7 +339,7 @@ struct GCSObjectRoutes {
                     }
                     // The destination has only the metadata the request gives it (no content type inherited).
                     var fields = ObjectFields()
-                    let changes = try request["destination"].map { try MetadataChanges(json: $0) }
+                    let changes = try request["destination"].flatMap { try UploadFields.changes($0) }
                     try changes?.apply(to: &fields)
                     let resource = try service.bucketResource(bucket)
                     try ObjectResource.apply(

@@ -190,13 +190,16 @@ struct GCSUploads {
                 // final empty request of an upload whose length was a multiple of the chunk size.
                 guard length == 0 else { throw StorageError(.invalidArgument, "a status query has no body") }
                 if let total, total == session.received { return chunk(context, session, total: total, finalize: true) }
-                return .respond(incomplete(session.received))
+                return .respond(incomplete(session.received, context))
             }
             // `bytes N-*/…` (Node streams): the body's length says where the chunk ends.
             let last = range.last ?? first + length - 1
-            guard first == session.received else {
+            // A chunk resent from before the persisted offset that reaches past it (a client retrying a chunk the
+            // server kept part of): GCS ignores the bytes it has and takes the rest.
+            let resent = first < session.received && last >= session.received ? session.received - first : 0
+            guard first == session.received || resent > 0 else {
                 // Not where we are: tell the client what is persisted so it resynchronises (idempotent by offset).
-                return .respond(incomplete(session.received))
+                return .respond(incomplete(session.received, context))
             }
             guard last - first + 1 == length, length > 0 || total == first else {
                 throw StorageError(
@@ -205,15 +208,16 @@ struct GCSUploads {
             if let known = total, last + 1 > known {
                 throw StorageError(.invalidArgument, "Content-Range ends past the total size \(known)")
             }
-            return chunk(context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false)
+            return chunk(
+                context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false, resent: resent)
         } catch {
             return .respond(Reply.gcsError(error))
         }
     }
 
-    private func chunk(_ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool)
-        -> RequestDisposition
-    {
+    private func chunk(
+        _ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool, resent: Int64 = 0
+    ) -> RequestDisposition {
         var session = session
         do {
             if let total, session.declaredSize != total {
@@ -228,7 +232,7 @@ struct GCSUploads {
         }
         do {
             let sink = try ResumableChunkSink(
-                service: service, registry: registry, session: session, finalize: finalize
+                service: service, registry: registry, session: session, finalize: finalize, resent: resent
             ) {
                 result in
                 switch result {
@@ -236,7 +240,7 @@ struct GCSUploads {
                     if let object = outcome.object {
                         return Reply.json(200, service.gcsObject(object, context))
                     }
-                    return incomplete(outcome.session.received)
+                    return incomplete(outcome.session.received, context)
                 case .failure(let error): return Reply.gcsError(error)
                 }
             }
@@ -247,12 +251,18 @@ struct GCSUploads {
         }
     }
 
-    /// 308 with `Range: bytes=0-N` for what is persisted (no Range when nothing is).
-    private func incomplete(_ received: Int64) -> HTTPResponse {
+    /// 308 with `Range: bytes=0-N` for what is persisted (no Range when nothing is). A client that sent
+    /// `X-GUploader-No-308: yes` (Google's Go libraries: rclone, whose HTTP stack takes a 308 for a redirect) gets
+    /// GCS's answer to it instead: 200 with `X-Http-Status-Code-Override: 308`, the same headers otherwise.
+    private func incomplete(_ received: Int64, _ context: RequestContext) -> HTTPResponse {
         var headers = HTTPHeaders()
         if received > 0 { headers.set("Range", "bytes=0-\(received - 1)") }
         headers.set("Content-Length", "0")
-        return Reply.empty(308, headers: headers)
+        guard context.headers["X-GUploader-No-308"]?.lowercased() == "yes" else {
+            return Reply.empty(308, headers: headers)
+        }
+        headers.set("X-Http-Status-Code-Override", "308")
+        return Reply.empty(200, headers: headers)
     }
 
     private func finalAnswer(_ context: RequestContext, _ session: UploadSession) -> HTTPResponse {

@@ -25,7 +25,8 @@ enum Route: Equatable {
     case gcsCopy(source: BucketName, ObjectName, destination: BucketName, ObjectName, rewrite: Bool)
     /// `/storage/v1/b/{bucket}/o/{object}/compose`.
     case gcsCompose(BucketName, ObjectName)
-    /// `/upload/storage/v1/b/{bucket}/o`: uploads and resumable sessions.
+    /// `/upload/storage/v1/b/{bucket}/o` (and `/resumable/upload/storage/v1/b/{bucket}/o`): uploads and resumable
+    /// sessions.
     case gcsUpload(BucketName)
     /// `/storage/v1/b/{bucket}/{sub…}` other than `o`: `lockRetentionPolicy`, `acl[/entity]`,
     /// `defaultObjectAcl[/entity]`, `iam[/testPermissions]`, `restore`, `managedFolders[/name]`, `folders[/name]`.
@@ -110,6 +111,14 @@ enum Route: Equatable {
     private static func parseGCS(_ all: [Substring]) throws -> Route {
         var segments = Array(all.dropFirst())
         var upload = false
+        // GCS's API description gives objects.insert a second path for resumable starts (gsutil uses it):
+        // `/resumable/upload/storage/v1/b/{b}/o` is the upload route and nothing else.
+        if segments.first == "resumable" {
+            guard segments.count >= 2, segments[1] == "upload",
+                case .gcsUpload(let bucket) = try parseGCS(Array(all.prefix(1)) + segments.dropFirst())
+            else { return .unknown }
+            return .gcsUpload(bucket)
+        }
         if segments.first == "upload" || segments.first == "download" {
             upload = segments.first == "upload"
             segments.removeFirst()

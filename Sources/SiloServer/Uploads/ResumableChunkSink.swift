@@ -22,11 +22,15 @@ final class ResumableChunkSink: RequestBodySink {
     private var released = false
     /// Bytes this chunk may add before the caller's quota of bytes in open sessions is reached.
     private let allowance: Int64
+    /// Leading bytes of the body the session already has (a chunk resent from before the persisted offset): GCS
+    /// ignores resent data, so they are dropped, and what follows is appended at the offset.
+    private var resent: Int64
 
     init(
-        service: ObjectService, registry: SessionRegistry, session: UploadSession, finalize: Bool,
+        service: ObjectService, registry: SessionRegistry, session: UploadSession, finalize: Bool, resent: Int64 = 0,
         respond: @escaping (Result<Outcome, StorageError>) -> HTTPResponse
     ) throws {
+        self.resent = resent
         self.service = service
         self.registry = registry
         self.session = session
@@ -42,7 +46,11 @@ final class ResumableChunkSink: RequestBodySink {
 
     deinit { release() }
 
-    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+    func receive(_ whole: UnsafeRawBufferPointer) -> HTTPResponse? {
+        let dropped = Int(min(resent, Int64(whole.count)))
+        resent -= Int64(dropped)
+        let chunk = UnsafeRawBufferPointer(rebasing: whole[dropped...])
+        guard !chunk.isEmpty else { return nil }
         do {
             if let appender { try checkRoom(appender.appended + Int64(chunk.count)) }
             try appender?.append(chunk)

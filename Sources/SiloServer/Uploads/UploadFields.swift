@@ -24,10 +24,17 @@ enum UploadFields {
         return fields
     }
 
-    /// Parses a metadata JSON body; an empty body means "no metadata".
+    /// Parses a metadata JSON body; an empty body or JSON `null` means "no metadata", as GCS reads them (Google's
+    /// Go libraries send `null` for a copy or rewrite without an object: rclone's server-side copy and moveto).
     static func parseChanges(_ body: [UInt8]) throws -> MetadataChanges? {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
-        return try MetadataChanges(json: JSONValue.parse(body))
+        return try changes(JSONValue.parse(body))
+    }
+
+    /// A parsed metadata value: `null` is no changes, anything else must be an object.
+    static func changes(_ json: JSONValue) throws -> MetadataChanges? {
+        if json == .null { return nil }
+        return try MetadataChanges(json: json)
     }
 
     /// The object name of an upload: the path's, else the `name` query parameter, else the JSON's `name`.
