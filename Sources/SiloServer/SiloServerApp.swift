@@ -97,15 +97,22 @@ public final class SiloServerApp: HTTPHandler {
         }
     }
 
-    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path. Also what the fault
-    /// handler names operations by (`--test-faults`).
+    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
+    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
+    /// (`--test-faults`).
     func route(of head: HTTPRequestHead) throws -> Route {
+        let route: Route
         if let bucket = VirtualHost.bucket(
             host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
         {
-            return try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+        } else {
+            route = try Route.parse(head.rawPath)
         }
-        return try Route.parse(head.rawPath)
+        switch route {
+        case .xmlBucket, .xmlObject: return route.addressingSubresource(try QueryParameters(head))
+        default: return route
+        }
     }
 
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -149,7 +156,7 @@ public final class SiloServerApp: HTTPHandler {
             .gcsObjectSub, .gcsServiceAccount, .gcsUnimplemented:
             return gcs(route, context)
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
-            return xml(route.addressingSubresource(context.query), context)
+            return xml(route, context)
         case .unknown:
             break
         }
