@@ -110,7 +110,7 @@ let package = Package(
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore",
-                "SiloHTTP", "SiloAuth", "SiloWire",
+                "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
         ),
 
@@ -130,7 +130,8 @@ let package = Package(
                 "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloAuth", "SiloHashing", "SiloHTTP", "SiloServer",
             ]
         ),
-        .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
+        .testTarget(
+            name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing", "SiloTesting"]),
         .testTarget(
             name: "SiloStoreTests",
             dependencies: [

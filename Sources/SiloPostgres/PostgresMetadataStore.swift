@@ -705,6 +705,17 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        guard limit > 0 else { return [] }
+        let end = try UploadSession.idRangeEnd(prefix)
+        return try read { connection in
+            try connection.query(
+                "SELECT record FROM sessions WHERE id >= $1 AND id < $2 AND id > $3 ORDER BY id LIMIT $4",
+                [.text(prefix), .text(end), .text(startAfter ?? ""), .int64(Int64(limit))]
+            ).map(Codec.session)
+        }
+    }
+
     public func deleteSession(id: String) throws {
         try write { _ = try $0.query("DELETE FROM sessions WHERE id = $1", [.text(id)]) }
     }

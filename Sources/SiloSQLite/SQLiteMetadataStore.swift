@@ -665,6 +665,17 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
     }
 
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        guard limit > 0 else { return [] }
+        let end = try UploadSession.idRangeEnd(prefix)
+        return try read { connection in
+            try connection.rows(
+                "SELECT record FROM sessions WHERE id >= ? AND id < ? AND id > ? ORDER BY id LIMIT ?",
+                [.text(prefix), .text(end), .text(startAfter ?? ""), .integer(Int64(limit))]
+            ) { try Codec.session($0.text(0)) }
+        }
+    }
+
     public func deleteSession(id: String) throws {
         try write { connection, _ in try connection.run("DELETE FROM sessions WHERE id = ?", [.text(id)]) }
     }

@@ -211,6 +211,11 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try hooks.around(StoreCall("updateSession", id)) { try inner.updateSession(id: id, change) }
     }
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        try hooks.around(StoreCall("sessionsWithPrefix", prefix)) {
+            try inner.sessions(idPrefix: prefix, after: startAfter, limit: limit)
+        }
+    }
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
         try hooks.around(StoreCall("sessions")) { try inner.sessions(updatedBefore: time) }
     }

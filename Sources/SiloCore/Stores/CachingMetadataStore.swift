@@ -203,6 +203,9 @@ public final class CachingMetadataStore: MetadataStore {
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try inner.updateSession(id: id, change)
     }
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        try inner.sessions(idPrefix: prefix, after: startAfter, limit: limit)
+    }
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
         try inner.sessions(updatedBefore: time)
     }

@@ -444,6 +444,18 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        guard limit > 0 else { return [] }
+        _ = try UploadSession.idRangeEnd(prefix)
+        let after = Array((startAfter ?? "").utf8)
+        let found = state.withLock { state in
+            state.sessions.values.filter {
+                $0.id.utf8.starts(with: prefix.utf8) && after.lexicographicallyPrecedes($0.id.utf8)
+            }
+        }
+        return Array(found.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }.prefix(limit))
+    }
+
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
         state.withLock { $0.sessions.values.filter { $0.updated < time } }.sorted {
             ($0.updated, $0.id) < ($1.updated, $1.id)

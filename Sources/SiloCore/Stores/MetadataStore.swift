@@ -110,6 +110,10 @@ public protocol MetadataStore: Sendable {
     /// Sessions last touched before `time` (for expiry).
     func sessions(updatedBefore time: Timestamp) throws -> [UploadSession]
     func deleteSession(id: String) throws
+    /// Sessions whose ids start with `prefix` and sort (by UTF-8 bytes) after `startAfter`, in that order, at most
+    /// `limit`: how the parts of an XML multipart upload, and a bucket's uploads, are found. `prefix` must end in
+    /// a printable ASCII character (see ``UploadSession/idRangeEnd(_:)``).
+    func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession]
     /// The active sessions of `caller` touched at or after `time`, and the bytes they hold: what per-caller upload
     /// quotas count.
     func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage
@@ -175,6 +179,15 @@ extension UploadSession {
         session.resultGeneration = generation
         session.updated = time
         return session
+    }
+
+    /// The exclusive end of the id range of `prefix`: the prefix with its last character, which must be printable
+    /// ASCII other than `~`, raised by one. Every id that starts with `prefix` sorts below it, byte-wise.
+    public static func idRangeEnd(_ prefix: String) throws -> String {
+        guard let last = prefix.utf8.last, last >= 0x20, last < 0x7E else {
+            throw StorageError(.invalidArgument, "a session id prefix must end in printable ASCII other than ~")
+        }
+        return String(prefix.dropLast()) + String(UnicodeScalar(last + 1))
     }
 
     /// What a store throws when asked to finalize a session that is no longer active.

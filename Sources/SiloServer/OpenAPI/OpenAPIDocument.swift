@@ -9679,7 +9679,7 @@ enum OpenAPIDocument {
             }
           },
           "GCSForbidden": {
-            "description": "A verified caller that is not an admin (`Missing admin credentials.`).",
+            "description": "A caller the bucket's IAM policy and ACLs do not give the permission the request needs (`<caller> does not have <permission> access to <bucket or object>.`); see docs/credentials.md.",
             "content": {
               "application/json": {
                 "schema": {

@@ -37,6 +37,9 @@ enum Route: Equatable {
     case gcsServiceAccount(String)
     /// A GCS JSON API resource Silo does not serve (`projects/{p}/hmacKeys`, `channels`): 501.
     case gcsUnimplemented(String)
+    /// `POST /token` and `POST /oauth2/v4/token`: the OAuth 2.0 token endpoint for service accounts (the bucket
+    /// `token` and the object `v4/token` of bucket `oauth2` are reachable virtual-host style only).
+    case oauthToken
     /// `POST /batch/storage/v1` (also `/batch/storage/v1/` and `/batch`): a `multipart/mixed` batch of JSON API calls.
     case batch
     /// GCS XML API, path style `/{bucket}` (or virtual-host style, `/` on `{bucket}.{host}`): list objects, POST
@@ -50,6 +53,13 @@ enum Route: Equatable {
     /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (``XMLRoutes/buckets(_:)``).
     case xmlBuckets
     case unknown
+
+    var isXML: Bool {
+        switch self {
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: true
+        default: false
+        }
+    }
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
     /// segments with `/` (so both `a%2Fb` and a hand-built `a/b` name the object `a/b`). Throws `.invalidArgument`
@@ -66,6 +76,10 @@ enum Route: Equatable {
         if segments.count == 2 && segments[1].isEmpty { return .probe }
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
         if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
+        if segments.count == 2 && segments[1] == "token" { return .oauthToken }
+        if segments.count == 4 && segments[1] == "oauth2" && segments[2] == "v4" && segments[3] == "token" {
+            return .oauthToken
+        }
         if segments[1] == "batch" {
             let batchPaths: [[Substring]] = [[], [""], ["storage", "v1"], ["storage", "v1", ""]]
             return batchPaths.contains(Array(segments.dropFirst(2))) ? .batch : .unknown

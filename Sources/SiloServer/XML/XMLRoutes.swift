@@ -8,9 +8,14 @@ import SiloWire
 struct XMLRoutes {
     let service: ObjectService
     let download: DownloadResponder
+    let uploads: XMLUploadRoutes
 
     /// `/{bucket}`: object listing, bucket existence, creation and deletion, POST policy form uploads.
     func bucket(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+        if context.query.contains("uploads") {
+            if let missing = missingBucket(bucket) { return .respond(missing) }
+            return uploads.bucketUploads(context, bucket)
+        }
         switch context.method {
         case "GET": return .respond(list(context, bucket))
         case "HEAD": return .respond(run(bucket) { Reply.empty(200) })
@@ -42,19 +47,22 @@ struct XMLRoutes {
 
     // MARK: Hooks for the uploads other parts of issue 15 serve
 
-    /// XML multipart uploads: `POST ?uploads`, `PUT ?partNumber=&uploadId=`, `GET`/`POST`/`DELETE ?uploadId=`.
+    /// XML multipart uploads: `POST ?uploads`, `PUT ?partNumber=&uploadId=`, `GET`/`POST`/`DELETE ?uploadId=`
+    /// (docs/xml-multipart.md).
     func multipartUpload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        .respond(Reply.xmlError(StorageError(.unimplemented, "XML multipart uploads are not implemented yet")))
+        if let missing = missingBucket(bucket) { return .respond(missing) }
+        return uploads.multipart(context, bucket, name)
     }
 
-    /// XML resumable uploads: `POST` with `x-goog-resumable: start`, then `PUT ?upload_id=`.
+    /// XML resumable uploads: `POST` with `x-goog-resumable: start`, then `PUT ?upload_id=` (docs/xml-multipart.md).
     func resumableUpload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        .respond(Reply.xmlError(StorageError(.unimplemented, "XML resumable uploads are not implemented yet")))
+        if let missing = missingBucket(bucket) { return .respond(missing) }
+        return uploads.resumable(context, bucket, name)
     }
 
     /// `POST /{bucket}`: HTML form uploads with a signed policy.
     func postPolicyUpload(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
-        .respond(Reply.xmlError(StorageError(.unimplemented, "POST policy uploads are not implemented yet")))
+        PostPolicyUpload(service: service).handle(context, bucket)
     }
 
     // MARK: Buckets
