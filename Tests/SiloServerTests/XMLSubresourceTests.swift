@@ -314,3 +314,38 @@ import Testing
         #expect(put.status == 401)
     }
 }
+
+/// With service accounts, IAM decides the sub-resources as it decides the JSON API's calls for the same things:
+/// reading an object is not reading its ACL, and a bucket's configuration is `storage.buckets.get`.
+@Suite struct XMLSubresourceIAMTests {
+    @Test("objectViewer reads the object but not its ?acl; bucketViewer reads ?location; admin roles read ?acl")
+    func permissions() throws {
+        let s = try SecuredServer()
+        try s.put("doc.txt", "bytes")
+        let reader = s.bearer(try s.token(SecuredServer.reader))
+        let writer = s.bearer(try s.token(SecuredServer.writer))
+        try s.bind([
+            ("roles/storage.objectViewer", ["serviceAccount:\(SecuredServer.reader.email)"]),
+            ("roles/storage.bucketViewer", ["serviceAccount:\(SecuredServer.reader.email)"]),
+            ("roles/storage.legacyBucketOwner", ["serviceAccount:\(SecuredServer.writer.email)"]),
+            ("roles/storage.objectAdmin", ["serviceAccount:\(SecuredServer.writer.email)"]),
+        ])
+        let object = "/\(s.bucketName)/doc.txt"
+        #expect(try s.send("GET", object, headers: reader).status == 200)
+        for target in [object + "?acl", "/\(s.bucketName)?acl", "/\(s.bucketName)?defaultObjectAcl"] {
+            let refused = try s.send("GET", target, headers: reader)
+            #expect(
+                refused.status == 403 && XMLText.value("Code", in: refused.text[...]) == "AccessDenied", "\(target)")
+            #expect(try s.send("GET", target, headers: writer).status == 200, "\(target)")
+        }
+        #expect(try s.send("GET", "/\(s.bucketName)?location", headers: reader).status == 200)
+        let enable = "<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>"
+        #expect(try s.send("PUT", "/\(s.bucketName)?versioning", enable, headers: reader).status == 403)
+        #expect(try s.send("PUT", "/\(s.bucketName)?versioning", enable, headers: writer).status == 200)
+        #expect(try s.send("GET", "/\(s.bucketName)?tagging", headers: reader).status == 200)
+        #expect(try s.send("GET", "/\(s.bucketName)?policy", headers: writer).status == 403, "unserved: admin only")
+        var listBuckets = writer
+        listBuckets.add("x-goog-project-id", "demo")
+        #expect(try s.send("GET", "/", headers: listBuckets).status == 403, "a project permission: admin only")
+    }
+}
