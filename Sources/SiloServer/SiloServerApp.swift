@@ -99,15 +99,23 @@ public final class SiloServerApp: HTTPHandler {
         }
     }
 
-    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path. Also what the fault
-    /// handler names operations by (`--test-faults`).
+    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
+    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
+    /// (`--test-faults`).
     func route(of head: HTTPRequestHead) throws -> Route {
+        let route: Route
         if let bucket = VirtualHost.bucket(
             host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
         {
-            return try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+        } else {
+            route = try Route.parse(head.rawPath)
         }
-        return try Route.parse(head.rawPath)
+        // A malformed query is refused by RequestContext, in the shape of the API the route names.
+        switch route {
+        case .xmlBucket, .xmlObject: return (try? QueryParameters(head)).map(route.addressingSubresource) ?? route
+        default: return route
+        }
     }
 
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -128,6 +136,7 @@ public final class SiloServerApp: HTTPHandler {
         }
         switch route ?? .unknown {
         case .probe:
+            if XMLRoutes.listsBuckets(head) { return xml(.xmlBuckets, context) }
             return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
         case .firebaseBucket(let bucket):
             return firebase.bucket(context, bucket)
@@ -154,7 +163,7 @@ public final class SiloServerApp: HTTPHandler {
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
             .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
             return gcs(route!, context)
-        case .xmlBucket, .xmlObject:
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
             return xml(route!, context)
         case .unknown:
             break
@@ -218,6 +227,8 @@ public final class SiloServerApp: HTTPHandler {
             switch route {
             case .xmlBucket(let bucket): xml.bucket(context, bucket)
             case .xmlObject(let bucket, let name): xml.object(context, bucket, name)
+            case .xmlSubresource(let bucket, let name, let sub): xml.subresource(context, bucket, name, sub)
+            case .xmlBuckets: .respond(xml.buckets(context))
             default: .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
             }
         }

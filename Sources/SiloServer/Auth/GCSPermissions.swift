@@ -120,6 +120,8 @@ enum GCSPermissions {
             }
         case .xmlObject(let b, let name):
             return xmlObject(b, name, context)
+        case .xmlSubresource(let b, let name, let sub):
+            return xmlSubresource(b, name, sub, read: read, method: method)
         default:
             return [.administrator]
         }
@@ -168,10 +170,8 @@ enum GCSPermissions {
         switch context.method {
         case "GET", "HEAD":
             if query.contains("uploadId") { return [.permission(.multipartUploadsListParts, b, name)] }
-            if query.contains("acl") { return [.permission(.objectsGetIamPolicy, b, name)] }
             return [.permission(.objectsGet, b, name)]
         case "PUT":
-            if query.contains("acl") { return [.permission(.objectsSetIamPolicy, b, name)] }
             if query.contains("uploadId") { return [.permission(.multipartUploadsCreate, b, name)] }
             var needs = write(b, name)
             if let source = context.headers["x-goog-copy-source"], let (bucket, object) = copySource(source) {
@@ -188,6 +188,24 @@ enum GCSPermissions {
             return [.permission(.objectsDelete, b, name)]
         default:
             return [.administrator]
+        }
+    }
+
+    /// `?acl` and `?defaultObjectAcl` as the JSON API's ACL calls; the bucket configuration as the bucket resource
+    /// (read: `buckets.get`; the one write, `PUT ?versioning`: `buckets.update`). Sub-resources Silo does not serve
+    /// answer 501 to the admin alone.
+    private static func xmlSubresource(
+        _ b: BucketName, _ name: ObjectName?, _ sub: XMLSubresource, read: Bool, method: String
+    ) -> [AccessRequirement] {
+        switch sub {
+        case .acl where name != nil:
+            return [.permission(read ? .objectsGetIamPolicy : .objectsSetIamPolicy, b, name)]
+        case .acl, .defaultObjectAcl:
+            return [.permission(read ? .bucketsGetIamPolicy : .bucketsSetIamPolicy, b, nil)]
+        case .unserved: return [.administrator]
+        case _ where name != nil: return [.administrator]
+        case .versioning where method == "PUT": return [.permission(.bucketsUpdate, b, nil)]
+        default: return read ? [.permission(.bucketsGet, b, nil)] : [.administrator]
         }
     }
 

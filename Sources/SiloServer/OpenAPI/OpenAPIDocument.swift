@@ -3149,7 +3149,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "probe",
             "summary": "The emulator probe",
-            "description": "What the Firebase tools and SDK helpers call to see a storage emulator. (Any method gets the same answer.)",
+            "description": "What the Firebase tools and SDK helpers call to see a storage emulator. (Any method gets the same answer, except a GET or HEAD that names a project in `x-goog-project-id`: that is the XML API's bucket listing, docs/xml-api.md.)",
             "security": [
               {},
               {

@@ -50,11 +50,16 @@ enum Route: Equatable {
     case xmlBucket(BucketName)
     /// GCS XML API, path style `/{bucket}/{object…}` (or `/{object…}` on `{bucket}.{host}`).
     case xmlObject(BucketName, ObjectName)
+    /// GCS XML API: a sub-resource of a bucket (no object) or an object, named by a query key (`?acl`, `?versioning`,
+    /// …), never the bucket or the object itself (``XMLSubresource``).
+    case xmlSubresource(BucketName, ObjectName?, XMLSubresource)
+    /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (``XMLRoutes/buckets(_:)``).
+    case xmlBuckets
     case unknown
 
     var isXML: Bool {
         switch self {
-        case .xmlBucket, .xmlObject: true
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: true
         default: false
         }
     }

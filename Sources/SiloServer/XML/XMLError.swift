@@ -34,7 +34,6 @@ enum XMLErrorCode {
     static let invalidDigest = "InvalidDigest"
     static let bucketNotEmpty = "BucketNotEmpty"
     static let bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
-    static let methodNotAllowed = "MethodNotAllowed"
 
     static func of(_ error: StorageError) -> String {
         if let named = error.cause as? XMLErrorName { return named.code }
@@ -48,6 +47,7 @@ enum XMLErrorCode {
         case .payloadTooLarge: "EntityTooLarge"
         case .rangeNotSatisfiable: "InvalidRange"
         case .unimplemented: "NotImplemented"
+        case .methodNotAllowed: "MethodNotAllowed"
         case .tooManyRequests: "SlowDown"
         case .unavailable: "ServiceUnavailable"
         default: "InternalError"

@@ -22,7 +22,7 @@ struct XMLRoutes {
         case "PUT": return createBucket(context, bucket)
         case "DELETE": return .respond(deleteBucket(context, bucket))
         case "POST": return postPolicyUpload(context, bucket)
-        default: return .respond(Self.methodNotAllowed(context))
+        default: return .respond(Self.methodNotAllowed(context, allowed: "GET, HEAD, PUT, DELETE, POST"))
         }
     }
 
@@ -41,7 +41,7 @@ struct XMLRoutes {
             if let source = context.headers["x-goog-copy-source"] { return copy(context, bucket, name, source: source) }
             return upload(context, bucket, name)
         case "DELETE": return .respond(delete(context, bucket, name))
-        default: return .respond(Self.methodNotAllowed(context))
+        default: return .respond(Self.methodNotAllowed(context, allowed: "GET, HEAD, PUT, DELETE, POST"))
         }
     }
 
@@ -116,9 +116,10 @@ struct XMLRoutes {
         }
     }
 
-    private static func methodNotAllowed(_ context: RequestContext) -> HTTPResponse {
+    /// 405 with the `Allow` header RFC 9110 §15.5.6 asks for.
+    static func methodNotAllowed(_ context: RequestContext, allowed: String) -> HTTPResponse {
         Reply.xmlError(
-            StorageError(.invalidArgument, "\(context.method.prefix(20)) is not supported here"),
-            code: XMLErrorCode.methodNotAllowed)
+            StorageError(.methodNotAllowed, "The specified method \(context.method.prefix(20)) is not allowed here"),
+            headers: ["Allow": allowed])
     }
 }

@@ -57,7 +57,6 @@ struct XMLUploadRoutes {
 
     private static func notHere(_ context: RequestContext, _ what: String) -> HTTPResponse {
         Reply.xmlError(
-            StorageError(.invalidArgument, "\(context.method.prefix(16)) is not allowed with \(what)"),
-            code: XMLErrorCode.methodNotAllowed)
+            StorageError(.methodNotAllowed, "\(context.method.prefix(16)) is not allowed with \(what)"))
     }
 }
