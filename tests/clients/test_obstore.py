@@ -17,6 +17,7 @@ from obstore.exceptions import AlreadyExistsError
 from obstore.store import GCSStore
 
 from secured_silo import secured_silo
+from silo_process import request
 
 
 def service_account_file(silo):
@@ -34,6 +35,23 @@ def store(silo, bucket_name):
     yield GCSStore(bucket_name, service_account_path=path, client_options={"allow_http": True},
                    retry_config={"max_retries": 0})
     os.unlink(path)
+
+
+def test_multipart_put_and_writer(store, silo, bucket_name):
+    """object_store's multipart uploads are the XML API's (initiate, parts, complete): a put above the chunk size and
+    a streaming writer, both read back byte for byte; the composed object has a CRC32C and no MD5, as in GCS."""
+    data = os.urandom(13 << 20)
+    obstore.put(store, "mpu/put.bin", data, use_multipart=True, chunk_size=5 << 20, max_concurrency=3)
+    assert bytes(obstore.get(store, "mpu/put.bin").bytes()) == data
+    with obstore.open_writer(store, "mpu/writer.bin", buffer_size=5 << 20) as writer:
+        for offset in range(0, len(data), 1 << 20):
+            writer.write(data[offset:offset + (1 << 20)])
+    assert bytes(obstore.get(store, "mpu/writer.bin").bytes()) == data
+    status, _, body = request(silo.port, "GET", f"/storage/v1/b/{bucket_name}/o/mpu%2Fput.bin")
+    resource = json.loads(body)
+    assert status == 200 and "crc32c" in resource and "md5Hash" not in resource and resource["componentCount"] >= 3
+    status, _, body = request(silo.port, "GET", f"/{bucket_name}?uploads")
+    assert status == 200 and b"<Upload>" not in body  # nothing left in progress
 
 
 def names(metas):
