@@ -57,7 +57,9 @@ import Testing
         let start = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        // Left to run, the transfer takes 512 pieces × 20 ms ≈ 10 s; half of that is "promptly" with room for a loaded
+        // machine (1 s failed at 1.1–1.6 s with other builds running).
+        #expect(ContinuousClock.now - start < .seconds(5))
         // The transfer thread stops at its next callback: nothing more arrives.
         try await Task.sleep(for: .milliseconds(100))
         let settled = handler.body.count
