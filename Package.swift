@@ -82,7 +82,7 @@ let package = Package(
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
         // Protocols: routes and semantics, no backend.
-        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
+        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
 
         // The only composition root.
         .executableTarget(

@@ -1,4 +1,3 @@
-public import SiloAuth
 public import SiloCore
 public import SiloHTTP
 import SiloWire
@@ -18,10 +17,11 @@ public final class SiloServerApp: HTTPHandler {
     let batch: BatchRoutes
     let xml: XMLRoutes
 
+    /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows
+    /// no token format of its own).
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
-        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
-        logger: Logger
+        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger
     ) {
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
