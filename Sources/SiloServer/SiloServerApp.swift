@@ -230,9 +230,12 @@ public final class SiloServerApp: HTTPHandler {
         Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
     }
 
+    /// What the app was built with (the executable reads the maintenance schedule from it).
+    public var configuration: ServerConfiguration { service.configuration }
+
     /// Runs one pass of background maintenance: lifecycle rules, soft-delete purges, expiry of stale sessions and
-    /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight),
-    /// all as of `now`.
+    /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight;
+    /// `configuration.garbageGraceSeconds` afterwards), all as of `now`.
     public func collectGarbage(graceSeconds: Int64, now: Timestamp = .now()) -> (sessions: Int, blobs: Int) {
         let lifecycle = lifecycleRan.withLock { last in
             guard last == .min || now.microseconds - last >= Self.lifecycleInterval else { return false }
