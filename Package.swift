@@ -107,14 +107,24 @@ let package = Package(
 
         .target(
             name: "SiloTesting",
+        // A live test server on the stores its caller passes, and a raw HTTP client; it chooses no backend.
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire",
             ]
         ),
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
+        // The stores this repository's suites run their test servers on (`make pairs` switches them); test support,
+        // in no product.
+        .target(
+            name: "SiloTestStores",
+            dependencies: [
+                "SiloTesting", "SiloServer", "SiloCore", "SiloAuth", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+            ],
+            path: "Tests/SiloTestStores"
+        ),
         .executableTarget(name: "SiloBenchSDK", dependencies: ["SiloStorage"]),
         // The seed guides' Swift samples as top-level code (script style, as in an app's main.swift): building it is
         // the check that they compile unchanged; SiloStorageTests runs it against a live server. Not shipped.
@@ -127,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "SiloRulesTests",
             dependencies: [
-                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloAuth", "SiloHashing", "SiloHTTP", "SiloServer",
+                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloTestStores", "SiloAuth", "SiloHashing",
+                "SiloHTTP", "SiloServer",
             ]
         ),
         .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
@@ -147,21 +158,22 @@ let package = Package(
         .testTarget(
             name: "SiloServerTests",
             dependencies: [
-                "SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloDisk",
-                "SiloSQLite",
-                "SiloPostgres", "SiloAuth",
+                "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
+                "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth",
             ]
         ),
-        .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
+        .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting", "SiloTestStores"]),
         .testTarget(
             name: "SiloCLITests",
-            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP"],
+            dependencies: [
+                "SiloCLI", "SiloTesting", "SiloTestStores", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP",
+            ],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "SiloStorageTests",
             // SiloRules: FirebaseIntegrationTests load the rules of Firebase's own test project into the server.
-            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore", "SiloRules"],
+            dependencies: ["SiloStorage", "SiloTesting", "SiloTestStores", "SiloWire", "SiloCore", "SiloRules"],
             exclude: ["README.md"]
         ),
     ]
