@@ -6,6 +6,8 @@ import PackageDescription
 var swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // A bare `import` is internal: a module's dependencies become part of its API only through `public import`.
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 // Aggressive cross-module optimization, for the `silo` binary this repository builds (`make release` sets

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SiloCore
 import SiloCurl
 import SiloHashing

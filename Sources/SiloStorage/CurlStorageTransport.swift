@@ -1,5 +1,5 @@
 #if canImport(SiloCurl)
-import Foundation
+public import Foundation
 import SiloCurl
 import Synchronization
 

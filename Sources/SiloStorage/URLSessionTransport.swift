@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// The default transport: one `URLSession` with a delegate that streams each response to its receiver.

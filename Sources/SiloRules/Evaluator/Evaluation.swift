@@ -1,4 +1,4 @@
-import SiloCore
+public import SiloCore
 
 extension RulesProgram {
     public struct Options: Sendable {

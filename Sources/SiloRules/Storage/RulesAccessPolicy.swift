@@ -1,4 +1,4 @@
-import SiloCore
+public import SiloCore
 
 #if canImport(Glibc)
 import Glibc
