@@ -3,7 +3,7 @@ public import SiloHTTP
 import SiloWire
 import Synchronization
 
-/// The Silo HTTP application: routes requests to the v0 API (and later the GCS JSON API) over the given stores.
+/// The Silo HTTP application: routes requests to the v0 API, the GCS JSON API and the XML API over the given stores.
 /// It knows protocols only; the stores and the transport are chosen by the executable.
 public final class SiloServerApp: HTTPHandler {
     let service: ObjectService

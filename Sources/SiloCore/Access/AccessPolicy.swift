@@ -10,7 +10,7 @@ public struct Principal: Sendable, Equatable {
     public var claimsJSON: String
     /// Admin credentials bypass access rules (`owner` in emulator mode, admin keys otherwise).
     public var isAdmin: Bool
-    /// Whether the token's signature was checked. Until the auth issue lands nothing is verified.
+    /// Whether the token's signature was checked (false for emulator tokens and emulator-mode `owner`).
     public var verified: Bool
 
     public init(scheme: String, credential: String, uid: String?, claimsJSON: String, isAdmin: Bool, verified: Bool) {
