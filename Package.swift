@@ -107,17 +107,15 @@ let package = Package(
         // The command line's parser and client commands, on the SDK; `serve` itself stays in SiloMain.
         .target(name: "SiloCLI", dependencies: ["SiloStorage", "SiloWire", "SiloRules", "SiloAuth"]),
 
+        // A live test server on the stores its caller passes, and a raw HTTP client; it chooses no backend.
         .target(
             name: "SiloTesting",
-        // A live test server on the stores its caller passes, and a raw HTTP client; it chooses no backend.
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire",
             ]
         ),
-
-        // Benchmark client for bench/sdk-download.sh; not part of any test run.
         // The stores this repository's suites run their test servers on (`make pairs` switches them); test support,
         // in no product.
         .target(
@@ -127,6 +125,8 @@ let package = Package(
             ],
             path: "Tests/SiloTestStores"
         ),
+
+        // Benchmark client for bench/sdk-download.sh; not part of any test run.
         .executableTarget(name: "SiloBenchSDK", dependencies: ["SiloStorage"]),
         // The seed guides' Swift samples as top-level code (script style, as in an app's main.swift): building it is
         // the check that they compile unchanged; SiloStorageTests runs it against a live server. Not shipped.
