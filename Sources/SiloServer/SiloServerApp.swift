@@ -160,7 +160,7 @@ public final class SiloServerApp: HTTPHandler {
     /// The GCS JSON API is for admin tooling: in emulator mode every caller is the admin (as in the Firebase
     /// emulator, whose GCS clients cannot send `owner`); otherwise admin credentials are required — except for
     /// reads that GCS grants the public (an object `allUsers` may read by ACL or IAM; `allAuthenticatedUsers` for
-    /// any verified caller), issue 13 item 4.
+    /// any verified caller).
     private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
         guard
             service.configuration.openAdminAPI || context.principal?.isAdmin == true

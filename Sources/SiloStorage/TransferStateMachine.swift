@@ -1,4 +1,4 @@
-/// The life of an upload or download task as a pure value (architecture rule 11): each input returns the one
+/// The life of an upload or download task as a pure value, testable without I/O: each input returns the one
 /// `Action` the owning task must perform. No I/O, no clock, no callbacks here.
 ///
 /// A "worker" is one attempt at moving bytes (a Swift Task). Each start or resume makes a new worker number; inputs

@@ -6,7 +6,7 @@ import SiloTesting
 import SiloWire
 import Testing
 
-/// Wire spec §8.1 (v0 reads) against a real server on a real socket.
+/// v0 reads against a real server on a real socket.
 @Suite struct V0ReadTests {
     let server: TestServer
     let client: HTTPTestClient

@@ -42,8 +42,8 @@ public struct AccessRequest: Sendable {
     /// Size and checksums of the bytes an upload would store (`request.resource.md5Hash` and `crc32c`).
     public var proposedBlob: BlobSummary?
     public var time: Timestamp
-    /// False when an upload is decided before its bytes arrive (issue 12: access is checked before the first byte
-    /// is stored). Then what only the bytes tell — checksums, and the size when none was declared — is unknown; a
+    /// False when an upload is decided before its bytes arrive (access is checked before the first byte is
+    /// stored). Then what only the bytes tell — checksums, and the size when none was declared — is unknown; a
     /// policy must not deny because of it (the upload is decided again, with the bytes, before it commits), but
     /// must deny whatever is denied whatever those values turn out to be.
     public var bytesKnown = true
