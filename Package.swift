@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
         // Backends.
-        // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
+        // SiloWire for its JSON parser/writer: object rows hold small JSON values (see StoredFieldJSON.swift).
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(
             name: "SiloDisk",
