@@ -83,8 +83,10 @@ let package = Package(
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
-        // Protocols: routes and semantics, no backend.
-        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing"]),
+        // Protocols: routes and semantics, no backend. SiloAuth for the service accounts, signed URLs, HMAC keys and
+        // token endpoint the server checks and issues; which verifier turns headers into principals is still the
+        // caller's choice (`credentials:`).
+        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
 
         // The only composition root.
         .executableTarget(
@@ -113,7 +115,7 @@ let package = Package(
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP",
                 "SiloCore",
-                "SiloHTTP", "SiloAuth", "SiloWire",
+                "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
         ),
         // The stores this repository's suites run their test servers on (`make pairs` switches them); test support,
@@ -143,7 +145,8 @@ let package = Package(
                 "SiloHTTP", "SiloServer",
             ]
         ),
-        .testTarget(name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing"]),
+        .testTarget(
+            name: "SiloAuthTests", dependencies: ["SiloAuth", "SiloCore", "SiloWire", "SiloHashing", "SiloTesting"]),
         .testTarget(
             name: "SiloStoreTests",
             dependencies: [

@@ -11,7 +11,7 @@ public struct AuthError: ChainedError {
         private enum Wrapped: String, Sendable {
             case malformedToken, unsupportedScheme, unsupportedAlgorithm, unsignedToken, unknownKey, badSignature
             case expired, notYetValid, wrongAudience, wrongIssuer, invalidSubject, invalidClaims
-            case invalidConfiguration
+            case invalidScope, invalidConfiguration
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -37,6 +37,8 @@ public struct AuthError: ChainedError {
         public static let invalidSubject = Code(.invalidSubject)
         /// A required time claim missing or not a number; reserved or oversized claims when minting.
         public static let invalidClaims = Code(.invalidClaims)
+        /// A token request whose `scope` names no Cloud Storage scope.
+        public static let invalidScope = Code(.invalidScope)
         /// A key, secret or admin-key file that cannot be read or parsed. A startup or reload error, not a 401.
         public static let invalidConfiguration = Code(.invalidConfiguration)
     }
@@ -47,6 +49,10 @@ public struct AuthError: ChainedError {
     public var cause: (any Error & Sendable)?
     public var file: String
     public var line: Int
+    /// For a refused signed URL or POST policy: the query parameter or form field at fault, and what the server
+    /// computed and checked the signature against (GCS shows both in its XML error). Derived from the request and
+    /// never secret: the signature itself is not part of either.
+    public var signedRequest: SignedRequestDiagnosis?
 
     public init(
         _ code: Code, _ message: String, cause: (any Error & Sendable)? = nil, file: String = #fileID,
@@ -61,5 +67,17 @@ public struct AuthError: ChainedError {
 
     /// The status a server answers with: 401 for a refused credential, 500 for broken configuration.
     public var httpStatus: Int { code == .invalidConfiguration ? 500 : 401 }
+}
 
+/// What a signed-URL refusal can show the client about the request it checked.
+public struct SignedRequestDiagnosis: Sendable {
+    public var parameter: String?
+    public var stringToSign: String?
+    public var canonicalRequest: String?
+
+    public init(parameter: String? = nil, stringToSign: String? = nil, canonicalRequest: String? = nil) {
+        self.parameter = parameter
+        self.stringToSign = stringToSign
+        self.canonicalRequest = canonicalRequest
+    }
 }

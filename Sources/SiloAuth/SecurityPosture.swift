@@ -15,8 +15,13 @@ public struct SecurityPosture: Sendable, Equatable {
         public var emulator = false
         /// `--insecure-allow-all`.
         public var insecureAllowAll = false
-        /// Any of `--auth-keys`, `--auth-secret`, `--admin-key-file`: some credential can be verified.
+        /// Any of `--auth-keys`, `--auth-secret`, `--admin-key-file`, `--service-account`: some credential can be
+        /// verified.
         public var hasVerifiableCredentials = false
+        /// The emails of the `--service-account` keys.
+        public var serviceAccounts: [String] = []
+        /// `--signed-url-host`: the hosts signed URLs are checked against besides the request's own.
+        public var signedURLHosts: [String] = []
 
         public init() {}
     }
@@ -60,7 +65,21 @@ public struct SecurityPosture: Sendable, Equatable {
             }
         } else if !options.hasVerifiableCredentials {
             notices.append(
-                "no --auth-keys, --auth-secret or --admin-key-file: every token is refused; requests are anonymous")
+                "no --auth-keys, --auth-secret, --admin-key-file or --service-account: every token is refused; "
+                    + "requests are anonymous")
+        }
+        if !options.serviceAccounts.isEmpty {
+            notices.append(
+                "service accounts: \(options.serviceAccounts.joined(separator: ", ")); their access tokens (POST /token), "
+                    + "signed URLs (signed for the request's host or \(options.signedURLHosts.joined(separator: ", "))) "
+                    + "and POST policies are verified, and "
+                    + (emulatorTokens
+                        ? "then allowed everything, as every caller is in emulator mode"
+                        : "bucket IAM policies and ACLs decide what they may do"))
+        } else if emulatorTokens {
+            notices.append(
+                "signed URLs and POST policies: checked in everything but their signature, which needs the signer's "
+                    + "key (no --service-account)")
         }
         return SecurityPosture(emulatorTokens: emulatorTokens, allowAll: allowAll, notices: notices)
     }

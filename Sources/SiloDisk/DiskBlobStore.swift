@@ -31,26 +31,7 @@ public final class DiskBlobStore: BlobStore, BlobListing {
     public func makeWriter(_ id: BlobID, at offset: Int64) throws -> any BlobWriter {
         guard offset >= 0 else { throw StorageError(.invalidArgument, "negative offset \(offset) for blob \(id)") }
         let (directory, path) = location(of: id)
-        if offset == 0 {
-            let create = { [syscalls] in
-                try syscall("open", path) {
-                    path.withCString { syscalls.open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
-                }
-            }
-            let fd: Int32
-            do {
-                fd = try create()
-            } catch let error as StorageError where error.code == .notFound {
-                // First blob in this fan-out directory: create it (durably) and try again.
-                try makeFanOut(id)
-                fd = try create()
-            }
-            // Construct the owner first so the descriptor is closed on any failure below.
-            let writer = DiskBlobWriter(
-                syscalls: syscalls, path: path, directory: directory, fd: fd, offset: 0, isNew: true)
-            _ = try syscall("ftruncate", path) { syscalls.ftruncate(fd, 0) }
-            return writer
-        }
+        if offset == 0 { return try newWriter(id) }
         // Continuing a resumable upload: the file must exist and hold at least `offset` bytes.
         let fd: Int32
         do {
@@ -68,6 +49,51 @@ public final class DiskBlobStore: BlobStore, BlobListing {
         // Drop whatever a crash left past the last acknowledged offset.
         if size > offset { _ = try syscall("ftruncate", path) { syscalls.ftruncate(fd, off_t(offset)) } }
         return writer
+    }
+
+    /// A writer of `id` from its first byte: the file created (with its fan-out directories) or truncated.
+    func newWriter(_ id: BlobID) throws -> DiskBlobWriter {
+        let (directory, path) = location(of: id)
+        let create = { [syscalls] in
+            try syscall("open", path) {
+                path.withCString { syscalls.open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+            }
+        }
+        let fd: Int32
+        do {
+            fd = try create()
+        } catch let error as StorageError where error.code == .notFound {
+            // First blob in this fan-out directory: create it (durably) and try again.
+            try makeFanOut(id)
+            fd = try create()
+        }
+        // Construct the owner first so the descriptor is closed on any failure below.
+        let writer = DiskBlobWriter(
+            syscalls: syscalls, path: path, directory: directory, fd: fd, offset: 0, isNew: true)
+        _ = try syscall("ftruncate", path) { syscalls.ftruncate(fd, 0) }
+        return writer
+    }
+
+    /// Composes with `copy_file_range`: the kernel copies each source into the new file, no byte passes through user
+    /// space, and a filesystem that shares extents (XFS, Btrfs) writes no data at all; on ext4 the kernel still
+    /// copies the blocks. A source the kernel cannot copy from goes through a bounded buffer instead (`.streamed`).
+    public func composeBlob(_ id: BlobID, from sources: [BlobSlice]) throws -> BlobCompositionMethod {
+        let writer = try newWriter(id)
+        defer { writer.close() }
+        var kernelCopiedAll = true
+        for source in sources {
+            let reader = try openReader(source.id)
+            try source.check(size: reader.size)
+            guard let fd = reader.takeFileDescriptor() else {
+                throw StorageError(.internalError, "blob \(source.id) gave no file descriptor")
+            }
+            defer { closeDescriptor(fd, location(of: source.id).1) }
+            if try !writer.appendCopy(of: fd, sourcePath: location(of: source.id).1, length: source.length) {
+                kernelCopiedAll = false
+            }
+        }
+        try writer.sync()
+        return kernelCopiedAll ? .kernelCopy : .streamed
     }
 
     public func openReader(_ id: BlobID) throws -> any BlobReader {

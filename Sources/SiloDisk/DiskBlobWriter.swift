@@ -63,6 +63,58 @@ final class DiskBlobWriter: BlobWriter {
         }
     }
 
+    /// Appends the first `length` bytes of the open file `source` with `copy_file_range`. Where the kernel cannot
+    /// copy between these files (another filesystem, a kernel or filesystem without the call), the rest goes through
+    /// a 256 KiB buffer instead. Returns whether the kernel copied every byte.
+    func appendCopy(of source: Int32, sourcePath: String, length: Int64) throws -> Bool {
+        try checkUsable("copy into")
+        var sourceOffset: Int64 = 0
+        do {
+            while sourceOffset < length {
+                var targetOffset = offset
+                let copied: Int
+                do {
+                    copied = try syscall("copy_file_range", path) {
+                        syscalls.copyFileRange(
+                            source, &sourceOffset, fd, &targetOffset, Int(min(length - sourceOffset, 1 << 30)))
+                    }
+                } catch let error as StorageError where Self.kernelCannotCopy(error) {
+                    try copyThroughBuffer(source, sourcePath, from: sourceOffset, to: length)
+                    return false
+                }
+                guard copied > 0 else {
+                    throw StorageError(.corrupt, "\(sourcePath) ended at \(sourceOffset) of \(length) bytes")
+                }
+                offset += Int64(copied)
+            }
+        } catch let error as StorageError {
+            failure = failure ?? error
+            throw error
+        }
+        return true
+    }
+
+    /// The errors that mean "not between these files", not "the copy failed".
+    private static func kernelCannotCopy(_ error: StorageError) -> Bool {
+        guard let cause = error.cause as? SystemCallError else { return false }
+        return [EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(cause.errno)
+    }
+
+    private func copyThroughBuffer(_ source: Int32, _ sourcePath: String, from start: Int64, to end: Int64) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = start
+        while position < end {
+            let want = Int(min(Int64(buffer.count), end - position))
+            let n = try syscall("pread", sourcePath) {
+                syscalls.pread(source, buffer.baseAddress!, want, off_t(position))
+            }
+            guard n > 0 else { throw StorageError(.corrupt, "\(sourcePath) ended at \(position) of \(end) bytes") }
+            try write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            position += Int64(n)
+        }
+    }
+
     func sync() throws {
         try checkUsable("sync")
         do {

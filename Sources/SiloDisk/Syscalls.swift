@@ -21,6 +21,13 @@ internal import CFileSync
     /// Starts writeback of a file range without waiting for it (`sync_file_range(SYNC_FILE_RANGE_WRITE)`); a hint
     /// that moves device work earlier, never a durability step. A no-op where the call does not exist.
     public var startWriteback: @Sendable (_ fd: Int32, _ offset: Int64, _ count: Int64) -> Int32
+    /// `copy_file_range(2)`: the kernel copies `count` bytes between two files at the given offsets (advancing
+    /// them), without the data entering user space. Where it does not exist, fails with ENOSYS.
+    public var copyFileRange:
+        @Sendable (
+            _ source: Int32, _ sourceOffset: UnsafeMutablePointer<Int64>, _ target: Int32,
+            _ targetOffset: UnsafeMutablePointer<Int64>, _ count: Int
+        ) -> Int
     public var mkdir: @Sendable (_ path: UnsafePointer<CChar>, _ mode: mode_t) -> Int32
     public var unlink: @Sendable (_ path: UnsafePointer<CChar>) -> Int32
 
@@ -37,6 +44,14 @@ internal import CFileSync
             sync_file_range(fd, offset, count, silo_sync_file_range_write())
             #else
             0
+            #endif
+        },
+        copyFileRange: { source, sourceOffset, target, targetOffset, count in
+            #if canImport(CFileSync)
+            copy_file_range(source, sourceOffset, target, targetOffset, UInt(count), 0)
+            #else
+            errno = ENOSYS
+            return -1
             #endif
         },
         mkdir: { path, mode in Glibc.mkdir(path, mode) },

@@ -24,6 +24,23 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pkey) }
 
+    /// Loads an unencrypted PEM private key (a service account's `private_key`), to sign as that account would.
+    public init(pem: String) throws(CryptoError) {
+        let bytes = Array(pem.utf8)
+        let loaded: OpaquePointer? = bytes.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        }
+        guard let loaded else { throw CryptoError.fromQueue("PEM_read_bio_PrivateKey") }
+        pkey = loaded
+    }
+
+    /// The key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), as a service account key file holds it.
+    public func privateKeyPEM() throws(CryptoError) -> String {
+        try withMemoryBIO("PEM_write_bio_PrivateKey") { PEM_write_bio_PrivateKey($0, pkey, nil, nil, 0, nil, nil) == 1 }
+    }
+
     /// The RS256 signature of `message`.
     public func signRS256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         let context = DigestContext()

@@ -60,6 +60,39 @@ public final class RSAPublicKey: @unchecked Sendable {
         try self.init(owning: built, source: "EVP_PKEY_fromdata")
     }
 
+    /// The public half of an unencrypted PKCS#8 RSA private key (`-----BEGIN PRIVATE KEY-----`, as a service
+    /// account's JSON key carries it). The private key is parsed, its public part copied out, and the private key
+    /// freed at once (OpenSSL clears private numbers when it frees them); only the public key is kept.
+    public convenience init(publicPartOfPrivateKeyPEM pem: [UInt8]) throws(CryptoError) {
+        let call = "PEM_read_bio_PrivateKey"
+        // An encrypted key would make OpenSSL ask for a passphrase on the terminal; refuse it first.
+        guard !pem.starts(with: Array("-----BEGIN ENCRYPTED PRIVATE KEY-----".utf8)) else {
+            throw CryptoError(call: call, reasons: ["the private key is encrypted"])
+        }
+        let publicKey: OpaquePointer? = pem.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            // A callback that supplies no passphrase, so nothing ever reads the terminal.
+            guard let privateKey = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) else { return nil }
+            defer { EVP_PKEY_free(privateKey) }
+            // The SubjectPublicKeyInfo DER of the key, read back as a key that holds only the public numbers.
+            let length = i2d_PUBKEY(privateKey, nil)
+            guard length > 0 else { return nil }
+            var der = [UInt8](repeating: 0, count: Int(length))
+            let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+                var cursor = buffer.baseAddress
+                return i2d_PUBKEY(privateKey, &cursor)
+            }
+            guard written == length else { return nil }
+            return der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+                var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                return d2i_PUBKEY(nil, &cursor, Int(length))
+            }
+        }
+        guard let publicKey else { throw CryptoError.fromQueue(call) }
+        try self.init(owning: publicKey, source: call)
+    }
+
     /// OpenSSL 3's provider route: big numbers into an OSSL_PARAM list, then `EVP_PKEY_fromdata`.
     private static func fromData(modulus: [UInt8], exponent: [UInt8]) -> OpaquePointer? {
         let n = BN_bin2bn(modulus, Int32(modulus.count), nil)

@@ -83,6 +83,7 @@ struct ServeCommand: ParsableCommand {
             if let suffixes = options.virtualHostSuffixes { configuration.virtualHostSuffixes = suffixes }
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
+            configuration.serviceAccounts = security.serviceAccounts
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
                 credentials: security.verifier, logger: logger)

@@ -18,6 +18,10 @@ struct ServeOptions {
     var authKeysFile: String?
     var authSecretFile: String?
     var adminKeyFile: String?
+    /// `--service-account FILE`, repeatable: Google service account keys (JSON).
+    var serviceAccountFiles: [String] = []
+    /// `--signed-url-host HOST`, repeatable; `storage.googleapis.com` when none is given.
+    var signedURLHosts: [String] = []
     var project: String?
     var threads = 8
     /// The HTTP transport: `epoll` (Silo's own, the default on Linux) or `mhd` (libmicrohttpd).
@@ -90,6 +94,16 @@ struct ServeOptions {
             .value(
                 "admin-key-file", valueName: "FILE",
                 help: "admin keys, one per line: 'Authorization: Bearer <key>' bypasses rules"),
+            .repeating(
+                "service-account", valueName: "FILE",
+                help:
+                    "register a Google service account from its JSON key file (only the public key is kept): its access tokens (POST /token), signed URLs and POST policies are accepted, and bucket IAM policies and ACLs decide what it may do"
+            ),
+            .repeating(
+                "signed-url-host", valueName: "HOST",
+                help:
+                    "a host signed URLs may be signed for besides the request's own Host (default: storage.googleapis.com, the host GCS clients sign for)"
+            ),
             .value(
                 "project", valueName: "ID",
                 help:
@@ -200,6 +214,12 @@ struct ServeOptions {
         authKeysFile = values.value("auth-keys")
         authSecretFile = values.value("auth-secret")
         adminKeyFile = values.value("admin-key-file")
+        serviceAccountFiles = values.values("service-account")
+        signedURLHosts = values.values("signed-url-host")
+        for host in signedURLHosts
+        where host.isEmpty || host.utf8.count > 255 || !host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x2F }) {
+            throw ValidationError("--signed-url-host must be a host name (with an optional :port), not '\(host)'")
+        }
         project = values.value("project")
         threads = try values.integer("threads", in: 1...256) ?? threads
         if let engine = values.value("http-engine") {

@@ -13,6 +13,8 @@ final class ServeSecurity: Sendable {
     let posture: SecurityPosture
     let verifier: TokenVerifier
     let policy: SwappableAccessPolicy
+    /// The `--service-account` keys, with the tokens issued for them and the hosts URLs are signed for.
+    let serviceAccounts: ServiceAccountAuthority
     private let rulesFile: String?
     private let keys: KeySet?
     private let logger: Logger
@@ -27,7 +29,15 @@ final class ServeSecurity: Sendable {
         postureOptions.insecureAllowAll = options.insecureAllowAll
         postureOptions.hasVerifiableCredentials =
             options.authKeysFile != nil || options.authSecretFile != nil || options.adminKeyFile != nil
+            || !options.serviceAccountFiles.isEmpty
+        let accounts = try ServiceAccounts(keyFiles: options.serviceAccountFiles)
+        let hosts =
+            options.signedURLHosts.isEmpty ? ServiceAccountAuthority.defaultSignedURLHosts : options.signedURLHosts
+        postureOptions.serviceAccounts = accounts.emails
+        postureOptions.signedURLHosts = hosts
         posture = try SecurityPosture.decide(postureOptions)
+        serviceAccounts = ServiceAccountAuthority(
+            accounts: accounts, signedURLHosts: hosts, acceptUnverifiedSigners: posture.emulatorTokens)
 
         var configuration = TokenVerifier.Configuration()
         configuration.emulator = posture.emulatorTokens

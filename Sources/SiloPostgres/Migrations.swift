@@ -102,6 +102,10 @@ enum Migrations {
         ALTER TABLE soft_deleted_buckets ADD COLUMN hard_delete bigint NOT NULL;
         ALTER TABLE soft_deleted_buckets ADD PRIMARY KEY (name, generation);
         """,
+        // small named documents (the HMAC keys), each read and rewritten whole.
+        """
+        CREATE TABLE documents (name text COLLATE "C" PRIMARY KEY, body text NOT NULL);
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -705,8 +705,44 @@ public final class PostgresMetadataStore: MetadataStore {
         }
     }
 
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        guard limit > 0 else { return [] }
+        let end = try UploadSession.idRangeEnd(prefix)
+        return try read { connection in
+            try connection.query(
+                "SELECT record FROM sessions WHERE id >= $1 AND id < $2 AND id > $3 ORDER BY id LIMIT $4",
+                [.text(prefix), .text(end), .text(startAfter ?? ""), .int64(Int64(limit))]
+            ).map(Codec.session)
+        }
+    }
+
     public func deleteSession(id: String) throws {
         try write { _ = try $0.query("DELETE FROM sessions WHERE id = $1", [.text(id)]) }
+    }
+
+    // MARK: Documents
+
+    public func document(_ name: String) throws -> String? {
+        try read { try $0.query("SELECT body FROM documents WHERE name = $1", [.text(name)]).first { $0.text(0) } }
+    }
+
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try write { connection in
+            // The row exists before it is locked, so two nodes creating the first document wait for each other
+            // instead of one failing on the primary key.
+            try connection.query(
+                "INSERT INTO documents (name, body) VALUES ($1, '') ON CONFLICT (name) DO NOTHING", [.text(name)])
+            let stored = try connection.query(
+                "SELECT body FROM documents WHERE name = $1 FOR UPDATE", [.text(name)]
+            ).first { $0.text(0) }
+            var text = stored.flatMap { $0.isEmpty ? nil : $0 }
+            try change(&text)
+            if let text {
+                try connection.query("UPDATE documents SET body = $2 WHERE name = $1", [.text(name), .text(text)])
+            } else {
+                try connection.query("DELETE FROM documents WHERE name = $1", [.text(name)])
+            }
+        }
     }
 
     public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {

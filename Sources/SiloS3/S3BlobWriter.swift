@@ -102,7 +102,10 @@ final class S3BlobWriter: BlobWriter {
         let key = store.layout.segmentKey(id, start: segmentStart)
         if upload != nil {
             if !buffer.isEmpty { try sendPart() }
-            if let upload { try complete(upload) }
+            if let upload {
+                try store.completeMultipartUpload(
+                    upload.key, uploadID: upload.id, etags: upload.etags, size: offset - segmentStart)
+            }
             upload = nil
         } else if !buffer.isEmpty || mustPublish {
             try store.putObject(key, body: buffer, summary: "blob \(id) segment")
@@ -116,14 +119,7 @@ final class S3BlobWriter: BlobWriter {
     private func sendPart() throws(S3Error) {
         if upload == nil {
             let key = store.layout.segmentKey(id, start: segmentStart)
-            let reply = try store.client.send(
-                S3Operation(
-                    method: "POST", key: key, query: [SigV4QueryItem("uploads")],
-                    summary: "start multipart upload of \(key)"))
-            guard let uploadID = XMLText.value("UploadId", in: Substring(decoding: reply.body, as: UTF8.self)) else {
-                throw S3Error(.invalidResponse, "start multipart upload of \(key): no UploadId in the reply")
-            }
-            upload = (uploadID, key, [])
+            upload = (try store.startMultipartUpload(key), key, [])
         }
         guard let current = upload else { return }
         let number = current.etags.count + 1
@@ -140,46 +136,11 @@ final class S3BlobWriter: BlobWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// CompleteMultipartUpload. Its reply's ETag is not used (Ceph sends it empty); a 200 can still carry an
-    /// `<Error>` body, which counts as failure.
-    private func complete(_ upload: (id: String, key: String, etags: [String])) throws(S3Error) {
-        let parts = upload.etags.enumerated().map { index, etag in
-            "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLText.escape(etag))</ETag></Part>"
-        }
-        let body = Data(("<CompleteMultipartUpload>" + parts.joined() + "</CompleteMultipartUpload>").utf8)
-        let reply: CurlBufferedResponse
-        do {
-            reply = try store.client.send(
-                S3Operation(
-                    method: "POST", key: upload.key, query: [SigV4QueryItem("uploadId", upload.id)],
-                    headers: [SigV4Header("Content-Type", "application/xml")], body: body,
-                    summary: "complete multipart upload of \(upload.key)"))
-        } catch  where error.s3Code == "NoSuchUpload" {
-            // A retried completion whose first attempt succeeded (its reply lost): the upload is gone because the
-            // object exists. Accept that only if the object has exactly the segment's size.
-            let head = try store.client.send(
-                S3Operation(method: "HEAD", key: upload.key, summary: "check completed upload of \(upload.key)"))
-            guard head.head.header("Content-Length").flatMap({ Int64($0) }) == offset - segmentStart else {
-                throw error
-            }
-            return
-        }
-        let xml = Substring(decoding: reply.body, as: UTF8.self)
-        if !XMLText.elements("Error", in: xml).isEmpty {
-            throw S3Client.failure(
-                CurlBufferedResponse(head: CurlResponseHead(status: 500, headers: []), body: reply.body),
-                "complete multipart upload of \(upload.key)")
-        }
-    }
-
     /// Best effort: abort a multipart upload that will never be completed, so its parts do not linger.
     private func abandonUpload() {
         guard let upload else { return }
         self.upload = nil
-        _ = try? store.client.send(
-            S3Operation(
-                method: "DELETE", key: upload.key, query: [SigV4QueryItem("uploadId", upload.id)],
-                summary: "abort multipart upload of \(upload.key)"))
+        store.abortMultipartUpload(upload.key, uploadID: upload.id)
     }
 }
 

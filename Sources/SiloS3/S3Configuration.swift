@@ -15,6 +15,9 @@ extension S3BlobStore {
         /// Bytes a writer buffers before sending them as one part of a multipart upload, which is also the most
         /// memory one writer holds. S3 wants at least 5 MiB for every part but the last.
         public var partSize: Int = 8 << 20
+        /// The most one server-side copy request moves (S3 caps CopyObject and each UploadPartCopy at 5 GiB):
+        /// composing a larger segment copies it in ranges of this size. At least 5 MiB, S3's smallest part.
+        public var maxCopyBytes: Int64 = 5 << 30
         /// The first read-ahead of a reader; it doubles on each sequential miss up to ``maxReadAhead``.
         public var initialReadAhead: Int = 256 << 10
         public var maxReadAhead: Int = 4 << 20

@@ -124,6 +124,10 @@ enum Migrations {
             PRIMARY KEY (name, generation)
         ) WITHOUT ROWID;
         """,
+        // 6: small named documents (the HMAC keys), each read and rewritten whole.
+        """
+        CREATE TABLE documents (name TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -667,6 +667,17 @@ public final class SQLiteMetadataStore: MetadataStore {
         }
     }
 
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        guard limit > 0 else { return [] }
+        let end = try UploadSession.idRangeEnd(prefix)
+        return try read { connection in
+            try connection.rows(
+                "SELECT record FROM sessions WHERE id >= ? AND id < ? AND id > ? ORDER BY id LIMIT ?",
+                [.text(prefix), .text(end), .text(startAfter ?? ""), .integer(Int64(limit))]
+            ) { try Codec.session($0.text(0)) }
+        }
+    }
+
     public func deleteSession(id: String) throws {
         try write { connection, _ in try connection.run("DELETE FROM sessions WHERE id = ?", [.text(id)]) }
     }
@@ -679,6 +690,26 @@ public final class SQLiteMetadataStore: MetadataStore {
                 WHERE caller = ? AND state = 'active' AND updated >= ?
                 """, [.text(caller), .integer(time.microseconds)]
             ) { SessionUsage(sessions: Int($0.int64(0)), bytes: $0.int64(1)) } ?? SessionUsage(sessions: 0, bytes: 0)
+        }
+    }
+
+    // MARK: Documents
+
+    public func document(_ name: String) throws -> String? {
+        try read { try $0.row("SELECT body FROM documents WHERE name = ?", [.text(name)]) { $0.text(0) } }
+    }
+
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try write { connection, _ in
+            var text = try connection.row("SELECT body FROM documents WHERE name = ?", [.text(name)]) { $0.text(0) }
+            try change(&text)
+            if let text {
+                try connection.run(
+                    "INSERT INTO documents (name, body) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET body = excluded.body",
+                    [.text(name), .text(text)])
+            } else {
+                try connection.run("DELETE FROM documents WHERE name = ?", [.text(name)])
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import SiloAuth
 import SiloCore
 import SiloHTTP
 import SiloWire
@@ -10,6 +11,9 @@ final class ObjectService: Sendable {
     let blobs: any BlobStore
     let policy: any AccessPolicy
     let credentials: any CredentialVerifier
+    /// The service accounts behind `credentials`' access tokens and signed URLs, for the token endpoint and POST
+    /// policies.
+    let serviceAccounts: ServiceAccountAuthority
     let logger: Logger
     let smallBlobs: SmallBlobCache
     let versionResponses: VersionResponseCache
@@ -18,7 +22,10 @@ final class ObjectService: Sendable {
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger
     ) {
-        self.credentials = credentials
+        var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
+        serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
+        self.serviceAccounts = serviceAccounts
+        self.credentials = ServiceAccountCredentials(serviceAccounts, next: credentials)
         self.configuration = configuration
         self.metadata = metadata
         self.blobs = blobs

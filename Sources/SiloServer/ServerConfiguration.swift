@@ -1,3 +1,4 @@
+public import SiloAuth
 public import SiloCore
 
 /// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
@@ -51,6 +52,13 @@ public struct ServerConfiguration: Sendable {
     /// Abandoned sessions stop counting against their caller after this long (they expire after
     /// `sessionLifetimeSeconds`).
     public var sessionQuotaWindowSeconds: Int64 = 24 * 3600
+    /// Registered service accounts (`--service-account`): their access tokens, signed URLs and POST policies are
+    /// accepted on the GCS APIs and IAM decides what they may do. Nil: none registered — signed URLs are refused,
+    /// or in emulator mode (`openAdminAPI`) checked in everything but their signature.
+    public var serviceAccounts: ServiceAccountAuthority?
+    /// XML API multipart uploads in progress in one bucket (touched within `sessionQuotaWindowSeconds`); the next
+    /// initiate beyond it is refused with 429. Each holds at most 10 000 parts of at most 5 GiB.
+    public var maxMultipartUploadsPerBucket = 10_000
 
     /// Host names under which `{bucket}.{suffix}` addresses a bucket in the XML API's virtual-host style (lowercase,
     /// no port); empty turns that style off. `storage.googleapis.com` for clients whose hosts file points it here,

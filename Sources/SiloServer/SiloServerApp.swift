@@ -31,7 +31,9 @@ public final class SiloServerApp: HTTPHandler {
         gcsBuckets = GCSBucketRoutes(service: service)
         gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
         batch = BatchRoutes(configuration: configuration)
-        xml = XMLRoutes(service: service, download: firebase.download)
+        xml = XMLRoutes(
+            service: service, download: firebase.download,
+            uploads: XMLUploadRoutes(service: service, registry: registry, engine: gcsUploads))
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -97,32 +99,44 @@ public final class SiloServerApp: HTTPHandler {
         }
     }
 
-    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path. Also what the fault
-    /// handler names operations by (`--test-faults`).
+    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
+    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
+    /// (`--test-faults`).
     func route(of head: HTTPRequestHead) throws -> Route {
+        let route: Route
         if let bucket = VirtualHost.bucket(
             host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
         {
-            return try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+        } else {
+            route = try Route.parse(head.rawPath)
         }
-        return try Route.parse(head.rawPath)
+        // A malformed query is refused by RequestContext, in the shape of the API the route names.
+        switch route {
+        case .xmlBucket, .xmlObject: return (try? QueryParameters(head)).map(route.addressingSubresource) ?? route
+        default: return route
+        }
     }
 
     private func route(_ head: HTTPRequestHead) -> RequestDisposition {
-        let route: Route
+        var route: Route?
         let context: RequestContext
         do {
             route = try self.route(of: head)
-            context = try RequestContext(head: head, credentials: service.credentials)
+            context = try RequestContext(
+                head: head, credentials: service.credentials, signedURLs: route?.isXML == true)
         } catch {
             // A refused credential is a 401 in the shape of the API the request was for.
-            var response = head.rawPath.hasPrefix("/v0/") ? Reply.firebaseError(error) : Reply.gcsError(error)
+            var response =
+                head.rawPath.hasPrefix("/v0/")
+                ? Reply.firebaseError(error) : route?.isXML == true ? Reply.xmlError(error) : Reply.gcsError(error)
             // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
             if response.status == 400 { response.headers.set("Connection", "close") }
             return .respond(response)
         }
-        switch route {
+        switch route ?? .unknown {
         case .probe:
+            if XMLRoutes.listsBuckets(head) { return xml(.xmlBuckets, context) }
             return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
         case .firebaseBucket(let bucket):
             return firebase.bucket(context, bucket)
@@ -144,11 +158,13 @@ public final class SiloServerApp: HTTPHandler {
         case .openAPIDocument:
             guard head.method == "GET" || head.method == "HEAD" else { break }
             return .respond(OpenAPIDocument.response())
+        case .oauthToken:
+            return TokenEndpoint(service: service).handle(context)
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub, .gcsServiceAccount, .gcsUnimplemented:
-            return gcs(route, context)
-        case .xmlBucket, .xmlObject:
-            return xml(route, context)
+            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
+            return gcs(route!, context)
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
+            return xml(route!, context)
         case .unknown:
             break
         }
@@ -157,20 +173,13 @@ public final class SiloServerApp: HTTPHandler {
                 StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")))
     }
 
-    /// The GCS JSON API is for admin tooling: in emulator mode every caller is the admin (as in the Firebase
-    /// emulator, whose GCS clients cannot send `owner`); otherwise admin credentials are required — except for
-    /// reads that GCS grants the public (an object `allUsers` may read by ACL or IAM; `allAuthenticatedUsers` for
-    /// any verified caller).
+    /// The GCS JSON API: in emulator mode every caller is the admin (as in the Firebase emulator, whose GCS clients
+    /// cannot send `owner`), and so is a caller with an admin key; everyone else — service accounts, callers GCS
+    /// grants the public (`allUsers`, `allAuthenticatedUsers`) — needs the permissions the bucket's IAM policy and
+    /// ACLs give them (``GCSAccess``), decided before the handler runs.
     private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        guard
-            service.configuration.openAdminAPI || context.principal?.isAdmin == true
-                || PublicAccess(service: service).allows(route, context)
-        else {
-            let error =
-                context.principal == nil
-                ? StorageError(.unauthenticated, "Anonymous caller does not have access to the GCS JSON API.")
-                : StorageError(.permissionDenied, "Missing admin credentials.")
-            return .respond(Reply.gcsError(error))
+        if let refusal = GCSAccess(service: service).refusal(route, context) {
+            return .respond(Reply.gcsError(refusal))
         }
         switch route {
         case .gcsBuckets: return gcsBuckets.buckets(context)
@@ -189,6 +198,8 @@ public final class SiloServerApp: HTTPHandler {
             guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
             return gcsObjects.compose(context, bucket, name)
         case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
+        case .gcsHMACKeys(let project, let accessID):
+            return HMACKeys(service: service).handle(context, project: project, accessID: accessID)
         case .gcsUnimplemented(let what):
             return .respond(
                 Reply.gcsError(StorageError(.unimplemented, "\(what) are not implemented by this server")))
@@ -206,22 +217,20 @@ public final class SiloServerApp: HTTPHandler {
         }
     }
 
-    /// The XML API, under the same access rule as the JSON API.
+    /// The XML API, under the same access rule as the JSON API (a signed URL's signer is its caller); a signed
+    /// `x-goog-content-length-range` bounds the upload's body.
     private func xml(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        guard
-            service.configuration.openAdminAPI || context.principal?.isAdmin == true
-                || PublicAccess(service: service).allows(route, context)
-        else {
-            let error =
-                context.principal == nil
-                ? StorageError(.unauthenticated, "Anonymous caller does not have access to the XML API.")
-                : StorageError(.permissionDenied, "Missing admin credentials.")
-            return .respond(Reply.xmlError(error))
+        if let refusal = GCSAccess(service: service).refusal(route, context) {
+            return .respond(Reply.xmlError(refusal))
         }
-        switch route {
-        case .xmlBucket(let bucket): return xml.bucket(context, bucket)
-        case .xmlObject(let bucket, let name): return xml.object(context, bucket, name)
-        default: return .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
+        return ContentLengthRange.bound(context) {
+            switch route {
+            case .xmlBucket(let bucket): xml.bucket(context, bucket)
+            case .xmlObject(let bucket, let name): xml.object(context, bucket, name)
+            case .xmlSubresource(let bucket, let name, let sub): xml.subresource(context, bucket, name, sub)
+            case .xmlBuckets: .respond(xml.buckets(context))
+            default: .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
+            }
         }
     }
 

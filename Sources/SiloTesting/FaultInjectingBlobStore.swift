@@ -28,6 +28,11 @@ public final class FaultInjectingBlobStore: BlobStore, BlobListing {
         }
     }
 
+    /// Hooked as `composeBlob` (subject: the new blob), then done by the inner store as it would be unhooked.
+    public func composeBlob(_ id: BlobID, from sources: [BlobSlice]) throws -> BlobCompositionMethod {
+        try hooks.around(StoreCall("composeBlob", id.rawValue)) { try inner.composeBlob(id, from: sources) }
+    }
+
     public func deleteBlob(_ id: BlobID) throws {
         try hooks.around(StoreCall("deleteBlob", id.rawValue)) { try inner.deleteBlob(id) }
     }

@@ -211,11 +211,22 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try hooks.around(StoreCall("updateSession", id)) { try inner.updateSession(id: id, change) }
     }
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        try hooks.around(StoreCall("sessionsWithPrefix", prefix)) {
+            try inner.sessions(idPrefix: prefix, after: startAfter, limit: limit)
+        }
+    }
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
         try hooks.around(StoreCall("sessions")) { try inner.sessions(updatedBefore: time) }
     }
     public func deleteSession(id: String) throws {
         try hooks.around(StoreCall("deleteSession", id)) { try inner.deleteSession(id: id) }
+    }
+    public func document(_ name: String) throws -> String? {
+        try hooks.around(StoreCall("document", name)) { try inner.document(name) }
+    }
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try hooks.around(StoreCall("updateDocument", name)) { try inner.updateDocument(name, change) }
     }
     public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
         try hooks.around(StoreCall("activeSessionUsage", caller)) {

@@ -16,7 +16,8 @@ public enum FirebaseMetadata {
         o.members.append(("updated", .string(record.updated.rfc3339)))
         o.members.append(("storageClass", .string("STANDARD")))
         o.members.append(("size", .string(String(record.size))))
-        o.members.append(("md5Hash", .string(Base64.encode(record.blob.md5))))
+        // Composed objects have no MD5 (as in GCS).
+        if !record.blob.md5.isEmpty { o.members.append(("md5Hash", .string(Base64.encode(record.blob.md5)))) }
         o.members.append(("contentEncoding", .string(record.fields.contentEncoding ?? "identity")))
         if let v = record.fields.contentDisposition { o.members.append(("contentDisposition", .string(v))) }
         if let v = record.fields.contentLanguage { o.members.append(("contentLanguage", .string(v))) }

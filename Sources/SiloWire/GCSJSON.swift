@@ -45,6 +45,10 @@ public enum GCSJSON {
             o["retention"] = .object(["mode": .string(mode), "retainUntilTime": .string(until.rfc3339Precise)])
         }
         if extras.contexts != nil { o["contexts"] = ObjectContexts(json: extras.contexts).rendered }
+        if let key = extras.kmsKeyName { o["kmsKeyName"] = .string(key) }
+        if let sha256 = extras.customerKeySHA256 {
+            o["customerEncryption"] = .object(["encryptionAlgorithm": .string("AES256"), "keySha256": .string(sha256)])
+        }
         for (key, value) in extra.members { o[key] = value }
         return .object(o)
     }

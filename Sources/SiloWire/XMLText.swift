@@ -16,6 +16,63 @@ public enum XMLText {
         return found
     }
 
+    /// One element found by ``elementsWithAttributes(_:in:)``: its attributes (values decoded) and raw inner text.
+    public struct Element: Sendable {
+        public var attributes: [String: String]
+        public var content: Substring
+    }
+
+    /// Every `<name …>…</name>` or `<name …/>` element in document order, for the few documents whose elements carry
+    /// attributes (GCS's ACLs: `<Scope type="AllUsers"/>`). Attribute values are quoted with `"` or `'`; an element
+    /// of the same name nested inside another is not expected.
+    public static func elementsWithAttributes(_ name: String, in xml: Substring) -> [Element] {
+        var found: [Element] = []
+        var rest = xml[...]
+        while let start = rest.firstRange(of: "<\(name)") {
+            var cursor = start.upperBound
+            // `<ScopeX>` is another element.
+            guard cursor < rest.endIndex, [" ", "\t", "\n", "\r", ">", "/"].contains(rest[cursor]) else {
+                rest = rest[cursor...]
+                continue
+            }
+            var attributes: [String: String] = [:]
+            var selfClosing = false
+            while cursor < rest.endIndex, rest[cursor] != ">" {
+                let c = rest[cursor]
+                if c.isWhitespace || c == "/" {
+                    selfClosing = c == "/"
+                    cursor = rest.index(after: cursor)
+                    continue
+                }
+                // name="value" (or 'value'); anything else ends the search: the document is not what we read.
+                guard let eq = rest[cursor...].firstIndex(where: { $0 == "=" || $0 == ">" || $0 == "/" }),
+                    rest[eq] == "="
+                else { return found }
+                var key = rest[cursor..<eq]
+                while key.last?.isWhitespace == true { key = key.dropLast() }
+                var open = rest.index(after: eq)
+                while open < rest.endIndex, rest[open].isWhitespace { open = rest.index(after: open) }
+                guard open < rest.endIndex, rest[open] == "\"" || rest[open] == "'",
+                    let close = rest[rest.index(after: open)...].firstIndex(of: rest[open])
+                else { return found }
+                attributes[String(key)] = decode(rest[rest.index(after: open)..<close])
+                cursor = rest.index(after: close)
+                selfClosing = false
+            }
+            guard cursor < rest.endIndex else { break }
+            let afterTag = rest.index(after: cursor)
+            if selfClosing {
+                found.append(Element(attributes: attributes, content: rest[afterTag..<afterTag]))
+                rest = rest[afterTag...]
+                continue
+            }
+            guard let end = rest[afterTag...].firstRange(of: "</\(name)>") else { break }
+            found.append(Element(attributes: attributes, content: rest[afterTag..<end.lowerBound]))
+            rest = rest[end.upperBound...]
+        }
+        return found
+    }
+
     /// The decoded text of the first `<name>` element.
     public static func value(_ name: String, in xml: Substring) -> String? {
         elements(name, in: xml).first.map { decode($0) }

@@ -38,6 +38,31 @@ struct S3LiveTests {
         #expect(try live.store.openReader(small).size == (5 << 20) - 1)
     }
 
+    /// Composition stays in the bucket: each source segment becomes one segment of the new blob at its offset (a
+    /// CopyObject), and a segment larger than the largest single copy goes as ranges of a multipart upload
+    /// (UploadPartCopy) — 12 MiB in 5 MiB ranges here.
+    @Test func composeCopiesSegmentsInsideTheBucket() throws {
+        let live = try LiveS3(partSize: 5 << 20, maxCopyBytes: 5 << 20)
+        var slices: [BlobSlice] = []
+        var expected: [UInt8] = []
+        for (index, size) in [(12 << 20) + 7, 1_000, 5 << 20].enumerated() {
+            let id = BlobID.random()
+            let bytes = pattern(size, seed: UInt8(index))
+            let writer = try live.store.makeWriter(id, at: 0)
+            try writer.write(bytes)
+            try writer.sync()
+            writer.close()
+            slices.append(BlobSlice(id, length: Int64(size)))
+            expected += bytes
+        }
+        let target = BlobID.random()
+        #expect(try live.store.composeBlob(target, from: slices) == .storeSide)
+        let starts: [Int64] = [0, (12 << 20) + 7, (12 << 20) + 1_007]
+        #expect(try live.segments(target).map(\.0) == starts)
+        #expect(try live.segments(target).map(\.1) == slices.map(\.length))
+        #expect(try live.anotherNode().openReader(target).readAll(chunk: 4 << 20) == expected)
+    }
+
     @Test func aResumableUploadContinuesOnAnotherNodeAfterACrash() throws {
         let live = try LiveS3(partSize: 5 << 20)
         let id = BlobID.random()

@@ -12,11 +12,12 @@ final class LiveS3 {
     let configuration: S3BlobStore.Configuration
     let store: S3BlobStore
 
-    init(partSize: Int? = nil, maxReadAhead: Int? = nil) throws {
+    init(partSize: Int? = nil, maxReadAhead: Int? = nil, maxCopyBytes: Int64? = nil) throws {
         var configuration = try S3BlobStore.Configuration(url: liveS3URL ?? "")
         configuration.prefix += (configuration.prefix.isEmpty ? "" : "/") + "s3tests-\(BlobID.random())"
         if let partSize { configuration.partSize = partSize }
         if let maxReadAhead { configuration.maxReadAhead = maxReadAhead }
+        if let maxCopyBytes { configuration.maxCopyBytes = maxCopyBytes }
         self.configuration = configuration
         store = S3BlobStore(configuration: configuration)
     }

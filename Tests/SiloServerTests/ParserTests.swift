@@ -29,6 +29,7 @@ import Testing
                     case .metadata(let m): metadata = m
                     case .mediaStart(let t): type = t
                     case .mediaBytes(let b): media.append(contentsOf: b)
+                    case .field, .fileStart: Issue.record("form events from a multipart/related parser")
                     }
                 }
             }

@@ -35,6 +35,66 @@ import Glibc
         #expect(try fixture.allBlobIDs() == [id])
     }
 
+    /// Composition (compose, XML multipart uploads): the new blob is the sources in order, empty ones included,
+    /// made inside the store where it can (the disk by the kernel, S3 by server-side copies), replacing what was
+    /// there; a source of another size than its slice says is refused.
+    @Test(arguments: BlobBackend.allCases)
+    func composeConcatenatesTheSourcesInsideTheStore(_ backend: BlobBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        func blob(_ bytes: [UInt8]) throws -> BlobSlice {
+            let id = BlobID.random()
+            let writer = try store.makeWriter(id, at: 0)
+            try writer.write(bytes)
+            try writer.sync()
+            writer.close()
+            return BlobSlice(id, length: Int64(bytes.count))
+        }
+        let a = pattern(70_000, seed: 1)
+        let c = pattern(3, seed: 3)
+        // A resumed blob: 40 bytes written, cut back to 25 and continued (on S3 a segment cut short by a later one).
+        let resumedID = BlobID.random()
+        let first = try store.makeWriter(resumedID, at: 0)
+        try first.write(pattern(40, seed: 4))
+        try first.sync()
+        first.close()
+        let second = try store.makeWriter(resumedID, at: 25)
+        try second.write(pattern(30, seed: 5))
+        try second.sync()
+        second.close()
+        let resumed = Array(pattern(40, seed: 4)[..<25]) + pattern(30, seed: 5)
+        let sources = [try blob(a), try blob([]), try blob(c), BlobSlice(resumedID, length: 55)]
+
+        let target = try blob(pattern(5, seed: 9))  // replaced
+        let method = try store.composeBlob(target.id, from: sources)
+        let expected: BlobCompositionMethod =
+            switch backend {
+            case .memory: .inMemory
+            case .disk: .kernelCopy
+            case .s3: .storeSide
+            }
+        #expect(method == expected)
+        #expect(try store.openReader(target.id).readAll(chunk: 9_999) == a + c + resumed)
+        try fixture.reopen()
+        #expect(try fixture.store.openReader(target.id).size == Int64(a.count + c.count + resumed.count))
+
+        let empty = BlobID.random()
+        _ = try fixture.store.composeBlob(empty, from: [sources[1]])
+        #expect(try fixture.store.openReader(empty).size == 0)
+
+        var wrongSize = sources[2]
+        wrongSize.length = 4
+        let corrupt = #expect(throws: StorageError.self) {
+            _ = try fixture.store.composeBlob(BlobID.random(), from: [sources[0], wrongSize])
+        }
+        #expect(corrupt?.code == .corrupt)
+        let missing = #expect(throws: StorageError.self) {
+            _ = try fixture.store.composeBlob(BlobID.random(), from: [BlobSlice(.random(), length: 1)])
+        }
+        #expect(missing?.code == .notFound)
+    }
+
     @Test(arguments: BlobBackend.allCases)
     func anEmptyBlobExists(_ backend: BlobBackend) throws {
         let fixture = try backend.open()

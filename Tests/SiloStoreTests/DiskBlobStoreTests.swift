@@ -65,6 +65,49 @@ import Glibc
         }
     }
 
+    /// Composition by copy_file_range, and where the kernel cannot copy between two files (EXDEV: another
+    /// filesystem) the rest through a buffer: the same bytes either way, durable, and the method says which.
+    @Test(arguments: [Int32(0), EXDEV, ENOSYS])
+    func composeUsesTheKernelCopyAndFallsBackToABuffer(failingWith code: Int32) throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let faults = Faults()
+        let copies = Mutex(0)
+        var syscalls = faults.syscalls()
+        let system = Syscalls.system
+        syscalls.copyFileRange = { source, sourceOffset, target, targetOffset, count in
+            copies.withLock { $0 += 1 }
+            if code != 0 {
+                errno = code
+                return -1
+            }
+            // Short copies, as the kernel may make: the store must loop.
+            return system.copyFileRange(source, sourceOffset, target, targetOffset, min(count, 100_000))
+        }
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: syscalls)
+        var slices: [BlobSlice] = []
+        var expected: [UInt8] = []
+        for (index, size) in [250_000, 0, 17].enumerated() {
+            let id = BlobID.random()
+            let bytes = pattern(size, seed: UInt8(index))
+            let writer = try store.makeWriter(id, at: 0)
+            try writer.write(bytes)
+            try writer.sync()
+            writer.close()
+            slices.append(BlobSlice(id, length: Int64(size)))
+            expected += bytes
+        }
+        faults.calls.withLock { $0 = [] }
+        let target = BlobID.random()
+        let method = try store.composeBlob(target, from: slices)
+        #expect(method == (code == 0 ? .kernelCopy : .streamed))
+        #expect(try store.openReader(target).readAll() == expected)
+        #expect(
+            copies.withLock { $0 } == (code == 0 ? 4 : 2), "3 short copies, or one refused try per non-empty source")
+        #expect(faults.calls.withLock { $0 }.contains("fdatasync"), "the composed blob is made durable")
+        #expect(faults.calls.withLock { $0 }.contains("pwrite") == (code != 0))
+    }
+
     @Test func filesAreNamedByBlobIDUnderTwoLevelsOfFanOut() throws {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }

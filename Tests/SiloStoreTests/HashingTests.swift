@@ -22,6 +22,33 @@ import Testing
         #expect(CRC32C.bigEndianBytes(0xE306_9283) == [0xE3, 0x06, 0x92, 0x83])
     }
 
+    /// What composed objects rely on: the CRC of a concatenation from the parts' CRCs and lengths alone, at every
+    /// split of a buffer (empty parts included) and folded over many parts.
+    @Test func crc32cOfAConcatenationFromThePartsCRCs() {
+        var rng = SplitMix(seed: 7)
+        let bytes = (0..<3_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let whole = CRC32C.checksum(bytes)
+        for split in [0, 1, 2, 3, 4, 7, 8, 255, 256, 1_024, 2_999, 3_000] {
+            let a = CRC32C.checksum(bytes[..<split])
+            let b = CRC32C.checksum(bytes[split...])
+            #expect(CRC32C.combine(a, b, secondLength: Int64(bytes.count - split)) == whole, "split at \(split)")
+        }
+        var folded = CRC32C.checksum([UInt8]())
+        var start = 0
+        for length in [0, 1, 5, 0, 64, 1_000, 1_930] {
+            let part = bytes[start..<(start + length)]
+            folded = CRC32C.combine(folded, CRC32C.checksum(part), secondLength: Int64(length))
+            start += length
+        }
+        #expect(start == bytes.count)
+        #expect(folded == whole)
+        // A long second part (23 set bits in its length) against the CRC of the whole, computed directly.
+        let long = [UInt8](repeating: 0xA5, count: 5 << 20 | 12_345)
+        #expect(
+            CRC32C.combine(CRC32C.checksum(bytes), CRC32C.checksum(long), secondLength: Int64(long.count))
+                == CRC32C.checksum(bytes + long))
+    }
+
     @Test(arguments: [0, 1, 7, 4096, 100_003])
     func chunkingInvariance(length: Int) {
         var rng = SplitMix(seed: UInt64(length))

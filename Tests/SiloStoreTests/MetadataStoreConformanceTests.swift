@@ -594,6 +594,39 @@ import Testing
         #expect(try store.session(id: older.id) == older)
     }
 
+    /// The parts of an XML multipart upload are sessions under one id prefix; they come back in id order (bytes),
+    /// in pages, with their part checksums, and nothing outside the prefix does.
+    @Test(arguments: MetadataBackend.allCases)
+    func sessionsByIdPrefixInIdOrder(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        func session(_ id: String, part: Int? = nil) -> UploadSession {
+            var made = UploadSession(
+                id: id, bucket: bucket, name: objectName("o"), fields: ObjectFields(), declaredSize: nil,
+                blobID: .random(), created: Timestamp(microseconds: 10), api: part == nil ? .xmlMultipart : .xmlPart)
+            made.part = part.map { UploadPart(number: $0, md5: Array(repeating: UInt8($0), count: 16), crc32c: 7) }
+            return made
+        }
+        // Inserted out of order; "u1/" must not see "u10/" nor "u1" itself.
+        for id in ["u1/00003", "u10/00001", "u1/00001", "u1", "u0/00009", "u1/00002"] {
+            try store.insertSession(session(id, part: id.contains("/") ? Int(id.suffix(5)) : nil))
+        }
+        let all = try store.sessions(idPrefix: "u1/", after: nil, limit: 10)
+        #expect(all.map(\.id) == ["u1/00001", "u1/00002", "u1/00003"])
+        #expect(all.map { $0.part?.number } == [1, 2, 3])
+        #expect(all[1].part == UploadPart(number: 2, md5: Array(repeating: 2, count: 16), crc32c: 7))
+        #expect(try store.sessions(idPrefix: "u1/", after: nil, limit: 2).map(\.id) == ["u1/00001", "u1/00002"])
+        #expect(try store.sessions(idPrefix: "u1/", after: "u1/00002", limit: 2).map(\.id) == ["u1/00003"])
+        #expect(try store.sessions(idPrefix: "u1/", after: "u1/00003", limit: 2).isEmpty)
+        #expect(try store.sessions(idPrefix: "u1/", after: nil, limit: 0).isEmpty)
+        #expect(try store.sessions(idPrefix: "v/", after: nil, limit: 5).isEmpty)
+        let badPrefix = #expect(throws: StorageError.self) {
+            _ = try store.sessions(idPrefix: "", after: nil, limit: 1)
+        }
+        #expect(badPrefix?.code == .invalidArgument)
+    }
+
     @Test(arguments: MetadataBackend.allCases)
     func insertFinalizingASessionIsOneStepAndHappensOnce(_ backend: MetadataBackend) throws {
         let fixture = try backend.open()

@@ -3,9 +3,9 @@
 - Refuses, from Python, every connection outside 127.0.0.0/8 and ::1: nothing of the suite may leave the machine.
 - Every generated test takes every resource fixture (bucket, object, notification, hmac_key, file_data), but a case
   only touches the resources of the operation it tests. The `notification` and `hmac_key` fixtures create a Pub/Sub
-  notification config and an HMAC key, which Silo does not serve (501); for a case whose operation is neither
+  notification config (which Silo does not serve, 501) and an HMAC key; for a case whose operation is neither
   `storage.notifications.*` nor `storage.hmacKey.*` they are not created, the case gets a placeholder it never reads.
-  The cases of those operations keep the real fixtures (and are deselected in skips.txt, with the reason).
+  The cases of those operations keep the real fixtures (the notification ones are deselected in skips.txt).
 - Scales the clients' retry back-off sleeps (CONFORMANCE_SLEEP_SCALE, below).
 """
 import ipaddress

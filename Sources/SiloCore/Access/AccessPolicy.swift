@@ -12,14 +12,49 @@ public struct Principal: Sendable, Equatable {
     public var isAdmin: Bool
     /// Whether the token's signature was checked (false for emulator tokens and emulator-mode `owner`).
     public var verified: Bool
+    /// Set when the caller is a registered Google service account (an access token from Silo's token endpoint, or
+    /// a signed URL or POST policy signed with its key): bucket IAM policies and ACLs decide what it may do.
+    public var serviceAccount: ServiceAccountCaller?
 
-    public init(scheme: String, credential: String, uid: String?, claimsJSON: String, isAdmin: Bool, verified: Bool) {
+    public init(
+        scheme: String, credential: String, uid: String?, claimsJSON: String, isAdmin: Bool, verified: Bool,
+        serviceAccount: ServiceAccountCaller? = nil
+    ) {
         self.scheme = scheme
         self.credential = credential
         self.uid = uid
         self.claimsJSON = claimsJSON
         self.isAdmin = isAdmin
         self.verified = verified
+        self.serviceAccount = serviceAccount
+    }
+}
+
+/// A service account acting as the caller.
+public struct ServiceAccountCaller: Sendable, Equatable {
+    /// How the request proved it speaks for the account.
+    public enum Credential: String, Sendable {
+        /// `Authorization: Bearer` with an access token from Silo's token endpoint.
+        case accessToken
+        /// `Authorization: Bearer` with a JWT the account signed itself (AIP-4111; Rust's object_store).
+        case selfSignedJWT
+        /// A V4 or V2 signed URL signed with the account's key.
+        case signedURL
+        /// A POST policy signed with the account's key.
+        case postPolicy
+    }
+
+    /// `client_email` of the account's key.
+    public var email: String
+    /// The OAuth scopes of the access token or self-signed JWT (they cap what IAM grants: `devstorage.read_only`
+    /// allows only reads); a signed URL or policy carries none and is capped by IAM alone.
+    public var scopes: [String]
+    public var credential: Credential
+
+    public init(email: String, scopes: [String], credential: Credential) {
+        self.email = email
+        self.scopes = scopes
+        self.credential = credential
     }
 }
 

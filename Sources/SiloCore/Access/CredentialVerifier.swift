@@ -4,6 +4,46 @@ public protocol CredentialVerifier: Sendable {
     /// `time` is when the credential is judged: now for ordinary requests, the session's start for the chunks of
     /// a resumable upload (iOS sends no credential on chunks; the start request's one stands for them).
     func authenticate(authorizationHeader: String?, at time: Timestamp) throws -> Principal?
+
+    /// The signer of a request that carries its credential in its query (a GCS V4 or V2 signed URL). Nil when the
+    /// signature cannot be checked here and need not be (no key registered, emulator mode); throws a
+    /// ``StorageError`` when the URL is refused — expired, malformed, or signed for a different request.
+    func authenticate(signedRequest: SignedRequest, at time: Timestamp) throws -> Principal?
+}
+
+extension CredentialVerifier {
+    /// Verifiers that know no signing keys refuse signed URLs rather than serving them unchecked.
+    public func authenticate(signedRequest: SignedRequest, at time: Timestamp) throws -> Principal? {
+        throw StorageError(.permissionDenied, "signed URLs are not accepted by this server")
+    }
+}
+
+/// The parts of a request a URL signature covers, as the transport received them.
+public struct SignedRequest: Sendable {
+    public var method: String
+    /// The path exactly as sent, still percent-encoded.
+    public var rawPath: String
+    /// Query parameters, decoded, in the order sent.
+    public var query: [(name: String, value: String)]
+    /// Header fields as sent (names in any case; repeated names appear repeatedly).
+    public var headers: [(name: String, value: String)]
+
+    public init(
+        method: String, rawPath: String, query: [(name: String, value: String)],
+        headers: [(name: String, value: String)]
+    ) {
+        self.method = method
+        self.rawPath = rawPath
+        self.query = query
+        self.headers = headers
+    }
+
+    /// Whether the query carries a V4 (`X-Goog-Signature`, `X-Goog-Algorithm`) or V2 (`GoogleAccessId` with
+    /// `Signature`) URL signature.
+    public var isSigned: Bool {
+        query.contains { ["x-goog-signature", "x-goog-algorithm", "x-goog-credential"].contains($0.name.lowercased()) }
+            || (query.contains { $0.name == "GoogleAccessId" } && query.contains { $0.name == "Signature" })
+    }
 }
 
 /// An access policy that can be replaced while requests run (rules reloaded on SIGHUP or when the file changes).

@@ -67,11 +67,16 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
     public var acl: String?
     /// The ACL entity of the creator (`user-<email>`), when the caller's token named one.
     public var owner: String?
+    /// The Cloud KMS key the object is said to be encrypted with (`kmsKeyName`), as the writer named it.
+    public var kmsKeyName: String?
+    /// Base64 SHA-256 of the customer-supplied encryption key the object was written with (`customerEncryption`):
+    /// reads of its bytes must present the same key. Silo checks the key; it does not encrypt with it.
+    public var customerKeySHA256: String?
 
     public init(
         storageClass: String? = nil, temporaryHold: Bool = false, eventBasedHold: Bool = false,
         retentionMode: String? = nil, retainUntil: Timestamp? = nil, contexts: String? = nil, acl: String? = nil,
-        owner: String? = nil
+        owner: String? = nil, kmsKeyName: String? = nil, customerKeySHA256: String? = nil
     ) {
         self.storageClass = storageClass
         self.temporaryHold = temporaryHold
@@ -81,10 +86,13 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
         self.contexts = contexts
         self.acl = acl
         self.owner = owner
+        self.kmsKeyName = kmsKeyName
+        self.customerKeySHA256 = customerKeySHA256
     }
 
     private enum CodingKeys: String, CodingKey {
         case storageClass, temporaryHold, eventBasedHold, retentionMode, retainUntil, contexts, acl, owner
+        case kmsKeyName, customerKeySHA256
     }
 
     public init(from decoder: any Decoder) throws {
@@ -97,7 +105,9 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
             retainUntil: try c.decodeIfPresent(Timestamp.self, forKey: .retainUntil),
             contexts: try c.decodeIfPresent(String.self, forKey: .contexts),
             acl: try c.decodeIfPresent(String.self, forKey: .acl),
-            owner: try c.decodeIfPresent(String.self, forKey: .owner))
+            owner: try c.decodeIfPresent(String.self, forKey: .owner),
+            kmsKeyName: try c.decodeIfPresent(String.self, forKey: .kmsKeyName),
+            customerKeySHA256: try c.decodeIfPresent(String.self, forKey: .customerKeySHA256))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -110,6 +120,8 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
         try c.encodeIfPresent(contexts, forKey: .contexts)
         try c.encodeIfPresent(acl, forKey: .acl)
         try c.encodeIfPresent(owner, forKey: .owner)
+        try c.encodeIfPresent(kmsKeyName, forKey: .kmsKeyName)
+        try c.encodeIfPresent(customerKeySHA256, forKey: .customerKeySHA256)
     }
 
     /// Either hold stops the object from being deleted or replaced.

@@ -5,7 +5,7 @@ extension UploadSession: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, bucket, name, fields, declaredSize, received, blobID, state, conditions, principal
         case resultGeneration, failureStatus, failureMessage, expectedMD5, expectedCRC32C, created, updated, api
-        case caller
+        case caller, part
     }
 
     public init(from decoder: any Decoder) throws {
@@ -31,6 +31,7 @@ extension UploadSession: Codable {
         expectedCRC32C = try c.decodeIfPresent(String.self, forKey: .expectedCRC32C)
         updated = try c.decode(Timestamp.self, forKey: .updated)
         caller = try c.decodeIfPresent(String.self, forKey: .caller)
+        part = try c.decodeIfPresent(UploadPart.self, forKey: .part)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -54,5 +55,6 @@ extension UploadSession: Codable {
         try c.encode(updated, forKey: .updated)
         try c.encode(api, forKey: .api)
         try c.encodeIfPresent(caller, forKey: .caller)
+        try c.encodeIfPresent(part, forKey: .part)
     }
 }

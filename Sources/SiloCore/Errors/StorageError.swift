@@ -6,7 +6,7 @@ public struct StorageError: ChainedError {
             case invalidArgument, notFound, alreadyExists, preconditionFailed, notModified
             case permissionDenied, unauthenticated, rangeNotSatisfiable, conflict
             case ioError, corrupt, unavailable, internalError, cancelled, payloadTooLarge, insufficientStorage
-            case tooManyRequests, unimplemented
+            case tooManyRequests, unimplemented, methodNotAllowed
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -35,6 +35,8 @@ public struct StorageError: ChainedError {
         public static let tooManyRequests = Code(.tooManyRequests)
         /// A method of the API Silo knowingly does not serve (HTTP 501): the client's fault only in asking.
         public static let unimplemented = Code(.unimplemented)
+        /// The resource exists but does not take this method (HTTP 405).
+        public static let methodNotAllowed = Code(.methodNotAllowed)
     }
 
     public var code: Code

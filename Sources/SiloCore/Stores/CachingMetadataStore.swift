@@ -203,10 +203,17 @@ public final class CachingMetadataStore: MetadataStore {
     public func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
         try inner.updateSession(id: id, change)
     }
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        try inner.sessions(idPrefix: prefix, after: startAfter, limit: limit)
+    }
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
         try inner.sessions(updatedBefore: time)
     }
     public func deleteSession(id: String) throws { try inner.deleteSession(id: id) }
+    public func document(_ name: String) throws -> String? { try inner.document(name) }
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try inner.updateDocument(name, change)
+    }
     public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
         try inner.activeSessionUsage(caller: caller, updatedSince: time)
     }

@@ -38,6 +38,22 @@ public final class InMemoryBlobStore: BlobStore, BlobListing {
         blobs.withLock { _ = $0.removeValue(forKey: id) }
     }
 
+    public func composeBlob(_ id: BlobID, from sources: [BlobSlice]) throws -> BlobCompositionMethod {
+        try blobs.withLock { blobs in
+            var joined: [UInt8] = []
+            joined.reserveCapacity(Int(sources.reduce(0) { $0 + $1.length }))
+            for source in sources {
+                guard let bytes = blobs[source.id] else {
+                    throw StorageError(.notFound, "blob \(source.id) does not exist")
+                }
+                try source.check(size: Int64(bytes.count))
+                joined += bytes
+            }
+            blobs[id] = joined
+        }
+        return .inMemory
+    }
+
     /// Every blob in the store, for orphan sweeps (mirrors `DiskBlobStore.allBlobIDs()`).
     public func allBlobIDs() throws -> [BlobID] {
         blobs.withLock { Array($0.keys) }.sorted { $0.rawValue < $1.rawValue }

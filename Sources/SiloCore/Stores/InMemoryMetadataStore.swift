@@ -20,6 +20,7 @@ public final class InMemoryMetadataStore: MetadataStore {
         var buckets: [BucketName: BucketRecord] = [:]
         var objects: [ObjectKey: Versions] = [:]
         var sessions: [String: UploadSession] = [:]
+        var documents: [String: String] = [:]
         var softDeleted: [ObjectVersionKey: (bucket: BucketName, object: SoftDeletedObject)] = [:]
         var softDeletedBuckets: [SoftDeletedBucket] = []
         /// Pending and replaced blobs with the time they were registered.
@@ -444,6 +445,18 @@ public final class InMemoryMetadataStore: MetadataStore {
         }
     }
 
+    public func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        guard limit > 0 else { return [] }
+        _ = try UploadSession.idRangeEnd(prefix)
+        let after = Array((startAfter ?? "").utf8)
+        let found = state.withLock { state in
+            state.sessions.values.filter {
+                $0.id.utf8.starts(with: prefix.utf8) && after.lexicographicallyPrecedes($0.id.utf8)
+            }
+        }
+        return Array(found.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }.prefix(limit))
+    }
+
     public func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] {
         state.withLock { $0.sessions.values.filter { $0.updated < time } }.sorted {
             ($0.updated, $0.id) < ($1.updated, $1.id)
@@ -508,6 +521,18 @@ public final class InMemoryMetadataStore: MetadataStore {
             state.objects = [:]
             state.sessions = [:]
             state.buckets = [:]
+        }
+    }
+
+    // MARK: Documents
+
+    public func document(_ name: String) throws -> String? { state.withLock { $0.documents[name] } }
+
+    public func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        try state.withLock { state in
+            var text = state.documents[name]
+            try change(&text)
+            state.documents[name] = text
         }
     }
 }

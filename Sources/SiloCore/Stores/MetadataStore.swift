@@ -110,6 +110,10 @@ public protocol MetadataStore: Sendable {
     /// Sessions last touched before `time` (for expiry).
     func sessions(updatedBefore time: Timestamp) throws -> [UploadSession]
     func deleteSession(id: String) throws
+    /// Sessions whose ids start with `prefix` and sort (by UTF-8 bytes) after `startAfter`, in that order, at most
+    /// `limit`: how the parts of an XML multipart upload, and a bucket's uploads, are found. `prefix` must end in
+    /// a printable ASCII character (see ``UploadSession/idRangeEnd(_:)``).
+    func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession]
     /// The active sessions of `caller` touched at or after `time`, and the bytes they hold: what per-caller upload
     /// quotas count.
     func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage
@@ -129,7 +133,17 @@ public protocol MetadataStore: Sendable {
     func isBlobReferenced(_ id: BlobID) throws -> Bool
 
     /// Drops every object, bucket and session (the emulator's `POST /internal/reset`); their blobs become garbage.
+    /// Documents stay: they are the server's settings, not test data.
     func reset() throws
+
+    // MARK: Documents
+
+    /// A small named document (the server's HMAC keys, a few KiB; callers bound what they store), nil when none.
+    func document(_ name: String) throws -> String?
+    /// Read-modify-write of a document in one transaction: `change` gets the stored text (nil when none) and leaves
+    /// the text to store (nil deletes it). A throwing `change` writes nothing. `change` may run more than once (a
+    /// store may retry a transaction), so it must depend only on its argument.
+    func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws
 }
 
 extension MetadataStore {
@@ -175,6 +189,15 @@ extension UploadSession {
         session.resultGeneration = generation
         session.updated = time
         return session
+    }
+
+    /// The exclusive end of the id range of `prefix`: the prefix with its last character, which must be printable
+    /// ASCII other than `~`, raised by one. Every id that starts with `prefix` sorts below it, byte-wise.
+    public static func idRangeEnd(_ prefix: String) throws -> String {
+        guard let last = prefix.utf8.last, last >= 0x20, last < 0x7E else {
+            throw StorageError(.invalidArgument, "a session id prefix must end in printable ASCII other than ~")
+        }
+        return String(prefix.dropLast()) + String(UnicodeScalar(last + 1))
     }
 
     /// What a store throws when asked to finalize a session that is no longer active.

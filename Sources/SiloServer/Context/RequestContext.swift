@@ -9,13 +9,19 @@ struct RequestContext {
     let time: Timestamp
 
     /// Throws `.unauthenticated` when the request carries a credential that is not acceptable, `.invalidArgument`
-    /// for a malformed query or an ambiguous head (two `Authorization` or `Host` fields, none on HTTP/1.1).
-    init(head: HTTPRequestHead, credentials: any CredentialVerifier) throws {
+    /// for a malformed query or an ambiguous head (two `Authorization` or `Host` fields, none on HTTP/1.1). With
+    /// `signedURLs` (the XML API), a signed URL's signer is the principal, and a URL that does not verify is refused
+    /// here, before any route sees the request (``SignedURLGate``).
+    init(head: HTTPRequestHead, credentials: any CredentialVerifier, signedURLs: Bool = false) throws {
         let time = Timestamp.now()
         try Self.checkUnambiguous(head)
         self.head = head
         self.query = try QueryParameters(head)
-        self.principal = try credentials.authenticate(authorizationHeader: head.headers["Authorization"], at: time)
+        if signedURLs, let signed = try SignedURLGate.signer(head, query, credentials, at: time) {
+            self.principal = signed.principal
+        } else {
+            self.principal = try credentials.authenticate(authorizationHeader: head.headers["Authorization"], at: time)
+        }
         self.time = time
     }
 

@@ -39,7 +39,7 @@ enum OperationName {
             return method == "POST" || method == "PUT" ? objectsInsert : nil
         case .gcsServiceAccount:
             return method == "GET" ? "storage.serviceaccount.get" : nil
-        case .gcsUnimplemented:
+        case .gcsHMACKeys:
             return hmacKeys(head.rawPath, method)
         case .xmlObject:
             return method == "GET" ? objectsGet : method == "PUT" || method == "POST" ? objectsInsert : nil

@@ -94,8 +94,10 @@ struct DownloadHeaders: Sendable {
         return Variant(etag: etag, base: base, encoded: encoded, whole: headers.preformatted())
     }
 
-    /// `crc32c=…,md5=…` (base64), as GCS's `X-Goog-Hash`.
+    /// `crc32c=…,md5=…` (base64), as GCS's `X-Goog-Hash`; a composed object has a CRC32C only (as in GCS, whose
+    /// clients then check that instead of the MD5).
     static func hash(_ blob: BlobSummary) -> String {
-        "crc32c=\(Checksums.crc32cBase64(blob.crc32c)),md5=\(Base64.encode(blob.md5))"
+        let crc32c = "crc32c=\(Checksums.crc32cBase64(blob.crc32c))"
+        return blob.md5.isEmpty ? crc32c : crc32c + ",md5=\(Base64.encode(blob.md5))"
     }
 }

@@ -27,6 +27,7 @@ struct DownloadResponder {
     func respond(_ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase) throws
         -> HTTPResponse
     {
+        try CustomerEncryption.checkRead(record, request.headers)
         let prepared = service.versionResponses.downloadHeaders(record).variant(api)
         switch ValidatorConditions(request.headers).evaluate(etag: prepared.etag, modified: record.updated) {
         case .proceed: break

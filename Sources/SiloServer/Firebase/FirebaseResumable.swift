@@ -90,7 +90,7 @@ struct FirebaseResumable {
         let session: UploadSession
         do {
             guard let found = try service.metadata.session(id: id), found.bucket == bucket,
-                found.api == .firebase || api == .gcs
+                found.api == .firebase || (api == .gcs && found.api == .gcs)
             else {
                 return .respond(
                     Reply.firebaseError(StorageError(.notFound, "Not Found. No upload session \(id.prefix(64)).")))

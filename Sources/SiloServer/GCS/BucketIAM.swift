@@ -50,14 +50,22 @@ struct BucketIAM {
         return Reply.json(200, Self.rendered(Self.policy(BucketResource(record)), name, record))
     }
 
-    /// Every `storage.*` permission asked for: the admin and emulator callers who reach this API hold them all.
+    /// The asked permissions the caller holds on the bucket: every `storage.*` one for the admin and in emulator
+    /// mode, otherwise what the bucket's IAM policy and ACL grant it (``GCSAccess``, the table every request is
+    /// checked against).
     func test(_ context: RequestContext, _ name: BucketName) throws -> HTTPResponse {
         guard try service.metadata.bucket(name) != nil else { throw StorageError.noSuchBucket(name) }
         let asked = context.query.items.filter { $0.name == "permissions" }.map(\.value)
         guard asked.count <= 100 else {
             throw StorageError(.invalidArgument, "Invalid argument: at most 100 permissions per test")
         }
-        let held = asked.filter { $0.hasPrefix("storage.") && $0.utf8.count <= 100 && FieldText.isValid($0) }
+        let everything = service.configuration.openAdminAPI || context.principal?.isAdmin == true
+        let access = GCSAccess(service: service)
+        let held = asked.filter { asked in
+            guard asked.hasPrefix("storage."), asked.utf8.count <= 100, FieldText.isValid(asked) else { return false }
+            if everything { return true }
+            return GCSPermission(rawValue: asked).map { access.holds($0, name, nil, context.principal) } ?? false
+        }
         var o: JSONObject = ["kind": .string("storage#testIamPermissionsResponse")]
         if !held.isEmpty { o["permissions"] = .array(held.map { .string($0) }) }
         return Reply.json(200, .object(o))
@@ -82,25 +90,6 @@ struct BucketIAM {
                 ]),
             ]
         )
-    }
-
-    /// The public members (`allUsers`, `allAuthenticatedUsers`) an unconditional binding gives a role that reads
-    /// objects.
-    static func publicReaders(_ resource: BucketResource) -> Set<String> {
-        let reads: Set<String> = [
-            "roles/storage.objectViewer", "roles/storage.legacyObjectReader", "roles/storage.objectAdmin",
-            "roles/storage.admin",
-        ]
-        var members: Set<String> = []
-        for binding in policy(resource).bindings {
-            guard let o = binding.objectValue, o["condition"] == nil, let role = o["role"]?.stringValue,
-                reads.contains(role)
-            else { continue }
-            for member in o["members"]?.arrayValue ?? [] {
-                if let m = member.stringValue, m == "allUsers" || m == "allAuthenticatedUsers" { members.insert(m) }
-            }
-        }
-        return members
     }
 
     static func rendered(_ policy: (version: Int64, bindings: [JSONValue]), _ name: BucketName, _ record: BucketRecord)

@@ -50,74 +50,19 @@ struct GCSAccessControlRoutes {
     private func apply(
         _ context: RequestContext, _ bucket: BucketName, _ target: ACLTarget, entity: String?, body: JSONObject?
     ) throws -> HTTPResponse {
-        guard let resource = try service.bucketResource(bucket) else { throw StorageError.noSuchBucket(bucket) }
-        if resource.uniformBucketLevelAccess {
-            throw StorageError(
-                .invalidArgument,
-                "Cannot use the ACL API while uniform bucket-level access is enabled on bucket \(bucket). Read more "
-                    + "at https://cloud.google.com/storage/docs/uniform-bucket-level-access")
-        }
         let read = context.method == "GET" || context.method == "HEAD"
-        let conditions = try GCSConditions.destination(context.query)
         var result: [ACLEntry] = []
-        var render: (ACLEntry) -> JSONValue = { _ in .null }
-        let edit = { (entries: inout [ACLEntry]) throws -> Void in
+        var generation: Int64?
+        if case .object = target { generation = try GCSConditions.generation(context.query) }
+        let record = try access(
+            bucket, target, generation: generation,
+            conditions: try GCSConditions.destination(context.query), write: !read, time: context.time
+        ) { entries, _ in
             result = try Self.edit(&entries, method: context.method, entity: entity, body: body, target: target)
-            if !read, resource.publicAccessPreventionEnforced,
-                entries.contains(where: { $0.entity == "allUsers" || $0.entity == "allAuthenticatedUsers" })
-            {
-                throw BucketResource.publicAccessPrevented
-            }
-        }
-        switch target {
-        case .bucket, .defaultObject:
-            let key = target.bucketRoles ? "acl" : "defaultObjectAcl"
-            let current = { (resource: BucketResource) in
-                Self.entries(resource.fields[key])
-                    ?? (target.bucketRoles ? Self.bucketDefault : ObjectResource.defaultACL(nil, owner: nil))
-            }
-            if read {
-                try GCSBucketRoutes.check(conditions, try service.metadata.bucket(bucket).orThrow(bucket), read: true)
-                var entries = current(resource)
-                try edit(&entries)
-            } else {
-                _ = try service.metadata.updateBucket(bucket, at: context.time) { record in
-                    try GCSBucketRoutes.check(conditions, record, read: false)
-                    var updated = BucketResource(record)
-                    var entries = current(updated)
-                    try edit(&entries)
-                    updated.fields[key] = .array(entries.map(Self.storedJSON))
-                    record.resource = updated.json
-                }
-            }
-            render = { Self.bucketJSON($0, bucket: bucket, kind: target.kind) }
-        case .object(let name):
-            let generation = try GCSConditions.generation(context.query)
-            var record: ObjectRecord
-            if read {
-                guard let found = try service.metadata.object(bucket, name, generation: generation) else {
-                    throw StorageError.objectNotFound(bucket, name)
-                }
-                try GCSConditions.checkRead(conditions, found)
-                record = found
-                var entries =
-                    ACLEntry.parse(found.fields.extras.acl)
-                    ?? ObjectResource.defaultACL(resource, owner: found.fields.extras.owner)
-                try edit(&entries)
-            } else {
-                record = try service.metadata.updateObject(
-                    bucket, name, generation: generation, conditions: conditions, at: context.time
-                ) { fields in
-                    var entries =
-                        ACLEntry.parse(fields.extras.acl)
-                        ?? ObjectResource.defaultACL(resource, owner: fields.extras.owner)
-                    try edit(&entries)
-                    fields.extras.acl = ACLEntry.json(entries)
-                }
-            }
-            let final = record
-            render = { ObjectResource.aclJSON($0, record: final) }
-        }
+        }.record
+        let render: (ACLEntry) -> JSONValue =
+            record.map { record in { ObjectResource.aclJSON($0, record: record) } }
+            ?? { Self.bucketJSON($0, bucket: bucket, kind: target.kind) }
         switch (context.method, entity) {
         case ("DELETE", _): return Reply.empty(204)
         case ("GET", nil), ("HEAD", nil):
@@ -126,6 +71,79 @@ struct GCSAccessControlRoutes {
         default:
             guard let entry = result.first else { throw StorageError(.notFound, "No such ACL entry") }
             return Reply.json(200, render(entry))
+        }
+    }
+
+    /// Runs `edit` on the ACL `target` names (the stored one, else the default GCS shows; with the object's owner
+    /// entity, nil for a bucket's ACLs) and, when `write`, stores what it leaves: one metadata write, `conditions` checked in the store's transaction (the metageneration
+    /// bumps). Both APIs' ACL calls come here, so the rules are one: none with uniform bucket-level access, no
+    /// `allUsers` or `allAuthenticatedUsers` under enforced public access prevention. Returns the entries after
+    /// `edit` and, for an object, its record.
+    func access(
+        _ bucket: BucketName, _ target: ACLTarget, generation: Int64?, conditions: Preconditions, write: Bool,
+        time: Timestamp, edit: (inout [ACLEntry], _ owner: String?) throws -> Void
+    ) throws -> (entries: [ACLEntry], record: ObjectRecord?) {
+        guard let resource = try service.bucketResource(bucket) else { throw StorageError.noSuchBucket(bucket) }
+        if resource.uniformBucketLevelAccess {
+            throw StorageError(
+                .invalidArgument,
+                "Cannot use the ACL API while uniform bucket-level access is enabled on bucket \(bucket). Read more "
+                    + "at https://cloud.google.com/storage/docs/uniform-bucket-level-access")
+        }
+        var result: [ACLEntry] = []
+        func change(_ entries: inout [ACLEntry], _ owner: String?) throws {
+            try edit(&entries, owner)
+            if write, resource.publicAccessPreventionEnforced,
+                entries.contains(where: { $0.entity == "allUsers" || $0.entity == "allAuthenticatedUsers" })
+            {
+                throw BucketResource.publicAccessPrevented
+            }
+            result = entries
+        }
+        switch target {
+        case .bucket, .defaultObject:
+            let key = target.bucketRoles ? "acl" : "defaultObjectAcl"
+            let current = { (resource: BucketResource) in
+                Self.entries(resource.fields[key])
+                    ?? (target.bucketRoles ? Self.bucketDefault : ObjectResource.defaultACL(nil, owner: nil))
+            }
+            if write {
+                _ = try service.metadata.updateBucket(bucket, at: time) { record in
+                    try GCSBucketRoutes.check(conditions, record, read: false)
+                    var updated = BucketResource(record)
+                    var entries = current(updated)
+                    try change(&entries, nil)
+                    updated.fields[key] = .array(entries.map(Self.storedJSON))
+                    record.resource = updated.json
+                }
+            } else {
+                try GCSBucketRoutes.check(conditions, try service.metadata.bucket(bucket).orThrow(bucket), read: true)
+                var entries = current(resource)
+                try change(&entries, nil)
+            }
+            return (result, nil)
+        case .object(let name):
+            if write {
+                let record = try service.metadata.updateObject(
+                    bucket, name, generation: generation, conditions: conditions, at: time
+                ) { fields in
+                    var entries =
+                        ACLEntry.parse(fields.extras.acl)
+                        ?? ObjectResource.defaultACL(resource, owner: fields.extras.owner)
+                    try change(&entries, fields.extras.owner)
+                    fields.extras.acl = ACLEntry.json(entries)
+                }
+                return (result, record)
+            }
+            guard let found = try service.metadata.object(bucket, name, generation: generation) else {
+                throw StorageError.objectNotFound(bucket, name)
+            }
+            try GCSConditions.checkRead(conditions, found)
+            var entries =
+                ACLEntry.parse(found.fields.extras.acl)
+                ?? ObjectResource.defaultACL(resource, owner: found.fields.extras.owner)
+            try change(&entries, found.fields.extras.owner)
+            return (result, found)
         }
     }
 

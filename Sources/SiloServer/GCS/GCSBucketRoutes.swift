@@ -36,10 +36,7 @@ struct GCSBucketRoutes {
                         if !deleted.isEmpty { o["items"] = .array(deleted.map { render($0, context) }) }
                         return Reply.json(200, .object(o))
                     }
-                    var records = try service.metadata.buckets()
-                    if let served = service.configuration.buckets {
-                        records = records.filter { served.contains($0.name) }
-                    }
+                    var records = try listed()
                     if let prefix = context.query["prefix"], !prefix.isEmpty {
                         records = records.filter { $0.name.rawValue.hasPrefix(prefix) }
                     }
@@ -62,6 +59,13 @@ struct GCSBucketRoutes {
         default:
             return .respond(Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported on /b")))
         }
+    }
+
+    /// The buckets a listing shows: all, or those `--bucket` serves. The XML API's `GET /` lists them too.
+    func listed() throws -> [BucketRecord] {
+        let records = try service.metadata.buckets()
+        guard let served = service.configuration.buckets else { return records }
+        return records.filter { served.contains($0.name) }
     }
 
     func bucket(_ context: RequestContext, _ name: BucketName) -> RequestDisposition {
@@ -92,16 +96,10 @@ struct GCSBucketRoutes {
                 })
         case "PATCH", "PUT":
             return withBody(context) { json in
-                try service.requireBucket(name)
-                let conditions = try conditions(context)
-                let record = try service.metadata.updateBucket(name, at: context.time) { bucket in
-                    try Self.check(conditions, bucket, read: false)
-                    var resource = BucketResource(bucket)
-                    try resource.update(json, replacing: context.method == "PUT", now: context.time)
-                    try Self.applyPredefined(context.query, to: &resource)
-                    bucket.versioning = resource.versioning
-                    bucket.resource = resource.json
-                }
+                let record = try update(
+                    name, json, replacing: context.method == "PUT", conditions: try conditions(context),
+                    time: context.time
+                ) { try Self.applyPredefined(context.query, to: &$0) }
                 return Reply.json(200, render(record, context))
             }
         case "DELETE":
@@ -129,6 +127,24 @@ struct GCSBucketRoutes {
             BucketRecord(
                 name: bucket, timeCreated: time, updated: time, versioning: resource.versioning,
                 resource: resource.json))
+    }
+
+    /// PATCH (`replacing` false: `json` merges) or PUT (`json` is the whole resource) of the bucket resource, `adjust`ed
+    /// before it is stored, with its metageneration `conditions` checked in the store's transaction. The XML API's
+    /// `PUT ?versioning` is a PATCH of `versioning`.
+    func update(
+        _ name: BucketName, _ json: JSONObject, replacing: Bool, conditions: Preconditions, time: Timestamp,
+        adjust: (inout BucketResource) throws -> Void = { _ in }
+    ) throws -> BucketRecord {
+        try service.requireBucket(name)
+        return try service.metadata.updateBucket(name, at: time) { bucket in
+            try Self.check(conditions, bucket, read: false)
+            var resource = BucketResource(bucket)
+            try resource.update(json, replacing: replacing, now: time)
+            try adjust(&resource)
+            bucket.versioning = resource.versioning
+            bucket.resource = resource.json
+        }
     }
 
     /// Deletes an empty bucket (409 while any version is in it) with its metageneration `conditions`; one with a
@@ -216,20 +232,23 @@ struct GCSBucketRoutes {
     /// `predefinedAcl` / `predefinedDefaultObjectAcl` on insert, patch and update, expanded as GCS does.
     static func applyPredefined(_ query: QueryParameters, to resource: inout BucketResource) throws {
         if let name = query["predefinedAcl"], !name.isEmpty {
-            let owners = ACLEntry(entity: "project-owners-\(ObjectResource.projectNumber)", role: "OWNER")
-            let entries: [ACLEntry]
-            switch name.lowercased() {
-            case "private": entries = [owners]
-            case "projectprivate": entries = GCSAccessControlRoutes.bucketDefault
-            case "publicread": entries = [owners, ACLEntry(entity: "allUsers", role: "READER")]
-            case "publicreadwrite": entries = [owners, ACLEntry(entity: "allUsers", role: "WRITER")]
-            case "authenticatedread": entries = [owners, ACLEntry(entity: "allAuthenticatedUsers", role: "READER")]
-            default: throw StorageError(.invalidArgument, "Invalid argument: predefinedAcl \(name.prefix(40))")
-            }
-            try resource.setACL("acl", entries)
+            try resource.setACL("acl", try predefinedACL(name))
         }
         if let name = query["predefinedDefaultObjectAcl"], !name.isEmpty {
             try resource.setACL("defaultObjectAcl", try ObjectResource.predefined(name, owner: nil))
+        }
+    }
+
+    /// A predefined bucket ACL (`predefinedAcl`, the XML API's `x-goog-acl`), as GCS expands it.
+    static func predefinedACL(_ name: String) throws -> [ACLEntry] {
+        let owners = ACLEntry(entity: "project-owners-\(ObjectResource.projectNumber)", role: "OWNER")
+        switch name.lowercased() {
+        case "private": return [owners]
+        case "projectprivate": return GCSAccessControlRoutes.bucketDefault
+        case "publicread": return [owners, ACLEntry(entity: "allUsers", role: "READER")]
+        case "publicreadwrite": return [owners, ACLEntry(entity: "allUsers", role: "WRITER")]
+        case "authenticatedread": return [owners, ACLEntry(entity: "allAuthenticatedUsers", role: "READER")]
+        default: throw StorageError(.invalidArgument, "Invalid argument: predefinedAcl \(name.prefix(40))")
         }
     }
 

@@ -346,9 +346,9 @@ struct GCSObjectRoutes {
                         changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil, bucket: resource,
                         query: context.query, principal: context.principal, replacing: false, now: context.time,
                         object: "\(bucket)/\(name)")
-                    let record = try service.copyBytes(
-                        of: records, into: bucket, name, fields: fields,
-                        conditions: try GCSConditions.destination(context.query),
+                    let record = try service.compose(
+                        records.map { ComposedSource(blobID: $0.blobID, size: $0.size, crc32c: $0.blob.crc32c) },
+                        into: bucket, name, fields: fields, conditions: try GCSConditions.destination(context.query),
                         componentCount: records.reduce(0) { $0 + ($1.componentCount ?? 1) }, time: context.time)
                     if request["deleteSourceObjects"] == .bool(true) {
                         for source in records where source.name != name {

@@ -24,7 +24,7 @@ struct GCSUploads {
                     context, commands: FirebaseResumable.commands(context.headers["X-Goog-Upload-Command"]),
                     bucket: bucket, api: .gcs)
             }
-            return session(context, bucket)
+            return session(context, bucket, face: .json(service, context))
         }
         guard context.method == "POST" else {
             return .respond(Reply.gcsError(StorageError(.invalidArgument, "uploads are POST requests")))
@@ -142,24 +142,26 @@ struct GCSUploads {
             })
     }
 
-    /// The `Content-Range` / 308 protocol on the session URL.
-    private func session(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+    /// The `Content-Range` / 308 protocol on the session URL: one engine, answering in the shape of `face` (the
+    /// JSON API's upload URL, the XML API's session URI). With `name`, the session must be that object's.
+    func session(_ context: RequestContext, _ bucket: BucketName, name: ObjectName? = nil, face: ResumableFace)
+        -> RequestDisposition
+    {
         guard let id = context.query["upload_id"], !id.isEmpty else {
-            return .respond(Reply.gcsError(StorageError(.invalidArgument, "missing upload_id")))
+            return .respond(face.error(StorageError(.invalidArgument, "missing upload_id")))
         }
         do {
-            guard let session = try service.metadata.session(id: id), session.bucket == bucket else {
+            guard let session = try service.metadata.session(id: id), session.bucket == bucket,
+                face.accepts.contains(session.api), name == nil || session.name == name
+            else {
                 throw StorageError(.notFound, "No such upload session \(id.prefix(64))")
             }
-            if context.method == "DELETE" { return .respond(cancel(session)) }
+            if context.method == "DELETE" { return .respond(cancel(session, face)) }
             switch session.state {
-            case .finalized: return .respond(finalAnswer(context, session))
+            case .finalized: return .respond(finalAnswer(context, session, face))
             case .cancelled: throw StorageError(.notFound, "upload session \(id) was cancelled")
             case .failed:
-                let status = session.failureStatus ?? 400
-                return .respond(
-                    Reply.json(
-                        status, GCSJSON.error(status: status, message: session.failureMessage ?? "upload failed")))
+                return .respond(face.refused(session.failureStatus ?? 400, session.failureMessage ?? "upload failed"))
             case .active: break
             }
             let length = Int64(context.headers["Content-Length"] ?? "0") ?? 0
@@ -177,7 +179,7 @@ struct GCSUploads {
                 if let whole, let declared = session.declaredSize, declared != whole {
                     throw StorageError(.invalidArgument, "the body has \(whole) bytes; the upload declared \(declared)")
                 }
-                return chunk(context, session, total: whole, finalize: true)
+                return chunk(context, session, total: whole, finalize: true, face)
             }
             let range = try ContentRange(header)
             let total = range.total ?? session.declaredSize
@@ -189,7 +191,9 @@ struct GCSUploads {
                 // A status query (`bytes */*` or `bytes */N`); with every byte of a known total present it is the
                 // final empty request of an upload whose length was a multiple of the chunk size.
                 guard length == 0 else { throw StorageError(.invalidArgument, "a status query has no body") }
-                if let total, total == session.received { return chunk(context, session, total: total, finalize: true) }
+                if let total, total == session.received {
+                    return chunk(context, session, total: total, finalize: true, face)
+                }
                 return .respond(incomplete(session.received, context))
             }
             // `bytes N-*/…` (Node streams): the body's length says where the chunk ends.
@@ -209,14 +213,15 @@ struct GCSUploads {
                 throw StorageError(.invalidArgument, "Content-Range ends past the total size \(known)")
             }
             return chunk(
-                context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false, resent: resent)
+                context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false, resent: resent, face)
         } catch {
-            return .respond(Reply.gcsError(error))
+            return .respond(face.error(error))
         }
     }
 
     private func chunk(
-        _ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool, resent: Int64 = 0
+        _ context: RequestContext, _ session: UploadSession, total: Int64?, finalize: Bool, resent: Int64 = 0,
+        _ face: ResumableFace
     ) -> RequestDisposition {
         var session = session
         do {
@@ -224,11 +229,10 @@ struct GCSUploads {
                 session = try service.metadata.updateSession(id: session.id) { $0.declaredSize = total }
             }
         } catch {
-            return .respond(Reply.gcsError(error))
+            return .respond(face.error(error))
         }
         guard registry.tryClaim(session.id) else {
-            return .respond(
-                Reply.gcsError(StorageError(.unavailable, "another request is writing to this upload session")))
+            return .respond(face.error(StorageError(.unavailable, "another request is writing to this upload session")))
         }
         do {
             let sink = try ResumableChunkSink(
@@ -237,17 +241,15 @@ struct GCSUploads {
                 result in
                 switch result {
                 case .success(let outcome):
-                    if let object = outcome.object {
-                        return Reply.json(200, service.gcsObject(object, context))
-                    }
+                    if let object = outcome.object { return face.object(object) }
                     return incomplete(outcome.session.received, context)
-                case .failure(let error): return Reply.gcsError(error)
+                case .failure(let error): return face.error(error)
                 }
             }
             return .readBody(sink)
         } catch {
             registry.release(session.id)
-            return .respond(Reply.gcsError(error))
+            return .respond(face.error(error))
         }
     }
 
@@ -265,19 +267,21 @@ struct GCSUploads {
         return Reply.empty(200, headers: headers)
     }
 
-    private func finalAnswer(_ context: RequestContext, _ session: UploadSession) -> HTTPResponse {
+    private func finalAnswer(_ context: RequestContext, _ session: UploadSession, _ face: ResumableFace)
+        -> HTTPResponse
+    {
         do {
             guard let generation = session.resultGeneration,
                 let object = try service.metadata.object(session.bucket, session.name, generation: generation)
             else { throw StorageError(.notFound, "No such object: \(session.bucket)/\(session.name)") }
-            return Reply.json(200, service.gcsObject(object, context))
+            return face.object(object)
         } catch {
-            return Reply.gcsError(error)
+            return face.error(error)
         }
     }
 
     /// `DELETE {session}`: GCS answers 499 (client closed request) for a cancelled upload.
-    private func cancel(_ session: UploadSession) -> HTTPResponse {
+    private func cancel(_ session: UploadSession, _ face: ResumableFace) -> HTTPResponse {
         guard session.state == .active else { return Reply.empty(499) }
         do {
             _ = try service.metadata.updateSession(id: session.id) {
@@ -288,8 +292,28 @@ struct GCSUploads {
             service.discardBlob(session.blobID)
             return Reply.empty(499)
         } catch {
-            return Reply.gcsError(error)
+            return face.error(error)
         }
+    }
+}
+
+/// How one API answers on a `Content-Range` resumable session; ``GCSUploads/session(_:_:name:face:)`` is the one
+/// engine behind both faces.
+struct ResumableFace {
+    /// The sessions this face serves: one started through another API is not found here.
+    var accepts: Set<UploadSession.API>
+    var error: (any Error) -> HTTPResponse
+    /// The answer of the request that finalized, and of any later request on the finalized session.
+    var object: (ObjectRecord) -> HTTPResponse
+    /// The refusal of a failed finalize, repeated: its status and message.
+    var refused: (_ status: Int, _ message: String) -> HTTPResponse
+
+    /// The JSON API's upload URL (which also takes v0 sessions, as it always has).
+    static func json(_ service: ObjectService, _ context: RequestContext) -> ResumableFace {
+        ResumableFace(
+            accepts: [.gcs, .firebase], error: { Reply.gcsError($0) },
+            object: { Reply.json(200, service.gcsObject($0, context)) },
+            refused: { status, message in Reply.json(status, GCSJSON.error(status: status, message: message)) })
     }
 }
 

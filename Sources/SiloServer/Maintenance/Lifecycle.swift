@@ -5,7 +5,8 @@ import SiloWire
 /// tests can advance the clock. A version is acted on when every condition of a rule holds (GCS: conditions are
 /// ANDed, rules are ORed; `Delete` wins over `SetStorageClass`). Deletes go through the same path as a client's —
 /// holds, retention and soft delete apply; a live version in a versioned bucket becomes noncurrent.
-/// `AbortIncompleteMultipartUpload` is accepted and has nothing to act on: Silo has no XML multipart uploads.
+/// `AbortIncompleteMultipartUpload` aborts the XML multipart uploads of the bucket begun `age` days ago or more (and
+/// matching `matchesPrefix` / `matchesSuffix`, the other conditions GCS allows for it).
 struct Lifecycle {
     let service: ObjectService
     let now: Timestamp
@@ -25,7 +26,9 @@ struct Lifecycle {
         var changed = 0
         do {
             for bucket in try service.metadata.buckets() {
-                let rules = Self.rules(BucketResource(bucket))
+                let resource = BucketResource(bucket)
+                try abortUploads(Self.uploadRules(resource), in: bucket.name)
+                let rules = Self.rules(resource)
                 guard !rules.isEmpty else { continue }
                 let result = try apply(rules, to: bucket.name)
                 deleted += result.deleted
@@ -45,6 +48,57 @@ struct Lifecycle {
             return Rule(
                 action: type, storageClass: action["storageClass"]?.stringValue,
                 condition: rule["condition"]?.objectValue ?? JSONObject())
+        }
+    }
+
+    /// The conditions of the bucket's `AbortIncompleteMultipartUpload` rules.
+    static func uploadRules(_ resource: BucketResource) -> [JSONObject] {
+        (resource.fields["lifecycle"]?.objectValue?["rule"]?.arrayValue ?? []).compactMap { value in
+            guard let rule = value.objectValue,
+                rule["action"]?.objectValue?["type"]?.stringValue
+                    == "AbortIncompleteMultipartUpload"
+            else { return nil }
+            return rule["condition"]?.objectValue ?? JSONObject()
+        }
+    }
+
+    /// Aborts the uploads in progress that a rule's conditions all hold for; returns how many.
+    @discardableResult
+    func abortUploads(_ conditions: [JSONObject], in bucket: BucketName) throws -> Int {
+        guard !conditions.isEmpty else { return 0 }
+        let day: Int64 = 86_400 * 1_000_000
+        var aborted = 0
+        var after: String?
+        while true {
+            let page = try service.metadata.sessions(
+                idPrefix: XMLMultipartIDs.uploadsPrefix(bucket), after: after, limit: 1000)
+            for upload in page where upload.state == .active && upload.api == .xmlMultipart {
+                let name = upload.name.rawValue
+                let applies = conditions.contains { condition in
+                    !condition.members.isEmpty
+                        && condition.members.allSatisfy { key, value in
+                            switch key {
+                            case "age":
+                                value.int64Value.map { (now.microseconds - upload.created.microseconds) / day >= $0 }
+                                    ?? false
+                            case "matchesPrefix":
+                                (value.arrayValue ?? []).contains { $0.stringValue.map(name.hasPrefix) ?? false }
+                            case "matchesSuffix":
+                                (value.arrayValue ?? []).contains { $0.stringValue.map(name.hasSuffix) ?? false }
+                            default: false
+                            }
+                        }
+                }
+                guard applies else { continue }
+                do {
+                    try service.abortMultipartUpload(upload)
+                    aborted += 1
+                } catch let error as StorageError where error.code == .notFound {
+                    // Completed or aborted since it was listed.
+                }
+            }
+            guard page.count == 1000 else { return aborted }
+            after = page.last?.id
         }
     }
 

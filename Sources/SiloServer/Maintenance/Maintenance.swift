@@ -1,7 +1,7 @@
 import SiloCore
 
-/// Reclaims what crashes and abandoned uploads leave: expired upload sessions, and blobs that no object version
-/// and no active session references; runs the buckets' lifecycle rules and purges soft-deleted versions whose time
+/// Reclaims what crashes and abandoned uploads leave: expired upload sessions (an XML multipart upload with its
+/// parts), and blobs that no object version and no active session references; runs the buckets' lifecycle rules and purges soft-deleted versions whose time
 /// is up. `now` is the pass's clock (tests pass a later one).
 enum Maintenance {
     static func run(
@@ -14,6 +14,14 @@ enum Maintenance {
             let cutoff = Timestamp(
                 microseconds: now.microseconds - service.configuration.sessionLifetimeSeconds * 1_000_000)
             for session in try service.metadata.sessions(updatedBefore: cutoff) {
+                // A part waits for its XML multipart upload, which every part upload touches: the parts of an
+                // upload still in progress stay however old they are, those of an expired or finished one go.
+                if session.api == .xmlPart, let uploadID = XMLMultipartIDs.upload(ofPart: session),
+                    let upload = try service.metadata.session(id: uploadID), upload.state == .active,
+                    upload.updated >= cutoff
+                {
+                    continue
+                }
                 try service.metadata.deleteSession(id: session.id)
                 registry.forget(session.id)
                 expiredSessions += 1

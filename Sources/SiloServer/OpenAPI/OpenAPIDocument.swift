@@ -3149,7 +3149,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "probe",
             "summary": "The emulator probe",
-            "description": "What the Firebase tools and SDK helpers call to see a storage emulator. (Any method gets the same answer.)",
+            "description": "What the Firebase tools and SDK helpers call to see a storage emulator. (Any method gets the same answer, except a GET or HEAD that names a project in `x-goog-project-id`: that is the XML API's bucket listing, docs/xml-api.md.)",
             "security": [
               {},
               {
@@ -5427,17 +5427,66 @@ enum OpenAPIDocument {
           ],
           "get": {
             "tags": [
-              "gcs-unimplemented"
+              "gcs-projects"
             ],
-            "operationId": "unimplementedProjectsHmacKeysList",
-            "summary": "projects.hmacKeys.list (501)",
-            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "operationId": "projectHmacKeysList",
+            "summary": "projects.hmacKeys.list",
+            "description": "The project's HMAC keys in access id order, without secrets (docs/credentials.md). Admin only.",
             "security": [
               {
                 "adminKey": []
               }
             ],
+            "parameters": [
+              {
+                "name": "serviceAccountEmail",
+                "in": "query",
+                "required": false,
+                "description": "Only this account's keys.",
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "showDeletedKeys",
+                "in": "query",
+                "required": false,
+                "description": "Include DELETED keys.",
+                "schema": {
+                  "type": "boolean"
+                }
+              },
+              {
+                "name": "maxResults",
+                "in": "query",
+                "required": false,
+                "description": "Page size (at most 1000).",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              },
+              {
+                "name": "pageToken",
+                "in": "query",
+                "required": false,
+                "description": "The previous page's nextPageToken.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
             "responses": {
+              "200": {
+                "description": "The keys.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSHmacKeysMetadata"
+                    }
+                  }
+                }
+              },
               "400": {
                 "$ref": "#/components/responses/GCSBadRequest"
               },
@@ -5447,27 +5496,49 @@ enum OpenAPIDocument {
               "403": {
                 "$ref": "#/components/responses/GCSForbidden"
               },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"
-              },
-              "501": {
-                "$ref": "#/components/responses/GCSNotImplemented"
               }
             }
           },
           "post": {
             "tags": [
-              "gcs-unimplemented"
+              "gcs-projects"
             ],
-            "operationId": "unimplementedProjectsHmacKeysCreate",
-            "summary": "projects.hmacKeys.create (501)",
-            "description": "Not served by Silo; answered 501 whatever the request holds (and whether or not the bucket exists).",
+            "operationId": "projectHmacKeysCreate",
+            "summary": "projects.hmacKeys.create",
+            "description": "A new ACTIVE key for the service account; the answer holds its secret, shown only here. At most 10 keys that are not deleted per account. Admin only.",
             "security": [
               {
                 "adminKey": []
               }
             ],
+            "parameters": [
+              {
+                "name": "serviceAccountEmail",
+                "in": "query",
+                "required": true,
+                "description": "The service account the key acts for.",
+                "schema": {
+                  "type": "string",
+                  "maxLength": 254
+                }
+              }
+            ],
             "responses": {
+              "200": {
+                "description": "The key and its secret.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSHmacKey"
+                    }
+                  }
+                }
+              },
               "400": {
                 "$ref": "#/components/responses/GCSBadRequest"
               },
@@ -5477,11 +5548,166 @@ enum OpenAPIDocument {
               "403": {
                 "$ref": "#/components/responses/GCSForbidden"
               },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"
               },
-              "501": {
-                "$ref": "#/components/responses/GCSNotImplemented"
+              "429": {
+                "description": "The server holds its limit of 1000 HMAC keys (deleted ones are dropped first to make room).",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSError"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/storage/v1/projects/{project}/hmacKeys/{accessId}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/projectPath"
+            },
+            {
+              "name": "accessId",
+              "in": "path",
+              "required": true,
+              "description": "The key's access id: 1–128 letters and digits (else no route: 404).",
+              "schema": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128,
+                "pattern": "^[A-Za-z0-9]+$"
+              }
+            }
+          ],
+          "get": {
+            "tags": [
+              "gcs-projects"
+            ],
+            "operationId": "projectHmacKeysGet",
+            "summary": "projects.hmacKeys.get",
+            "description": "The key's metadata (any state), without its secret. Admin only.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The key.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSHmacKeyMetadata"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              }
+            }
+          },
+          "put": {
+            "tags": [
+              "gcs-projects"
+            ],
+            "operationId": "projectHmacKeysUpdate",
+            "summary": "projects.hmacKeys.update",
+            "description": "Sets the state to ACTIVE or INACTIVE; a given etag must be the key's current one (412). A DELETED key is 404. Admin only.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GCSHmacKeyUpdate"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The key.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GCSHmacKeyMetadata"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
+              },
+              "412": {
+                "$ref": "#/components/responses/GCSPreconditionFailed"
+              }
+            }
+          },
+          "delete": {
+            "tags": [
+              "gcs-projects"
+            ],
+            "operationId": "projectHmacKeysDelete",
+            "summary": "projects.hmacKeys.delete",
+            "description": "Deletes an INACTIVE key (an ACTIVE one is 400); it stays listed as DELETED without its secret. Admin only.",
+            "security": [
+              {
+                "adminKey": []
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted."
+              },
+              "400": {
+                "$ref": "#/components/responses/GCSBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/GCSUnauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/GCSForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/GCSNotFound"
+              },
+              "431": {
+                "$ref": "#/components/responses/HeadersTooLarge"
               }
             }
           }
@@ -8849,6 +9075,92 @@ enum OpenAPIDocument {
                 "pattern": "@"
               }
             }
+          },
+          "GCSHmacKeyMetadata": {
+            "type": "object",
+            "properties": {
+              "kind": {
+                "const": "storage#hmacKeyMetadata"
+              },
+              "id": {
+                "type": "string"
+              },
+              "selfLink": {
+                "type": "string"
+              },
+              "accessId": {
+                "type": "string"
+              },
+              "projectId": {
+                "type": "string"
+              },
+              "serviceAccountEmail": {
+                "type": "string"
+              },
+              "state": {
+                "enum": [
+                  "ACTIVE",
+                  "INACTIVE",
+                  "DELETED"
+                ]
+              },
+              "timeCreated": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "updated": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "etag": {
+                "type": "string"
+              }
+            }
+          },
+          "GCSHmacKey": {
+            "type": "object",
+            "properties": {
+              "kind": {
+                "const": "storage#hmacKey"
+              },
+              "metadata": {
+                "$ref": "#/components/schemas/GCSHmacKeyMetadata"
+              },
+              "secret": {
+                "type": "string"
+              }
+            }
+          },
+          "GCSHmacKeysMetadata": {
+            "type": "object",
+            "properties": {
+              "kind": {
+                "const": "storage#hmacKeysMetadata"
+              },
+              "items": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/GCSHmacKeyMetadata"
+                }
+              },
+              "nextPageToken": {
+                "type": "string"
+              }
+            }
+          },
+          "GCSHmacKeyUpdate": {
+            "type": "object",
+            "properties": {
+              "state": {
+                "enum": [
+                  "ACTIVE",
+                  "INACTIVE"
+                ]
+              },
+              "etag": {
+                "type": "string"
+              }
+            }
           }
         },
         "parameters": {
@@ -9679,7 +9991,7 @@ enum OpenAPIDocument {
             }
           },
           "GCSForbidden": {
-            "description": "A verified caller that is not an admin (`Missing admin credentials.`).",
+            "description": "A caller the bucket's IAM policy and ACLs do not give the permission the request needs (`<caller> does not have <permission> access to <bucket or object>.`); see docs/credentials.md.",
             "content": {
               "application/json": {
                 "schema": {

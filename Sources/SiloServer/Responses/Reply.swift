@@ -76,6 +76,7 @@ enum HTTPStatus {
         case .insufficientStorage: 507
         case .tooManyRequests: 429
         case .unimplemented: 501
+        case .methodNotAllowed: 405
         case .cancelled: 499
         default: 500
         }

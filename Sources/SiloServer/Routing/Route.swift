@@ -1,3 +1,4 @@
+import SiloAuth
 import SiloCore
 import SiloHTTP
 
@@ -35,8 +36,13 @@ enum Route: Equatable {
     case gcsObjectSub(BucketName, ObjectName, [String])
     /// `/storage/v1/projects/{project}/serviceAccount`: the project's GCS service agent.
     case gcsServiceAccount(String)
-    /// A GCS JSON API resource Silo does not serve (`projects/{p}/hmacKeys`, `channels`): 501.
+    /// `/storage/v1/projects/{project}/hmacKeys[/{accessId}]`: HMAC keys.
+    case gcsHMACKeys(project: String, accessID: String?)
+    /// A GCS JSON API resource Silo does not serve (`channels`): 501.
     case gcsUnimplemented(String)
+    /// `POST /token` and `POST /oauth2/v4/token`: the OAuth 2.0 token endpoint for service accounts (the bucket
+    /// `token` and the object `v4/token` of bucket `oauth2` are reachable virtual-host style only).
+    case oauthToken
     /// `POST /batch/storage/v1` (also `/batch/storage/v1/` and `/batch`): a `multipart/mixed` batch of JSON API calls.
     case batch
     /// GCS XML API, path style `/{bucket}` (or virtual-host style, `/` on `{bucket}.{host}`): list objects, POST
@@ -44,7 +50,19 @@ enum Route: Equatable {
     case xmlBucket(BucketName)
     /// GCS XML API, path style `/{bucket}/{object…}` (or `/{object…}` on `{bucket}.{host}`).
     case xmlObject(BucketName, ObjectName)
+    /// GCS XML API: a sub-resource of a bucket (no object) or an object, named by a query key (`?acl`, `?versioning`,
+    /// …), never the bucket or the object itself (``XMLSubresource``).
+    case xmlSubresource(BucketName, ObjectName?, XMLSubresource)
+    /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (``XMLRoutes/buckets(_:)``).
+    case xmlBuckets
     case unknown
+
+    var isXML: Bool {
+        switch self {
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: true
+        default: false
+        }
+    }
 
     /// Splits the raw path on `/` before decoding, decodes each segment exactly once, and joins the object
     /// segments with `/` (so both `a%2Fb` and a hand-built `a/b` name the object `a/b`). Throws `.invalidArgument`
@@ -61,6 +79,10 @@ enum Route: Equatable {
         if segments.count == 2 && segments[1].isEmpty { return .probe }
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
         if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
+        if segments.count == 2 && segments[1] == "token" { return .oauthToken }
+        if segments.count == 4 && segments[1] == "oauth2" && segments[2] == "v4" && segments[3] == "token" {
+            return .oauthToken
+        }
         if segments[1] == "batch" {
             let batchPaths: [[Substring]] = [[], [""], ["storage", "v1"], ["storage", "v1", ""]]
             return batchPaths.contains(Array(segments.dropFirst(2))) ? .batch : .unknown
@@ -124,8 +146,13 @@ enum Route: Equatable {
             guard (1...100).contains(project.utf8.count), FieldText.isValid(project) else { return .unknown }
             return .gcsServiceAccount(project)
         }
-        if !upload, segments.count >= 3, segments[0] == "projects", segments[2] == "hmacKeys" {
-            return .gcsUnimplemented("HMAC keys")
+        if !upload, (3...4).contains(segments.count), segments[0] == "projects", segments[2] == "hmacKeys" {
+            let project = try decode(segments[1])
+            let accessID = try segments.count == 4 ? decode(segments[3]) : nil
+            guard (1...100).contains(project.utf8.count), FieldText.isValid(project),
+                accessID.map(HMACSigningKey.isAccessID) ?? true
+            else { return .unknown }
+            return .gcsHMACKeys(project: project, accessID: accessID)
         }
         if !upload, segments.first == "channels" { return .gcsUnimplemented("notification channels") }
         guard segments.first == "b" else { return .unknown }

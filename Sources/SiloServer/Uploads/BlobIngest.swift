@@ -10,9 +10,12 @@ final class BlobIngest {
     private let service: ObjectService
     private var appender: BlobAppender?
     private var received: Int64 = 0
+    /// A bound below the largest object, and what it bounds (an XML multipart upload's part).
+    private let limit: (bytes: Int64, what: String)?
 
-    init(service: ObjectService, time: Timestamp) throws {
+    init(service: ObjectService, time: Timestamp, limit: (bytes: Int64, what: String)? = nil) throws {
         self.service = service
+        self.limit = limit
         self.blobID = BlobID.random()
         try service.metadata.registerPendingBlob(blobID, at: time)
         self.appender = BlobAppender(writer: try service.blobs.makeWriter(blobID, at: 0), hasher: ObjectHasher())
@@ -24,7 +27,12 @@ final class BlobIngest {
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let appender else { throw StorageError(.internalError, "write after the upload was closed") }
         // Refused before the bytes past the limit are written (a chunked body declares no length up front).
-        try service.checkObjectSize(appender.appended + Int64(bytes.count), "the upload")
+        let total = appender.appended + Int64(bytes.count)
+        try service.checkObjectSize(total, "the upload")
+        if let limit, total > limit.bytes {
+            throw StorageError(
+                .payloadTooLarge, "\(limit.what) would be \(total) bytes; at most \(limit.bytes) are accepted")
+        }
         try appender.append(bytes)
     }
 

@@ -6,7 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A streaming parser for `multipart/related` upload bodies with exactly two parts: metadata JSON, then media.
+/// A streaming parser for `multipart/related` upload bodies with exactly two parts: metadata JSON, then media — and,
+/// in form mode, for `multipart/form-data` POST policy forms: named fields, collected, then a `file` part streamed.
 ///
 /// Pure state machine: feed it chunks of any size (one byte at a time or all at once gives the same events); it
 /// holds back at most one delimiter's worth of bytes, so memory does not grow with the media part. As liberal as GCS
@@ -19,9 +20,20 @@ struct MultipartParser {
         case metadata([UInt8])
         /// The media part begins; its `Content-Type`, if any.
         case mediaStart(contentType: String?)
-        /// A piece of the media part, valid only during the callback.
+        /// A piece of the media part (the form's `file`), valid only during the callback.
         case mediaBytes(UnsafeRawBufferPointer)
+        /// Form mode: a whole field other than `file` (each bounded by `maxMetadataBytes`).
+        case field(name: String, value: [UInt8])
+        /// Form mode: the `file` part begins, with its `filename` and `Content-Type`. Parts after it are skipped.
+        case fileStart(filename: String?, contentType: String?)
     }
+
+    /// Form mode's bounds: how many fields may come before `file`.
+    private let maxFields: Int?
+    /// Form mode: the name of the field being collected; nil while streaming `file` or skipping.
+    private var fieldName: String?
+    private var streamingFile = false
+    private var fileSeen = false
 
     private enum State {
         case preamble
@@ -53,7 +65,18 @@ struct MultipartParser {
     init(boundary: String, maxMetadataBytes: Int) {
         delimiter = Array("\n--\(boundary)".utf8)
         self.maxMetadataBytes = maxMetadataBytes
+        maxFields = nil
     }
+
+    /// Form mode (`multipart/form-data`): up to `maxFields` fields of at most `maxFieldBytes` each, then `file`.
+    init(formBoundary boundary: String, maxFieldBytes: Int, maxFields: Int) {
+        delimiter = Array("\n--\(boundary)".utf8)
+        maxMetadataBytes = maxFieldBytes
+        self.maxFields = maxFields
+    }
+
+    /// Whether the part being read is the media (related mode) or the form's `file`.
+    private var streamsPart: Bool { maxFields == nil ? partIndex == 1 : streamingFile }
 
     /// Extracts the boundary from a `Content-Type` header; nil unless it is `mediaType` (`multipart/related` for
     /// uploads, `multipart/mixed` for batches) with a boundary.
@@ -88,7 +111,7 @@ struct MultipartParser {
     private mutating func feedMedia(_ chunk: UnsafeRawBufferPointer, _ emit: (Event) throws -> Void) throws -> Bool {
         // A delimiter may start in the last `keep - 1` bytes, and the byte before it may be its CR.
         let keep = delimiter.count
-        guard state == .body, partIndex == 1, chunk.count > 2 * delimiter.count, pending.count <= keep else {
+        guard state == .body, streamsPart, chunk.count > 2 * delimiter.count, pending.count <= keep else {
             return false
         }
         // A delimiter that starts in the held-back tail ends within the chunk's first `keep` bytes.
@@ -133,6 +156,10 @@ struct MultipartParser {
         guard isComplete else {
             throw StorageError(.invalidArgument, "multipart body ended before its closing delimiter")
         }
+        if maxFields != nil {
+            guard fileSeen else { throw StorageError(.invalidArgument, "the form has no file field") }
+            return
+        }
         guard partIndex == 1 else {
             throw StorageError(
                 .invalidArgument, "multipart body has \(partIndex + 1) parts; expected 2 (metadata, media)")
@@ -153,7 +180,7 @@ struct MultipartParser {
                         // CRLF framing: the CR before the delimiter's LF is not part of the body either.
                         let bodyEnd = crlfFraming && at > cursor && pending[at - 1] == 0x0D ? at - 1 : at
                         try deliver(pending[cursor..<bodyEnd], emit)
-                        if partIndex == 0 { try emit(.metadata(metadata)) }
+                        try endPart(emit)
                     }
                     cursor = at + delimiter.count
                     state = .afterDelimiter
@@ -199,9 +226,15 @@ struct MultipartParser {
                     cursor = i + 2
                 }
                 partIndex += 1
-                guard partIndex < 2 else {
-                    throw StorageError(
-                        .invalidArgument, "multipart body has more than 2 parts; expected metadata and media")
+                if let maxFields {
+                    guard partIndex <= maxFields else {
+                        throw StorageError(.invalidArgument, "the form has more than \(maxFields) fields")
+                    }
+                } else {
+                    guard partIndex < 2 else {
+                        throw StorageError(
+                            .invalidArgument, "multipart body has more than 2 parts; expected metadata and media")
+                    }
                 }
                 state = .headers
             case .headers:
@@ -216,10 +249,15 @@ struct MultipartParser {
                 guard bodyStart - cursor <= maxHeaderBytes else {
                     throw StorageError(.invalidArgument, "multipart part headers exceed \(maxHeaderBytes) bytes")
                 }
-                let contentType = Self.contentType(in: pending[cursor..<headerEnd])
+                let headerBytes = pending[cursor..<headerEnd]
+                let contentType = Self.header("content-type", in: headerBytes)
                 cursor = bodyStart
                 state = .body
-                if partIndex == 1 { try emit(.mediaStart(contentType: contentType)) }
+                if maxFields != nil {
+                    try startField(Self.header("content-disposition", in: headerBytes), contentType, emit)
+                } else if partIndex == 1 {
+                    try emit(.mediaStart(contentType: contentType))
+                }
             case .epilogue:
                 cursor = pending.count
                 return
@@ -227,8 +265,47 @@ struct MultipartParser {
         }
     }
 
+    /// Form mode: what the part whose headers just ended is — `file` (streamed), a field (collected), or a part
+    /// after `file` (skipped).
+    private mutating func startField(
+        _ disposition: String?, _ contentType: String?, _ emit: (Event) throws -> Void
+    ) throws {
+        metadata.removeAll(keepingCapacity: true)
+        let parameters = disposition.map(Self.dispositionParameters) ?? [:]
+        guard let name = parameters["name"], !name.isEmpty else {
+            throw StorageError(.invalidArgument, "a form part has no Content-Disposition name")
+        }
+        fieldName = nil
+        streamingFile = false
+        guard !fileSeen else { return }
+        if name == "file" {
+            fileSeen = true
+            streamingFile = true
+            try emit(.fileStart(filename: parameters["filename"], contentType: contentType))
+        } else {
+            fieldName = name
+        }
+    }
+
+    /// A part's body has ended: the metadata part (related mode) or a form field is complete.
+    private mutating func endPart(_ emit: (Event) throws -> Void) throws {
+        if maxFields == nil {
+            if partIndex == 0 { try emit(.metadata(metadata)) }
+            return
+        }
+        if let name = fieldName { try emit(.field(name: name, value: metadata)) }
+        fieldName = nil
+        streamingFile = false
+    }
+
     private mutating func deliver(_ bytes: ArraySlice<UInt8>, _ emit: (Event) throws -> Void) throws {
-        if partIndex == 0 {
+        if maxFields != nil && !streamingFile {
+            guard fieldName != nil else { return }
+            guard metadata.count + bytes.count <= maxMetadataBytes else {
+                throw StorageError(.payloadTooLarge, "a form field exceeds \(maxMetadataBytes) bytes")
+            }
+            metadata.append(contentsOf: bytes)
+        } else if maxFields == nil && partIndex == 0 {
             guard metadata.count + bytes.count <= maxMetadataBytes else {
                 throw StorageError(.payloadTooLarge, "multipart metadata part exceeds \(maxMetadataBytes) bytes")
             }
@@ -249,16 +326,53 @@ struct MultipartParser {
         return nil
     }
 
-    /// The part's `Content-Type`, read line by line as bytes (a `String` would take CR LF as one Character).
-    private static func contentType(in headerBytes: ArraySlice<UInt8>) -> String? {
+    /// The part's header `wanted` (lowercase), read line by line as bytes (a `String` would take CR LF as one
+    /// Character).
+    private static func header(_ wanted: String, in headerBytes: ArraySlice<UInt8>) -> String? {
         for rawLine in headerBytes.split(separator: 0x0A) {
             let line = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
             guard let colon = line.firstIndex(of: 0x3A) else { continue }
             let name = String(decoding: line[..<colon], as: UTF8.self).trimmingCharacters(in: " ")
-            guard name.lowercased() == "content-type" else { continue }
+            guard name.lowercased() == wanted else { continue }
             return String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: " ")
         }
         return nil
+    }
+
+    /// `form-data; name="key"; filename="a;b.txt"`: parameter names lowercased, values unquoted (a quoted value may
+    /// hold `;`; browsers send a `"` in a file name as `%22`, and a backslash as itself).
+    static func dispositionParameters(_ value: String) -> [String: String] {
+        var parameters: [String: String] = [:]
+        var characters = Array(value)[...]
+        // The disposition type itself.
+        while let c = characters.first, c != ";" { characters.removeFirst() }
+        while !characters.isEmpty {
+            characters.removeFirst()  // ';'
+            while characters.first == " " || characters.first == "\t" { characters.removeFirst() }
+            var name = ""
+            while let c = characters.first, c != "=", c != ";" {
+                name.append(c)
+                characters.removeFirst()
+            }
+            var text = ""
+            if characters.first == "=" {
+                characters.removeFirst()
+                if characters.first == "\"" {
+                    characters.removeFirst()
+                    while let c = characters.popFirst(), c != "\"" { text.append(c) }
+                    while let c = characters.first, c != ";" { characters.removeFirst() }
+                } else {
+                    while let c = characters.first, c != ";" {
+                        text.append(c)
+                        characters.removeFirst()
+                    }
+                    text = text.trimmingCharacters(in: " ")
+                }
+            }
+            let key = name.trimmingCharacters(in: " ").lowercased()
+            if !key.isEmpty, parameters[key] == nil { parameters[key] = text }
+        }
+        return parameters
     }
 }
 

@@ -44,6 +44,9 @@ final class MultipartUploadSink: RequestBodySink {
                     ingest = try makeIngest(changes, contentType)
                 case .mediaBytes(let bytes):
                     try ingest?.write(bytes)
+                case .field, .fileStart:
+                    // Form mode only; this parser is in related mode.
+                    break
                 }
             }
             return nil

@@ -151,9 +151,10 @@ final class ResumableChunkSink: RequestBodySink {
         try UploadChecks.verify(
             summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C,
             object: "\(current.bucket)/\(current.name)")
-        // GCS sessions were authorized as admin tooling when they started; v0 sessions act as their starter.
+        // GCS sessions (JSON and XML API) were authorized as admin tooling when they started; v0 sessions act as
+        // their starter.
         let principal =
-            current.api == .gcs
+            current.api != .firebase
             ? GCSUploads.admin
             : (try? service.credentials.authenticate(authorizationHeader: current.principal, at: current.created))
                 ?? nil

@@ -14,9 +14,11 @@ extension Reply {
         return failing(storage, status: status, headers: headers) { message, headers in
             var headers = headers
             headers.set("Content-Type", "application/xml; charset=UTF-8")
+            // Refusals of signed URLs and by IAM carry GCS's own code, message and details (XMLErrorDetail.swift).
+            let detail = status < 500 ? XMLErrorDetail.of(storage) : nil
             let body =
-                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(name)</Code>"
-                + "<Message>\(XMLText.escape(message))</Message></Error>"
+                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(detail?.code ?? name)</Code>"
+                + "<Message>\(XMLText.escape(detail?.message ?? message))</Message>\(detail?.elements ?? "")</Error>"
             return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.utf8)))
         }
     }
@@ -32,10 +34,10 @@ enum XMLErrorCode {
     static let invalidDigest = "InvalidDigest"
     static let bucketNotEmpty = "BucketNotEmpty"
     static let bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
-    static let methodNotAllowed = "MethodNotAllowed"
 
     static func of(_ error: StorageError) -> String {
-        switch error.code {
+        if let named = error.cause as? XMLErrorName { return named.code }
+        return switch error.code {
         case .invalidArgument: "InvalidArgument"
         case .unauthenticated: "AuthenticationRequired"
         case .permissionDenied: "AccessDenied"
@@ -45,6 +47,7 @@ enum XMLErrorCode {
         case .payloadTooLarge: "EntityTooLarge"
         case .rangeNotSatisfiable: "InvalidRange"
         case .unimplemented: "NotImplemented"
+        case .methodNotAllowed: "MethodNotAllowed"
         case .tooManyRequests: "SlowDown"
         case .unavailable: "ServiceUnavailable"
         default: "InternalError"

@@ -5,7 +5,8 @@ import SiloWire
 extension XMLRoutes {
     /// `GET /{bucket}`: the JSON API's listing (``GCSListing``) as `<ListBucketResult>`. Version 1 pages with
     /// `marker` (names, so `NextMarker` is the last key or prefix of the page); version 2 (`list-type=2`, what Rust's
-    /// object_store sends) with an opaque `continuation-token` and `start-after`.
+    /// object_store sends) with an opaque `continuation-token` and `start-after`; `versions` lists every generation
+    /// as `<ListVersionsResult>`, paged by `marker` and `generation-marker` (gsutil's `ls -a`).
     func list(_ context: RequestContext, _ bucket: BucketName) -> HTTPResponse {
         run(bucket) {
             let request = try ListRequest(context.query)
@@ -18,9 +19,16 @@ extension XMLRoutes {
                 query.delimiter = request.delimiter
                 query.maxResults = request.maxKeys
                 query.after = request.after
+                query.versions = request.versions
                 page = try GCSListing(store: service.metadata).page(bucket, query)
             }
-            return Reply.xml(200, request.render(page, bucket: bucket))
+            guard request.versions else { return Reply.xml(200, request.render(page, bucket: bucket)) }
+            // Which listed generation is each name's live one: one lookup per name on the page.
+            var live: [ObjectName: Int64] = [:]
+            for name in Set(page.items.map(\.name)) {
+                live[name] = try service.metadata.object(bucket, name, generation: nil)?.generation
+            }
+            return Reply.xml(200, request.render(page, bucket: bucket) { live[$0.name] == $0.generation })
         }
     }
 }
@@ -28,15 +36,22 @@ extension XMLRoutes {
 /// One listing request's parameters, checked.
 struct ListRequest {
     var version2: Bool
+    /// `versions`: every generation, live and noncurrent.
+    var versions: Bool
     var prefix: String
     var delimiter: String
     var maxKeys: Int
     /// The parameter that says where the page starts, as the client gave it (echoed back).
     var marker: String?
+    /// With `versions`: the generation of `marker` after which the page starts.
+    var generationMarker: Int64?
     var continuationToken: String?
     var startAfter: String?
-    /// The listing key after which the page starts.
+    /// The listing key after which the page starts (an ``ObjectVersionKey`` with `versions`).
     var after: [UInt8]?
+    /// `encoding-type=url`: names in the answer percent-encoded, for names XML 1.0 cannot carry (control
+    /// characters).
+    var encodeNames: Bool
 
     /// GCS's and S3's page size: larger `max-keys` are cut to it.
     static let maxPage = 1000
@@ -45,6 +60,17 @@ struct ListRequest {
         version2 = q["list-type"] == "2"
         if let type = q["list-type"], type != "2" {
             throw StorageError(.invalidArgument, "list-type must be 2 (or absent), not \(type.prefix(20))")
+        }
+        // `?versions` is a bare key (gsutil); `versions=false` is the one value that does not ask for them.
+        versions = q["versions"].map { $0.lowercased() != "false" } ?? false
+        if versions && version2 {
+            throw StorageError(.invalidArgument, "versions cannot be listed with list-type=2")
+        }
+        switch q["encoding-type"] {
+        case nil, "": encodeNames = false
+        case "url": encodeNames = true
+        case let other?:
+            throw StorageError(.invalidArgument, "encoding-type must be url, not \(other.prefix(20))")
         }
         prefix = q["prefix"] ?? ""
         delimiter = q["delimiter"] ?? ""
@@ -66,10 +92,35 @@ struct ListRequest {
                 startAfter = start
                 after = Array(start.utf8)
             }
+        } else if versions {
+            // GCS spells them `marker` and `generation-marker`; S3's `key-marker` and `version-id-marker` too.
+            if let text = q["generation-marker"] ?? q["version-id-marker"], !text.isEmpty {
+                guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let generation = Int64(text) else {
+                    throw StorageError(
+                        .invalidArgument, "generation-marker must be a generation number, not \(text.prefix(40))")
+                }
+                generationMarker = generation
+            }
+            if let marker = q["marker"] ?? q["key-marker"], !marker.isEmpty {
+                self.marker = marker
+                after = Self.versionKeyAfter(
+                    marker: Array(marker.utf8), generation: generationMarker, prefix: Array(prefix.utf8),
+                    delimiter: delimiter)
+            }
         } else if let marker = q["marker"], !marker.isEmpty {
             self.marker = marker
             after = Self.keyAfter(marker: Array(marker.utf8), prefix: Array(prefix.utf8), delimiter: delimiter)
         }
+    }
+
+    /// Where a versions page after (`marker`, `generation`) starts: right after that version; after every version
+    /// of `marker` when no generation is given; after every name under it when `marker` is a common prefix.
+    static func versionKeyAfter(marker: [UInt8], generation: Int64?, prefix: [UInt8], delimiter: String) -> [UInt8] {
+        if let generation { return ObjectVersionKey(name: marker, generation: generation).bytes }
+        let skip = keyAfter(marker: marker, prefix: prefix, delimiter: delimiter)
+        if skip == marker { return ObjectVersionKey(name: marker, generation: .max).bytes }
+        // Generations are positive: (skip, 0) sorts before every version of every name after the prefix.
+        return ObjectVersionKey(name: skip, generation: 0).bytes
     }
 
     /// Where a page after `marker` starts. A marker that is a common prefix (the `NextMarker` of a page that ended
@@ -89,46 +140,66 @@ struct ListRequest {
         return marker
     }
 
-    /// `<ListBucketResult>` as GCS sends it, S3's namespace included (S3 client libraries look for it).
-    func render(_ page: GCSListing.Page, bucket: BucketName) -> String {
-        var xml = "<?xml version='1.0' encoding='UTF-8'?>"
-        xml += "<ListBucketResult xmlns=\"http://doc.s3.amazonaws.com/2006-03-01\">"
-        func element(_ name: String, _ value: String) { xml += "<\(name)>\(XMLText.escape(value))</\(name)>" }
-        element("Name", bucket.rawValue)
-        element("Prefix", prefix)
+    /// `<ListBucketResult>` as GCS sends it, S3's namespace included (S3 client libraries look for it); with
+    /// `versions`, `<ListVersionsResult>` with a `<Version>` per generation, `isLatest` telling the live ones.
+    func render(_ page: GCSListing.Page, bucket: BucketName, isLatest: (ObjectRecord) -> Bool = { _ in true })
+        -> String
+    {
+        let name = { (text: String) in encodeNames ? PercentCoding.encodeComponent(text) : text }
         let truncated = page.nextToken != nil
-        if version2 {
-            if let continuationToken { element("ContinuationToken", continuationToken) }
-            if let startAfter { element("StartAfter", startAfter) }
-            element("KeyCount", String(page.items.count + page.prefixes.count))
-        } else {
-            element("Marker", marker ?? "")
-            // The last key or prefix of the page, whichever sorts last: the page's items and prefixes interleave.
-            let last = [page.items.last?.name.rawValue, page.prefixes.last].compactMap { $0 }
-                .max { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            if truncated, let last { element("NextMarker", last) }
+        var xml = XMLWriter()
+        let root = versions ? "ListVersionsResult" : "ListBucketResult"
+        xml.element(root, attributes: ["xmlns": "http://doc.s3.amazonaws.com/2006-03-01"]) { xml in
+            xml.element("Name", bucket.rawValue)
+            xml.element("Prefix", name(prefix))
+            if version2 {
+                if let continuationToken { xml.element("ContinuationToken", continuationToken) }
+                if let startAfter { xml.element("StartAfter", name(startAfter)) }
+                xml.element("KeyCount", String(page.items.count + page.prefixes.count))
+            } else {
+                xml.element("Marker", name(marker ?? ""))
+                if versions { xml.element("GenerationMarker", generationMarker.map(String.init) ?? "") }
+                if truncated, let next = nextMarker(page) {
+                    xml.element("NextMarker", name(next.name))
+                    if let generation = next.generation { xml.element("NextGenerationMarker", String(generation)) }
+                }
+            }
+            xml.element("MaxKeys", String(maxKeys))
+            if !delimiter.isEmpty { xml.element("Delimiter", name(delimiter)) }
+            if encodeNames { xml.element("EncodingType", "url") }
+            xml.element("IsTruncated", truncated ? "true" : "false")
+            if version2, let next = page.nextToken { xml.element("NextContinuationToken", Base64.encodeURLSafe(next)) }
+            for record in page.items {
+                xml.element(versions ? "Version" : "Contents") { xml in
+                    xml.element("Key", name(record.name.rawValue))
+                    xml.element("Generation", String(record.generation))
+                    xml.element("MetaGeneration", String(record.metageneration))
+                    if versions { xml.element("IsLatest", isLatest(record) ? "true" : "false") }
+                    xml.element("LastModified", record.updated.rfc3339)
+                    xml.element("ETag", XMLObjectHeaders.etag(record))
+                    xml.element("Size", String(record.size))
+                    xml.element("StorageClass", record.fields.extras.storageClass ?? "STANDARD")
+                }
+            }
+            for prefix in page.prefixes {
+                xml.element("CommonPrefixes") { $0.element("Prefix", name(prefix)) }
+            }
         }
-        element("MaxKeys", String(maxKeys))
-        if !delimiter.isEmpty { element("Delimiter", delimiter) }
-        element("IsTruncated", truncated ? "true" : "false")
-        if version2, let next = page.nextToken { element("NextContinuationToken", Base64.encodeURLSafe(next)) }
-        for record in page.items {
-            xml += "<Contents>"
-            element("Key", record.name.rawValue)
-            element("Generation", String(record.generation))
-            element("MetaGeneration", String(record.metageneration))
-            element("LastModified", record.updated.rfc3339)
-            element("ETag", XMLObjectHeaders.etag(record))
-            element("Size", String(record.size))
-            element("StorageClass", record.fields.extras.storageClass ?? "STANDARD")
-            xml += "</Contents>"
+        return xml.text
+    }
+
+    /// Where the next version 1 or versions page starts. Versions: the key the listing stopped at — a version
+    /// (name and generation) or, after a common prefix, the prefix. Version 1: the last key or prefix of the page,
+    /// whichever sorts last (the page's items and prefixes interleave).
+    private func nextMarker(_ page: GCSListing.Page) -> (name: String, generation: Int64?)? {
+        if versions, let token = page.nextToken, let key = ObjectVersionKey(bytes: token) {
+            // A skipped prefix is the prefix plus 0xFF (ObjectName.keyAfterAllNames), which no name holds.
+            if key.name.last == 0xFF { return String(validating: key.name.dropLast(), as: UTF8.self).map { ($0, nil) } }
+            return String(validating: key.name, as: UTF8.self).map { ($0, key.generation) }
         }
-        for prefix in page.prefixes {
-            xml += "<CommonPrefixes>"
-            element("Prefix", prefix)
-            xml += "</CommonPrefixes>"
-        }
-        return xml + "</ListBucketResult>"
+        let last = [page.items.last?.name.rawValue, page.prefixes.last].compactMap { $0 }
+            .max { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return last.map { ($0, nil) }
     }
 }
 

@@ -6,17 +6,42 @@ import SiloWire
 /// `Content-Type`, `x-goog-if-generation-match`, …) where the JSON API has a metadata body and query parameters.
 /// Everything is checked here, where it enters.
 enum XMLObjectHeaders {
-    /// The XML API's ETag: the quoted MD5 of the bytes in hex, as GCS sends it (and as S3 clients expect).
+    /// The XML API's ETag: the quoted MD5 of the bytes in hex, as GCS sends it (and as S3 clients expect). A composed
+    /// object has no MD5: its ETag is the JSON API's etag, quoted (GCS's are not MD5-based either).
     static func etag(_ record: ObjectRecord) -> String {
+        record.blob.md5.isEmpty ? "\"\(record.etag)\"" : "\"" + hex(record.blob.md5) + "\""
+    }
+
+    /// Lowercase hex, as ETags spell an MD5.
+    static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = [UInt8(ascii: "\"")]
-        text.reserveCapacity(34)
-        for byte in record.blob.md5 {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
             text.append(digits[Int(byte >> 4)])
             text.append(digits[Int(byte & 0x0F)])
         }
-        text.append(UInt8(ascii: "\""))
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The fields of the object an upload makes (PUT, multipart initiate, resumable start): its metadata headers
+    /// (``changes(_:)``), the canned ACL, and the keys it names — `x-goog-encryption-kms-key-name`, kept as the
+    /// object's `kmsKeyName`, and a customer-supplied key, whose SHA-256 the object keeps (``CustomerEncryption``).
+    static func fields(_ context: RequestContext, service: ObjectService, bucket: BucketName, name: ObjectName)
+        throws -> ObjectFields
+    {
+        let headers = context.headers
+        var fields = try service.newObjectFields(
+            try changes(headers), fallbackContentType: nil, bucket, name, predefinedACL: try predefinedACL(headers),
+            principal: context.principal, time: context.time)
+        if let key = headers["x-goog-encryption-kms-key-name"] {
+            guard !key.isEmpty, key.utf8.count <= 1024, FieldText.isValid(key) else {
+                throw StorageError(.invalidArgument, "x-goog-encryption-kms-key-name is not a key name")
+            }
+            fields.extras.kmsKeyName = key
+        }
+        fields.extras.customerKeySHA256 = try CustomerEncryption.keySHA256(headers)
+        return fields
     }
 
     /// The metadata an upload (or a copy with `x-goog-metadata-directive: REPLACE`) gives the object, as the JSON
@@ -122,15 +147,17 @@ enum XMLObjectHeaders {
         }
     }
 
-    /// The headers of an answer that made `record`: its ETag, generation, metageneration, hashes and stored length.
+    /// The headers of an answer that made `record`: its ETag, generation, metageneration, hashes and stored length
+    /// (and component count, for a composed object).
     static func written(_ record: ObjectRecord) -> HTTPHeaders {
-        var headers = HTTPHeaders(minimumCapacity: 6)
+        var headers = HTTPHeaders(minimumCapacity: 7)
         headers.add("ETag", etag(record))
         headers.add("X-Goog-Generation", String(record.generation))
         headers.add("X-Goog-Metageneration", String(record.metageneration))
         headers.add("X-Goog-Hash", DownloadHeaders.hash(record.blob))
         headers.add("X-Goog-Stored-Content-Length", String(record.size))
         headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
+        if let count = record.componentCount { headers.add("X-Goog-Component-Count", String(count)) }
         return headers
     }
 }

@@ -17,6 +17,15 @@ extension XMLRoutes {
                 return record
             }
             if response.status == 200 || response.status == 206 { overrides.apply(to: &response.headers) }
+            if response.status == 416 {
+                // GCS's XML API explains a refused range in its error shape; `Content-Range: bytes */N` stays.
+                let range = context.headers["Range"].map { String($0.prefix(100)) } ?? ""
+                return Reply.xmlError(
+                    StorageError(
+                        .rangeNotSatisfiable,
+                        "The requested range \(range) cannot be satisfied for \(bucket)/\(name)."),
+                    headers: response.headers)
+            }
             return response
         }
     }

@@ -12,10 +12,7 @@ extension XMLRoutes {
             return .respond(Reply.xmlError(error, code: XMLErrorCode.invalidDigest))
         }
         do {
-            let fields = try service.newObjectFields(
-                try XMLObjectHeaders.changes(context.headers), fallbackContentType: nil, bucket, name,
-                predefinedACL: try XMLObjectHeaders.predefinedACL(context.headers), principal: context.principal,
-                time: context.time)
+            let fields = try XMLObjectHeaders.fields(context, service: service, bucket: bucket, name: name)
             let conditions = try XMLObjectHeaders.conditions(context.headers)
             if let declared = context.declaredBodyLength { try service.checkObjectSize(declared, "\(bucket)/\(name)") }
             let ingest = try BlobIngest(service: service, time: context.time)

@@ -8,16 +8,21 @@ import SiloWire
 struct XMLRoutes {
     let service: ObjectService
     let download: DownloadResponder
+    let uploads: XMLUploadRoutes
 
     /// `/{bucket}`: object listing, bucket existence, creation and deletion, POST policy form uploads.
     func bucket(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+        if context.query.contains("uploads") {
+            if let missing = missingBucket(bucket) { return .respond(missing) }
+            return uploads.bucketUploads(context, bucket)
+        }
         switch context.method {
         case "GET": return .respond(list(context, bucket))
         case "HEAD": return .respond(run(bucket) { Reply.empty(200) })
         case "PUT": return createBucket(context, bucket)
         case "DELETE": return .respond(deleteBucket(context, bucket))
         case "POST": return postPolicyUpload(context, bucket)
-        default: return .respond(Self.methodNotAllowed(context))
+        default: return .respond(Self.methodNotAllowed(context, allowed: "GET, HEAD, PUT, DELETE, POST"))
         }
     }
 
@@ -36,25 +41,28 @@ struct XMLRoutes {
             if let source = context.headers["x-goog-copy-source"] { return copy(context, bucket, name, source: source) }
             return upload(context, bucket, name)
         case "DELETE": return .respond(delete(context, bucket, name))
-        default: return .respond(Self.methodNotAllowed(context))
+        default: return .respond(Self.methodNotAllowed(context, allowed: "GET, HEAD, PUT, DELETE, POST"))
         }
     }
 
     // MARK: Hooks for the uploads other parts of issue 15 serve
 
-    /// XML multipart uploads: `POST ?uploads`, `PUT ?partNumber=&uploadId=`, `GET`/`POST`/`DELETE ?uploadId=`.
+    /// XML multipart uploads: `POST ?uploads`, `PUT ?partNumber=&uploadId=`, `GET`/`POST`/`DELETE ?uploadId=`
+    /// (docs/xml-multipart.md).
     func multipartUpload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        .respond(Reply.xmlError(StorageError(.unimplemented, "XML multipart uploads are not implemented yet")))
+        if let missing = missingBucket(bucket) { return .respond(missing) }
+        return uploads.multipart(context, bucket, name)
     }
 
-    /// XML resumable uploads: `POST` with `x-goog-resumable: start`, then `PUT ?upload_id=`.
+    /// XML resumable uploads: `POST` with `x-goog-resumable: start`, then `PUT ?upload_id=` (docs/xml-multipart.md).
     func resumableUpload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        .respond(Reply.xmlError(StorageError(.unimplemented, "XML resumable uploads are not implemented yet")))
+        if let missing = missingBucket(bucket) { return .respond(missing) }
+        return uploads.resumable(context, bucket, name)
     }
 
     /// `POST /{bucket}`: HTML form uploads with a signed policy.
     func postPolicyUpload(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
-        .respond(Reply.xmlError(StorageError(.unimplemented, "POST policy uploads are not implemented yet")))
+        PostPolicyUpload(service: service).handle(context, bucket)
     }
 
     // MARK: Buckets
@@ -108,9 +116,10 @@ struct XMLRoutes {
         }
     }
 
-    private static func methodNotAllowed(_ context: RequestContext) -> HTTPResponse {
+    /// 405 with the `Allow` header RFC 9110 §15.5.6 asks for.
+    static func methodNotAllowed(_ context: RequestContext, allowed: String) -> HTTPResponse {
         Reply.xmlError(
-            StorageError(.invalidArgument, "\(context.method.prefix(20)) is not supported here"),
-            code: XMLErrorCode.methodNotAllowed)
+            StorageError(.methodNotAllowed, "The specified method \(context.method.prefix(20)) is not allowed here"),
+            headers: ["Allow": allowed])
     }
 }

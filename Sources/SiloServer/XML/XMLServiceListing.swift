@@ -1,0 +1,36 @@
+import SiloCore
+import SiloHTTP
+
+extension XMLRoutes {
+    /// Whether a `GET /` (path style: no bucket in the Host) is the XML API's bucket listing rather than the emulator
+    /// probe. GCS's XML API lists a project's buckets when the request names the project in `x-goog-project-id`, as
+    /// gsutil's `ls` in XML mode always does; the probe (firebase-tools, health checks) never sends that header, so
+    /// the header alone tells them apart and the probe answers as before.
+    static func listsBuckets(_ head: HTTPRequestHead) -> Bool {
+        (head.method == "GET" || head.method == "HEAD") && head.headers["x-goog-project-id"] != nil
+    }
+
+    /// `GET /` with `x-goog-project-id`: `<ListAllMyBucketsResult>` of the buckets the JSON API lists (one server,
+    /// one project, so the project named is not checked against anything).
+    func buckets(_ context: RequestContext) -> HTTPResponse {
+        do {
+            let records = try GCSBucketRoutes(service: service).listed()
+            var xml = XMLWriter()
+            xml.element("ListAllMyBucketsResult", attributes: ["xmlns": "http://doc.s3.amazonaws.com/2006-03-01"]) {
+                xml in
+                xml.element("Owner") { $0.element("ID", "project-owners-\(ObjectResource.projectNumber)") }
+                xml.element("Buckets") { xml in
+                    for record in records {
+                        xml.element("Bucket") { xml in
+                            xml.element("Name", record.name.rawValue)
+                            xml.element("CreationDate", record.timeCreated.rfc3339)
+                        }
+                    }
+                }
+            }
+            return Reply.xml(200, xml.text)
+        } catch {
+            return Reply.xmlError(error)
+        }
+    }
+}
