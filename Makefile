@@ -28,6 +28,9 @@ test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients
 	multinode pairs
 
 unit: deps
+	# Every import of one of the package's modules is a dependency Package.swift declares (SwiftPM would also let
+	# through a module that merely happens to be built first).
+	SWIFT=$(SWIFT) python3 scripts/check-imports.py
 	$(SWIFT) build --build-tests
 	# A bound on the whole run: a hang fails fast instead of eating CI's 90 minutes.
 	timeout -k 30 1500 $(SWIFT) test --skip-build --parallel

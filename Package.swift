@@ -2,10 +2,12 @@
 import Foundation
 import PackageDescription
 
-// Settings applied to every Swift target in one loop at the bottom (house style rule 9).
+// Settings applied to every Swift target in one loop at the bottom, so no target is left out.
 var swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // A bare `import` is internal: a module's dependencies become part of its API only through `public import`.
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 // Aggressive cross-module optimization, for the `silo` binary this repository builds (`make release` sets
@@ -65,7 +67,7 @@ let package = Package(
         .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
         // Backends.
-        // SiloWire for its JSON parser/writer: object rows hold small JSON values (see FieldJSON.swift).
+        // SiloWire for its JSON parser/writer: object rows hold small JSON values (see StoredFieldJSON.swift).
         .target(name: "SiloSQLite", dependencies: ["SiloCore", "SiloWire", "CSQLite3"]),
         .target(
             name: "SiloDisk",
@@ -81,7 +83,9 @@ let package = Package(
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
-        // Protocols: routes and semantics, no backend.
+        // Protocols: routes and semantics, no backend. SiloAuth for the service accounts, signed URLs, HMAC keys and
+        // token endpoint the server checks and issues; which verifier turns headers into principals is still the
+        // caller's choice (`credentials:`).
         .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
 
         // The only composition root.
@@ -105,13 +109,23 @@ let package = Package(
         // The command line's parser and client commands, on the SDK; `serve` itself stays in SiloMain.
         .target(name: "SiloCLI", dependencies: ["SiloStorage", "SiloWire", "SiloRules", "SiloAuth"]),
 
+        // A live test server on the stores its caller passes, and a raw HTTP client; it chooses no backend.
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
+        ),
+        // The stores this repository's suites run their test servers on (`make pairs` switches them); test support,
+        // in no product.
+        .target(
+            name: "SiloTestStores",
+            dependencies: [
+                "SiloTesting", "SiloServer", "SiloCore", "SiloAuth", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+            ],
+            path: "Tests/SiloTestStores"
         ),
 
         // Benchmark client for bench/sdk-download.sh; not part of any test run.
@@ -127,7 +141,8 @@ let package = Package(
         .testTarget(
             name: "SiloRulesTests",
             dependencies: [
-                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloAuth", "SiloHashing", "SiloHTTP", "SiloServer",
+                "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloTestStores", "SiloAuth", "SiloHashing",
+                "SiloHTTP", "SiloServer",
             ]
         ),
         .testTarget(
@@ -148,21 +163,22 @@ let package = Package(
         .testTarget(
             name: "SiloServerTests",
             dependencies: [
-                "SiloServer", "SiloTesting", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloDisk",
-                "SiloSQLite",
-                "SiloPostgres", "SiloAuth",
+                "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
+                "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth",
             ]
         ),
-        .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting"]),
+        .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting", "SiloTestStores"]),
         .testTarget(
             name: "SiloCLITests",
-            dependencies: ["SiloCLI", "SiloTesting", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP"],
+            dependencies: [
+                "SiloCLI", "SiloTesting", "SiloTestStores", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP",
+            ],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "SiloStorageTests",
             // SiloRules: FirebaseIntegrationTests load the rules of Firebase's own test project into the server.
-            dependencies: ["SiloStorage", "SiloTesting", "SiloWire", "SiloCore", "SiloRules"],
+            dependencies: ["SiloStorage", "SiloTesting", "SiloTestStores", "SiloWire", "SiloCore", "SiloRules"],
             exclude: ["README.md"]
         ),
     ]

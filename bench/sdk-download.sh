@@ -3,7 +3,7 @@
 # object served by `silo serve` (release build, port 0, temporary data dir) on loopback. Three alternating rounds
 # per client; each figure is the median. Clients: curl, the SDK on its libcurl transport (the Linux default) and
 # the SDK on URLSession, each SDK run a fresh SiloBenchSDK process so its peak RSS (VmHWM) belongs to that one
-# download. Goal (issue 3): libcurl transport >= 0.9x curl, peak RSS flat in object size.
+# download. Goal: libcurl transport >= 0.9x curl, peak RSS flat in object size.
 # Writes bench/results/sdk-download.md. Stops what it starts. Usage: bench/sdk-download.sh [ROUNDS]
 set -euo pipefail
 # The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Memory under mixed load with metadata churn (issue 12): runs `silo serve` on 127.0.0.1 with its own data
+"""Memory under mixed load with metadata churn: runs `silo serve` on 127.0.0.1 with its own data
 directory, drives a bounded mix of uploads, metadata PATCHes that rewrite up to ~8 KiB of custom metadata on a
 rotating set of objects, metadata and media GETs, listings and deletes, and samples the server's RSS (VmRSS from
 /proc) throughout. Prints RSS before the load (after a warm-up), at each sample, and at the end, plus requests by

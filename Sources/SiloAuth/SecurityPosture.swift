@@ -1,4 +1,4 @@
-/// What `silo serve` allows and how it treats tokens, decided from its flags (issue 4, "Safe defaults").
+/// What `silo serve` allows and how it treats tokens, decided from its flags (the README's "Safe defaults").
 ///
 /// Pure, so every combination is testable without starting a server. The rules:
 /// - loopback without `--rules`: allow everything and accept emulator tokens, as the Firebase emulator does;

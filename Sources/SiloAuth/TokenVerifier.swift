@@ -67,7 +67,7 @@ public struct TokenVerifier: Sendable {
         do {
             token = try verify(token: credential, at: now)
         } catch  where configuration.emulator && error.code == .malformedToken {
-            // The emulator maps undecodable tokens to an anonymous request (security-rules spec §10.1).
+            // The emulator maps undecodable tokens to an anonymous request.
             return nil
         }
         return Principal(

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The `silo` command line. `main` parses, validates and runs one command and returns its exit status; it never
 /// exits the process and never prints a stack trace, so tests call it in-process.

@@ -1,6 +1,7 @@
 internal import CCurl
 
-// libcurl's callbacks: free functions (no captures, no actor isolation — see stack-notes §2 pitfall 1).
+// libcurl's callbacks: free functions, with no captures and no actor isolation (a capturing closure cannot be a C
+// function pointer, and an isolated one would trap when libcurl calls it on its own thread).
 //
 // Ownership rule for every `userdata` / `clientp` below: it is `Unmanaged.passUnretained` of the transfer's
 // `CurlTransferContext`, which `CurlTransfer.run` keeps alive (withExtendedLifetime) across the one

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One request header, kept in order (names may repeat).
 public struct CurlHeader: Sendable, Equatable {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Darwin)
-import Darwin
+public import Darwin
 #endif
 #if canImport(CFileSync)
 internal import CFileSync

@@ -158,7 +158,7 @@ final class EventLoop {
                 continue
             }
             // At the limit, a keep-alive connection that is only waiting gives way to one that wants to talk, so
-            // idle sockets cannot shut everyone else out (issue 12 §4).
+            // idle sockets cannot shut everyone else out.
             if state.connections.load(ordering: .relaxed) >= state.configuration.connectionLimit && !evictIdle() {
                 state.release(peer)
                 _ = close(fd)

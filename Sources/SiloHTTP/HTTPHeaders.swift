@@ -71,7 +71,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Whether a field may go on the wire: a token for a name and a value without CR, LF, NUL or other controls
-    /// (RFC 9110 §5). Values are checked where they enter (issue 12); this is the transports' second wall, so no
+    /// (RFC 9110 §5). Values are checked where they enter; this is the transports' second wall, so no
     /// stored value can ever split a response.
     public static func isSendable(_ field: (name: String, value: String)) -> Bool {
         !field.name.isEmpty && field.name.utf8.allSatisfy(isTokenByte) && FieldText.isValid(field.value)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Darwin)
-import Darwin
+public import Darwin
 #endif
 
 /// A numeric IPv4 or IPv6 address and port as `bind` and `connect` take it. Names are not resolved: the server

@@ -204,8 +204,10 @@ struct ServeCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
         let maintenance = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "silo.maintenance"))
-        maintenance.schedule(deadline: .now() + 300, repeating: 300)
-        maintenance.setEventHandler { _ = app.collectGarbage(graceSeconds: 24 * 3600) }
+        let interval = max(1, app.configuration.maintenanceIntervalSeconds)
+        let grace = max(0, app.configuration.garbageGraceSeconds)
+        maintenance.schedule(deadline: .now() + interval, repeating: interval)
+        maintenance.setEventHandler { _ = app.collectGarbage(graceSeconds: grace) }
         maintenance.resume()
         let reloads = DispatchQueue(label: "silo.reload")
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloads)

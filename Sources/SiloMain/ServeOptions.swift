@@ -37,7 +37,7 @@ struct ServeOptions {
     /// Host suffixes of the XML API's virtual-host style (`{bucket}.{suffix}`), empty for `none`; nil: the
     /// server's defaults.
     var virtualHostSuffixes: [String]?
-    /// Limits (issue 12); each is a `silo serve` flag with the default documented in the README.
+    /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
 
     struct Limits {

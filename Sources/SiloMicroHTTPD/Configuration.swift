@@ -8,7 +8,7 @@ extension MicroHTTPDServer {
         /// Handlers block on disk and SQLite on these threads, so size the pool for blocking work, not for cores.
         public var threadPoolSize: Int = 8
         /// Per-connection memory pool. It also bounds upload chunks (about half of it arrives per call) and
-        /// MHD clears it per request, so bigger costs every small request (stack-notes 1.2): keep 64 KiB.
+        /// MHD clears it per request, so bigger costs every small request: keep 64 KiB.
         public var connectionMemoryLimit: Int = 64 * 1024
         /// Simultaneous connections; more are refused at accept.
         public var connectionLimit: Int = 1024

@@ -1,6 +1,6 @@
 internal import CMicroHTTPD
-import SiloCore
-import SiloHTTP
+public import SiloCore
+public import SiloHTTP
 import Synchronization
 
 #if canImport(Glibc)

@@ -4,7 +4,7 @@ import SiloHTTP
 import Synchronization
 
 // The libmicrohttpd request callbacks. They are free functions in a file other than main.swift: a closure written
-// in top-level code would be inferred @MainActor and trap when an MHD thread calls it (stack-notes 2, pitfall 1).
+// in top-level code would be inferred @MainActor and trap when an MHD thread calls it.
 
 /// URI log callback: runs once per request, before MHD splits or decodes the target. Its return value becomes
 /// the request's initial `*con_cls`.

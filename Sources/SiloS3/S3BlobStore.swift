@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SiloCore
 import SiloCurl
 import SiloHashing
@@ -28,7 +28,7 @@ import SiloWire
 /// - A reader lists the segments once at open, then serves `read(into:at:)` with ranged GETs of a read-ahead window
 ///   that starts at 256 KiB and doubles on sequential access up to 4 MiB.
 ///
-/// Not relied upon, per the S3 quirks of the stores we run (see backends.md): the ETag of a completed multipart
+/// Not relied upon, because S3-compatible stores differ on them: the ETag of a completed multipart
 /// upload (never read), `If-None-Match: *` (never sent). Batch deletes carry `Content-MD5`.
 ///
 /// Caveats: a multipart upload abandoned by a crash stays in the bucket until the bucket's

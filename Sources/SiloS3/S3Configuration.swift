@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SiloS3Signer
 
 extension S3BlobStore {

@@ -3,7 +3,7 @@ internal import SiloCore
 
 /// One `sqlite3*` handle, closed in deinit, with a cache of prepared statements.
 ///
-/// Not Sendable: the store confines each connection to one thread at a time (the writer behind a Mutex, readers
+/// Not Sendable: the store confines each connection to one thread at a time (the writer behind a lock, readers
 /// checked out of a pool). Opened in multi-thread mode (NOMUTEX) because of that confinement.
 final class Connection {
     private var handle: OpaquePointer?

@@ -65,13 +65,13 @@ enum Migrations {
         ) WITHOUT ROWID;
         INSERT INTO counters(name, value) VALUES ('last_generation', 0);
         """,
-        // 2: per-caller upload quotas (issue 12): who a session counts against, and how many bytes it holds.
+        // 2: per-caller upload quotas: who a session counts against, and how many bytes it holds.
         """
         ALTER TABLE sessions ADD COLUMN caller TEXT;
         ALTER TABLE sessions ADD COLUMN received INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX sessions_caller ON sessions(caller, updated) WHERE state = 'active';
         """,
-        // 3: the whole GCS bucket resource (issue 13) and the bucket's generation.
+        // 3: the whole GCS bucket resource and the bucket's generation.
         """
         ALTER TABLE buckets ADD COLUMN resource TEXT NOT NULL DEFAULT '{}';
         ALTER TABLE buckets ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
@@ -81,7 +81,7 @@ enum Migrations {
         """
         ALTER TABLE objects ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
         """,
-        // 5: soft-deleted versions (GCS soft delete, issue 13): an object row as it was, with when it was deleted
+        // 5: soft-deleted versions (GCS soft delete): an object row as it was, with when it was deleted
         // and when it goes for good. Its blob is referenced until then.
         """
         CREATE TABLE soft_deleted_objects (

@@ -1,5 +1,4 @@
 internal import SiloCore
-import Synchronization
 
 /// Idle reader connections. WAL lets them read beside the writer, so lookups and listings never wait for writes.
 final class ReaderPool: Sendable {
@@ -46,11 +45,10 @@ final class ReaderPool: Sendable {
     var idleCount: Int { state.withLock { $0.idle.count } }
 }
 
-/// A connection that crosses threads only through a lock hand-off.
+/// A reader connection that crosses threads only through the pool.
 ///
-/// `@unchecked Sendable` is safe because every use of `connection` happens either inside the writer's
-/// `Mutex.withLock` or between a pool checkout and checkin, and both hand-offs go through a mutex, which orders
-/// them: no two threads ever touch the connection at once.
+/// `@unchecked Sendable` is safe because every use of `connection` happens between a pool checkout and checkin,
+/// and both go through the pool's lock, which orders them: no two threads ever touch the connection at once.
 final class ConfinedConnection: @unchecked Sendable {
     let connection: Connection
     init(_ connection: Connection) { self.connection = connection }

@@ -1,11 +1,14 @@
 public import SiloCore
 internal import SiloWire
-import Synchronization
 
 /// A ``MetadataStore`` in one SQLite file (`<data>/metadata.sqlite`), in WAL mode.
 ///
-/// One writer connection behind a Mutex runs every write as one `BEGIN IMMEDIATE` transaction, so preconditions
+/// One writer connection behind a lock runs every write as one `BEGIN IMMEDIATE` transaction, so preconditions
 /// and generation assignment see a stable state; a pool of reader connections serves lookups and listings beside it.
+///
+/// The writer's lock is a ``BlockingMutex``: it is held across a whole transaction, WAL fsync included, so a writer
+/// waiting for it should sleep, not spin (`Synchronization.Mutex` spins first, and waiters spinning through another
+/// thread's fsync burn the cores that thread needs; docs/architecture-notes.md has the measurement).
 public final class SQLiteMetadataStore: MetadataStore {
     public struct Configuration: Sendable {
         /// SQLite's durability level. FULL fsyncs the WAL at every commit, so an acknowledged write survives power
@@ -33,16 +36,15 @@ public final class SQLiteMetadataStore: MetadataStore {
         public init() {}
     }
 
-    private struct Writer: Sendable {
-        let confined: ConfinedConnection
-        var connection: Connection { confined.connection }
+    private struct Writer {
+        let connection: Connection
         /// The highest generation assigned so far; the next is `max(now, lastGeneration + 1)`.
         var lastGeneration: Int64
     }
 
     public let path: String
     private let configuration: Configuration
-    private let writer: Mutex<Writer>
+    private let writer: BlockingMutex<Writer>
     private let readers: ReaderPool
     /// Released (closed) with the store.
     private let processLock: ProcessLock?
@@ -68,7 +70,7 @@ public final class SQLiteMetadataStore: MetadataStore {
                 "SELECT max((SELECT value FROM counters WHERE name = 'last_generation'), "
                     + "coalesce((SELECT max(generation) FROM objects), 0))"
             ) { $0.int64(0) } ?? 0
-        writer = Mutex(Writer(confined: ConfinedConnection(connection), lastGeneration: lastGeneration))
+        writer = BlockingMutex(Writer(connection: connection, lastGeneration: lastGeneration))
         let busyTimeout = configuration.busyTimeoutMilliseconds
         let trace = configuration.trace
         readers = ReaderPool(maxIdle: configuration.maxIdleReaders) {
@@ -95,7 +97,7 @@ public final class SQLiteMetadataStore: MetadataStore {
     }
 
     /// Runs `body` in one write transaction on the writer connection.
-    private func write<Result: Sendable>(_ body: (Connection, inout Int64) throws -> Result) throws -> Result {
+    private func write<Result>(_ body: (Connection, inout Int64) throws -> Result) throws -> Result {
         try writer.withLock { writer in
             var lastGeneration = writer.lastGeneration
             let result = try writer.connection.transaction { try body(writer.connection, &lastGeneration) }
@@ -277,8 +279,8 @@ public final class SQLiteMetadataStore: MetadataStore {
         return (result.stored, result.replaced)
     }
 
-    /// A named pair, because tuples cannot be returned through `Mutex.withLock`'s `sending` result.
-    private struct Inserted: Sendable {
+    /// What a write transaction that makes a version live returns: that version and the one it replaced.
+    private struct Inserted {
         var stored: ObjectRecord
         var replaced: ObjectRecord?
     }

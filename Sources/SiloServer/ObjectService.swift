@@ -101,7 +101,7 @@ final class ObjectService: Sendable {
         }
     }
 
-    /// Decides an upload before any of its bytes is stored (issue 12): `create` of `name` by `principal`, with the
+    /// Decides an upload before any of its bytes is stored: `create` of `name` by `principal`, with the
     /// metadata and the size the request declares. What only the bytes can tell (their checksums, a size nobody
     /// declared) is unknown, so a rule that depends on it does not deny here; ``commitUpload`` decides again with
     /// the real values. Also refuses a declared size over `maxObjectSize` with 413.
@@ -171,7 +171,7 @@ final class ObjectService: Sendable {
         return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
             try authorize(
                 AccessRequest(
-                    // An overwrite is a `create` with `resource` set (issue 4; the Firebase emulator does the same).
+                    // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
                     operation: .create, bucket: bucket, path: name.rawValue, principal: principal, resource: existing,
                     proposedFields: fields, proposedBlob: summary, time: time))
         } write: { pins in
@@ -179,7 +179,7 @@ final class ObjectService: Sendable {
         }
     }
 
-    /// Runs a rules-checked write so that the decision holds for the version it was made about (issue 12 §6):
+    /// Runs a rules-checked write so that the decision holds for the version it was made about:
     /// reads the live version, runs `check` on it (rules), checks the client's `conditions`, then runs `write`
     /// with those conditions plus the version's generation and metageneration pinned (generation 0: the object must
     /// still not exist). If another write got in between, the pinned precondition fails in the store's
@@ -230,7 +230,7 @@ final class ObjectService: Sendable {
     }
 
     /// What stops a write from replacing or deleting a version of `bucket` now: holds and object retention on the
-    /// version, and the bucket's retention policy (issue 13). Every API's replace and delete passes it to the store.
+    /// version, and the bucket's retention policy. Every API's replace and delete passes it to the store.
     func protection(_ bucket: BucketName, at time: Timestamp) throws -> Preconditions.Protection {
         Self.protection(try bucketResource(bucket), at: time)
     }

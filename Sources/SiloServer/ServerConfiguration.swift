@@ -7,7 +7,7 @@ public struct ServerConfiguration: Sendable {
     public var buckets: Set<BucketName>?
     /// Whether a v0 upload into a bucket that does not exist creates it, as the Firebase emulator does (`silo serve`
     /// turns it on in emulator mode; `--create-buckets-on-upload` decides). The GCS JSON API never does: it answers
-    /// 404 for a bucket that was never created, as GCS does (issue 13).
+    /// 404 for a bucket that was never created, as GCS does.
     public var createBucketsOnUpload = true
     /// Upload granularity advertised to resumable clients (GTM rounds chunk sizes to it).
     public var chunkGranularity = 262_144
@@ -31,9 +31,10 @@ public struct ServerConfiguration: Sendable {
     public var versionResponseCacheBytes = 8 << 20
     /// Upload sessions untouched for this long expire (GCS keeps them a week).
     public var sessionLifetimeSeconds: Int64 = 7 * 24 * 3600
-    /// A pending blob younger than this is never collected (longer than any single request can take).
+    /// A pending blob younger than this is never collected by the periodic pass (longer than any single request can
+    /// take); `silo serve` passes it to ``SiloServerApp/collectGarbage(graceSeconds:now:)``. At least 0.
     public var garbageGraceSeconds: Int64 = 24 * 3600
-    /// How often the background collector runs.
+    /// How often `silo serve` runs that pass (the first one this long after startup). At least 1.
     public var maintenanceIntervalSeconds: Double = 300
     /// Emulator mode: the GCS JSON API serves every caller as the admin, as the Firebase emulator does (its GCS
     /// clients cannot send `owner`). Off, the GCS JSON API needs admin credentials.

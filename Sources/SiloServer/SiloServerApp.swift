@@ -1,10 +1,9 @@
-public import SiloAuth
 public import SiloCore
 public import SiloHTTP
 import SiloWire
 import Synchronization
 
-/// The Silo HTTP application: routes requests to the v0 API (and later the GCS JSON API) over the given stores.
+/// The Silo HTTP application: routes requests to the v0 API, the GCS JSON API and the XML API over the given stores.
 /// It knows protocols only; the stores and the transport are chosen by the executable.
 public final class SiloServerApp: HTTPHandler {
     let service: ObjectService
@@ -18,10 +17,11 @@ public final class SiloServerApp: HTTPHandler {
     let batch: BatchRoutes
     let xml: XMLRoutes
 
+    /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows
+    /// no token format of its own).
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
-        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
-        logger: Logger
+        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger
     ) {
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
@@ -239,9 +239,12 @@ public final class SiloServerApp: HTTPHandler {
         Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
     }
 
+    /// What the app was built with (the executable reads the maintenance schedule from it).
+    public var configuration: ServerConfiguration { service.configuration }
+
     /// Runs one pass of background maintenance: lifecycle rules, soft-delete purges, expiry of stale sessions and
-    /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight),
-    /// all as of `now`.
+    /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight;
+    /// `configuration.garbageGraceSeconds` afterwards), all as of `now`.
     public func collectGarbage(graceSeconds: Int64, now: Timestamp = .now()) -> (sessions: Int, blobs: Int) {
         let lifecycle = lifecycleRan.withLock { last in
             guard last == .min || now.microseconds - last >= Self.lifecycleInterval else { return false }

@@ -1,10 +1,10 @@
 #if canImport(SiloCurl)
-import Foundation
+public import Foundation
 import SiloCurl
 import Synchronization
 
 /// The default transport on Linux: libcurl through `SiloCurl`, which moves bytes at curl's own speed with flat
-/// memory and stops a transfer reliably when asked (stack-notes §5), unlike FoundationNetworking's URLSession.
+/// memory and stops a transfer reliably when asked, unlike FoundationNetworking's URLSession.
 ///
 /// `timeout` is applied as URLSession applies `timeoutInterval`: to connecting and to any stretch with no
 /// bytes moving, not to the whole exchange. libcurl failures reach the SDK as `NSURLErrorDomain` errors, so

@@ -1,5 +1,5 @@
-import Dispatch
-import Foundation
+public import Dispatch
+public import Foundation
 import Synchronization
 
 /// The entry point, like Firebase's `Storage`. There is no FirebaseApp here: an instance is made from a bucket URL

@@ -1,9 +1,11 @@
 import Foundation
 import Synchronization
 
-/// A download to memory (`getData`) or to a file (`write(toFile:)`). Bytes are written as they arrive, under the
-/// task's lock, so a paused or cancelled worker can never write again. Pause stops the request; resume asks for
-/// `Range: bytes=<received>-` and appends (and starts over if the server answers 200 instead of 206).
+/// A download to memory (`getData`) or to a file (`write(toFile:)`). Bytes are written as they arrive, each write
+/// by the worker holding the partial file (``PartialFile``) and outside the task's lock; only bytes written while
+/// their worker is current count, so a paused or cancelled worker never adds to the result. Pause stops the
+/// request; resume asks for `Range: bytes=<received>-` and appends (and starts over if the server answers 200
+/// instead of 206).
 public final class StorageDownloadTask: StorageObservableTask, StorageTaskManagement, @unchecked Sendable {
     enum Destination: Sendable {
         case memory(maxSize: Int64)
@@ -24,7 +26,7 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
             partialFile = nil
         }
         super.init(reference: reference)
-        core.withLock { $0.partialFile = partialFile }
+        core.withLock { $0.partial.url = partialFile }
     }
 
     /// A URL without a scheme (`URL(string: "path/to/file")`) is taken as a path relative to the working directory.
@@ -60,7 +62,7 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
         while true {
             do {
                 try await attempt(w)
-                finishSuccess(w)
+                await finishSuccess(w)
                 return
             } catch {
                 if Task.isCancelled { return }
@@ -100,7 +102,7 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
             throw StorageError.unknown(
                 message: "File at URL: \(url.absoluteString) is not a file URL.", serverError: [:])
         }
-        let offset = try openOutput(w)
+        let offset = try await openOutput(w)
         // Paused after the last byte arrived but before success: there is nothing left to ask for (a `Range` at the
         // size would only get 416), so the resumed task succeeds without a request.
         if offset > 0, offset == core.withLock({ $0.total }) { return }
@@ -115,53 +117,137 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
     }
 
     /// Opens the partial file at the bytes already received (creating directories as needed); returns that count.
-    private func openOutput(_ w: Int) throws -> Int64 {
-        try core.withLock { core in
-            guard core.machine.isCurrent(w) else { throw CancellationError() }
-            guard let partialFile else { return Int64(core.data.count) }
-            try? core.file?.close()
+    private func openOutput(_ w: Int) async throws -> Int64 {
+        guard let partialFile else {
+            return try core.withLock { core in
+                guard core.machine.isCurrent(w) else { throw CancellationError() }
+                return Int64(core.data.count)
+            }
+        }
+        try await holdPartialFile(w)
+        var opened: FileHandle?
+        do {
+            let start = try core.withLock { core in
+                guard core.machine.isCurrent(w) else { throw CancellationError() }
+                defer { core.partial.handle = nil }
+                return Reopening(completed: core.completed, previous: core.partial.handle)
+            }
+            try? start.previous?.close()
             let fm = FileManager.default
             try fm.createDirectory(at: partialFile.deletingLastPathComponent(), withIntermediateDirectories: true)
             if !fm.fileExists(atPath: partialFile.path) { _ = fm.createFile(atPath: partialFile.path, contents: nil) }
             let handle = try FileHandle(forWritingTo: partialFile)
+            opened = handle
             // Truncate only when there is something to cut: on ext4, truncating a file (even an empty one) to 0
             // makes its close() write back all its data synchronously (auto_da_alloc), ~20% of a download's time.
-            if try handle.seekToEnd() != UInt64(core.completed) {
-                try handle.truncate(atOffset: UInt64(core.completed))
+            if try handle.seekToEnd() != UInt64(start.completed) {
+                try handle.truncate(atOffset: UInt64(start.completed))
             }
-            try handle.seek(toOffset: UInt64(core.completed))
-            core.file = handle
-            return core.completed
+            try handle.seek(toOffset: UInt64(start.completed))
+            releasePartialFile { $0.partial.handle = handle }
+            return start.completed
+        } catch {
+            try? opened?.close()
+            releasePartialFile()
+            throw error
         }
+    }
+
+    /// The byte count an open starts from, and the handle of the previous open (closed by the new one).
+    private struct Reopening: Sendable {
+        var completed: Int64
+        var previous: FileHandle?
+    }
+
+    /// Waits (suspended) until nobody else holds the partial file, then holds it for worker `w`. A stale worker is
+    /// refused before it queues; one that goes stale while it waits finds out once it holds the file.
+    private func holdPartialFile(_ w: Int) async throws {
+        let holding = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+            let now = core.withLock { core -> Bool? in
+                guard core.machine.isCurrent(w) else { return nil }
+                return core.partial.hold(orQueue: waiter)
+            }
+            switch now {
+            case nil: waiter.resume(returning: false)
+            case true?: waiter.resume(returning: true)
+            case false?: break  // `release` resumes it
+            }
+        }
+        guard holding else { throw CancellationError() }
+    }
+
+    /// Holds the partial file for current worker `w` without waiting (its own open already waited for every
+    /// earlier holder, and no stale worker takes the file while `w` is current), then runs `update` under the same
+    /// lock. Returns the open handle as it was before `update`.
+    private func holdPartialFileNow(_ w: Int, _ update: (inout Core) -> Void = { _ in }) throws -> FileHandle? {
+        try core.withLock { core in
+            guard core.machine.isCurrent(w) else { throw CancellationError() }
+            guard core.partial.hold() else {
+                throw StorageError.internalError(message: "The partial file of a download is in use twice")
+            }
+            let handle = core.partial.handle
+            update(&core)
+            return handle
+        }
+    }
+
+    /// Lets go of the partial file after `update` (under the lock): the next waiting open holds it, or, if the task
+    /// ended meanwhile, the file is removed.
+    private func releasePartialFile(_ update: (inout Core) -> Void = { _ in }) {
+        let release = core.withLock { core in
+            update(&core)
+            return core.partial.release()
+        }
+        release.perform()
     }
 
     /// Called by the receiver when the response head arrives: the server ignored our Range (200), so start over.
     func restartFromZero(_ w: Int) throws {
-        try core.withLock { core in
-            guard core.machine.isCurrent(w) else { throw CancellationError() }
+        guard partialFile != nil else {
+            try core.withLock { core in
+                guard core.machine.isCurrent(w) else { throw CancellationError() }
+                core.completed = 0
+                core.lastReported = -1
+                core.data = Data()
+            }
+            return
+        }
+        let handle = try holdPartialFileNow(w) { core in
             core.completed = 0
             core.lastReported = -1
-            core.data = Data()
-            try core.file?.truncate(atOffset: 0)
-            try core.file?.seek(toOffset: 0)
         }
+        defer { releasePartialFile() }
+        try handle?.truncate(atOffset: 0)
+        try handle?.seek(toOffset: 0)
     }
 
     /// Appends bytes from worker `w`; throws if `w` is stale or `maxSize` is exceeded (which stops the transfer).
     func append(_ chunk: Data, from w: Int) throws {
-        try core.withLock { core in
-            guard core.machine.isCurrent(w) else { throw CancellationError() }
-            if case .memory(let maxSize) = destination {
+        if case .memory(let maxSize) = destination {
+            try core.withLock { core in
+                guard core.machine.isCurrent(w) else { throw CancellationError() }
                 let received = core.completed + Int64(chunk.count)
                 if received > maxSize {
                     throw StorageError.downloadSizeExceeded(
                         total: core.total >= 0 ? core.total : received, maxSize: maxSize)
                 }
                 core.data.append(chunk)
-            } else {
-                try core.file?.write(contentsOf: chunk)
+                core.completed = received
             }
-            core.completed += Int64(chunk.count)
+        } else {
+            var beforeWrite: (@Sendable () -> Void)?
+            let handle = try holdPartialFileNow(w) { beforeWrite = $0.partial.beforeWrite }
+            do {
+                beforeWrite?()
+                try handle?.write(contentsOf: chunk)
+            } catch {
+                releasePartialFile()
+                throw error
+            }
+            // Paused during the write: the bytes stay uncounted, and the next open cuts them off.
+            releasePartialFile { core in
+                if core.machine.isCurrent(w) { core.completed += Int64(chunk.count) }
+            }
         }
         workerProgress(w, completed: core.withLock { $0.completed })
     }
@@ -174,30 +260,54 @@ public final class StorageDownloadTask: StorageObservableTask, StorageTaskManage
         workerProgress(w, completed: core.withLock { $0.completed }, total: total)
     }
 
-    /// Moves the partial file over the destination (replacing what was there) inside the success transition, so a
-    /// concurrent cancel either wins before the move or finds the task already succeeded.
-    private func finishSuccess(_ w: Int) {
-        transition { core in
-            guard core.machine.isCurrent(w) else { return .none }
-            if let partialFile, case .file(let url) = destination {
-                do {
-                    try core.file?.close()
-                    core.file = nil
-                    let target = StorageDownloadTask.fileURL(url)
-                    let fm = FileManager.default
-                    try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
-                    try fm.moveItem(at: partialFile, to: target)
-                    core.partialFile = nil
-                } catch {
-                    let storageError = StorageError.transport(
-                        error, bucket: reference.bucket, object: reference.fullPath)
-                    core.error = storageError
-                    return core.machine.failed(worker: w, code: storageError.code)
-                }
+    /// Moves the partial file over the destination (replacing what was there). The worker commits first, so a
+    /// pause or cancel that comes during the move is too late, as it would be after success.
+    private func finishSuccess(_ w: Int) async {
+        guard let partialFile, case .file(let url) = destination else {
+            transition { core in
+                guard core.machine.isCurrent(w) else { return .none }
+                if core.total < 0 { core.total = core.completed }
+                return core.machine.succeeded(worker: w)
             }
+            return
+        }
+        let handle: FileHandle?
+        do {
+            handle = try holdPartialFileNow(w) { core in
+                _ = core.machine.commit(worker: w)
+                core.partial.handle = nil
+            }
+        } catch is CancellationError {
+            return  // stale: the current worker or the end of the task decides the outcome
+        } catch {
+            fail(w, error)
+            return
+        }
+        do {
+            try handle?.close()
+            let target = StorageDownloadTask.fileURL(url)
+            let fm = FileManager.default
+            try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
+            try fm.moveItem(at: partialFile, to: target)
+        } catch {
+            releasePartialFile()
+            fail(w, error)
+            return
+        }
+        // Moved: there is nothing left to remove.
+        releasePartialFile { $0.partial.url = nil }
+        transition { core in
             if core.total < 0 { core.total = core.completed }
             return core.machine.succeeded(worker: w)
+        }
+    }
+
+    private func fail(_ w: Int, _ error: any Error) {
+        transition { core in
+            let storageError = StorageError.transport(error, bucket: reference.bucket, object: reference.fullPath)
+            core.error = storageError
+            return core.machine.failed(worker: w, code: storageError.code)
         }
     }
 }

@@ -4,7 +4,7 @@ extension StorageError {
     /// Firebase's placeholder object name for errors about a reference without an object.
     static let noObjectPlaceholder = "<object-entity-internal-error>"
 
-    /// Maps an HTTP status to Firebase's error, keyed on the status alone (swift-sdk-api §3.12). The payload is what
+    /// Maps an HTTP status to Firebase's error, keyed on the status alone. The payload is what
     /// Firebase builds from gtm-session-fetcher's error: the body as `data` (and as text in `ResponseBody`),
     /// `ResponseErrorDomain` `com.google.HTTPStatus`, `ResponseErrorCode` the status, `bucket`, `object`, and under
     /// `NSUnderlyingErrorKey` the HTTP error itself (that domain, the status as its code, the body as `data`).

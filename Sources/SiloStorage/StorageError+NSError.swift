@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Firebase hands out `NSError`s (domain `FIRStorageErrorDomain`) from task snapshots and completion handlers, and
 /// `StorageError`s from the async API; code written for it casts both ways. On Apple platforms the runtime bridges a

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Firebase's `StorageError`, with the same cases and payload labels, so `catch StorageError.objectNotFound(let
 /// object, _)` and `(error as NSError).code` both work. Unlike Firebase, the server-error payload is

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// An object's metadata, like Firebase's `StorageMetadata`. The six writable properties can be set by the caller;

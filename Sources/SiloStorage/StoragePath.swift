@@ -1,7 +1,7 @@
 internal import SiloCore
 
 /// A bucket and an object path, canonicalised. Pure string handling: Foundation's path helpers trap or do not
-/// normalise on Linux (swift-sdk-api §8). The root is the empty object path (Firebase sometimes uses nil and
+/// normalise on Linux. The root is the empty object path (Firebase sometimes uses nil and
 /// sometimes "", which makes equal-looking references unequal; see docs/compatibility.md).
 struct StoragePath: Hashable, Sendable {
     var bucket: String

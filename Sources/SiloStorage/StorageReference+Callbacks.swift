@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Completion-handler and `Result` forms of the request/response operations. Callbacks run on
 /// `storage.callbackQueue`. Closures are `@Sendable` because they cross to that queue.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 internal import SiloWire
 
 /// The request/response operations (everything but transfers), each implemented once as an async function that

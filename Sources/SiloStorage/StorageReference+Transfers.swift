@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Uploads and downloads. Each factory returns a task that has already started; completion handlers run on the

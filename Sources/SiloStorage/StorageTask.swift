@@ -42,8 +42,7 @@ public class StorageTask: @unchecked Sendable {
         var completion: (@Sendable (StorageTaskSnapshot) -> Void)?
         /// Download state: the bytes of `getData`, or the partial file of `write(toFile:)`.
         var data = Data()
-        var file: FileHandle?
-        var partialFile: URL?
+        var partial = PartialFile(url: nil)
     }
 
     let reference: StorageReference
@@ -71,44 +70,50 @@ public class StorageTask: @unchecked Sendable {
     /// `workerProgress` and `workerFinished` and must stop promptly when its Swift Task is cancelled.
     func runWorker(_ worker: Int) async {}
 
+    /// What a transition leaves to do once the lock is released: stop a worker, remove a partial file.
+    private struct Aftermath: Sendable {
+        var stop: Task<Void, Never>?
+        var removal: PartialFile.Removal?
+    }
+
     /// Applies a state-machine input and performs the resulting action. Events are queued on the callback queue while
-    /// the lock is held, so observers see them in the order the machine produced them.
+    /// the lock is held, so observers see them in the order the machine produced them; file I/O waits until the lock
+    /// is released.
     func transition(_ input: (inout Core) -> TransferStateMachine.Action) {
         let queue = reference.storage.callbackQueue
-        let stop: Task<Void, Never>? = core.withLock { core in
+        let aftermath: Aftermath = core.withLock { core in
             let action = input(&core)
             switch action {
             case .none:
-                return nil
+                return Aftermath()
             case .start(let w):
                 core.worker = startWorker(w)
-                return nil
+                return Aftermath()
             case .pause:
                 let old = core.worker
                 core.worker = nil
                 fire(.pause, in: &core, on: queue)
-                return old
+                return Aftermath(stop: old)
             case .resume(let w):
                 fire(.resume, in: &core, on: queue)
                 core.worker = startWorker(w)
-                return nil
+                return Aftermath()
             case .progress:
                 fire(.progress, in: &core, on: queue)
-                return nil
+                return Aftermath()
             case .succeed:
                 // 100 % is reported once: not again if the last `.progress` already said it.
                 if core.lastReported != core.completed { fire(.progress, in: &core, on: queue) }
-                finish(.success, in: &core, on: queue)
-                return nil
+                return Aftermath(removal: finish(.success, in: &core, on: queue))
             case .fail(let stopping, let finalProgress):
                 let old = stopping != nil ? core.worker : nil
                 core.worker = nil
                 if finalProgress { fire(.progress, in: &core, on: queue) }
-                finish(.failure, in: &core, on: queue)
-                return old
+                return Aftermath(stop: old, removal: finish(.failure, in: &core, on: queue))
             }
         }
-        stop?.cancel()
+        aftermath.stop?.cancel()
+        aftermath.removal?.perform()
     }
 
     private func startWorker(_ w: Int) -> Task<Void, Never> {
@@ -131,17 +136,17 @@ public class StorageTask: @unchecked Sendable {
         core.withLock { $0.removed.contains(handle) }
     }
 
-    private func finish(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue) {
+    /// Returns the partial file to remove once the lock is released (a succeeded download already moved it away).
+    private func finish(_ status: StorageTaskStatus, in core: inout Core, on queue: DispatchQueue)
+        -> PartialFile.Removal?
+    {
         fire(status, in: &core, on: queue)
         let snapshot = makeSnapshot(core, status: status)
         if let completion = core.completion { queue.async { completion(snapshot) } }
         core.completion = nil
         core.retired += core.observers.map { ($0.handle, $0.status) }
         core.observers.removeAll()
-        try? core.file?.close()
-        core.file = nil
-        if let partial = core.partialFile { try? FileManager.default.removeItem(at: partial) }
-        core.partialFile = nil
+        return core.partial.abandon()
     }
 
     // MARK: worker reports

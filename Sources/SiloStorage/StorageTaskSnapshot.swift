@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An immutable view of a task at the moment of an event.
 public final class StorageTaskSnapshot: Sendable, CustomStringConvertible {

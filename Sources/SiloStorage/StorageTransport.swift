@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// One HTTP request as the SDK hands it to a transport.
@@ -53,7 +53,7 @@ public protocol StorageResponseReceiver: Sendable {
     func receive(body chunk: Data) throws
 }
 
-/// The SDK's only way to the network (architecture rule 16). Implementations must honour Swift Task cancellation
+/// The SDK's only way to the network (tests plug in their own). Implementations must honour Swift Task cancellation
 /// promptly: throw `CancellationError` and deliver nothing more to the receiver once the calling task is
 /// cancelled, whether or not the underlying request actually stopped.
 public protocol StorageTransport: Sendable {

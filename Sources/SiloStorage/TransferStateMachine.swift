@@ -1,4 +1,4 @@
-/// The life of an upload or download task as a pure value (architecture rule 11): each input returns the one
+/// The life of an upload or download task as a pure value, testable without I/O: each input returns the one
 /// `Action` the owning task must perform. No I/O, no clock, no callbacks here.
 ///
 /// A "worker" is one attempt at moving bytes (a Swift Task). Each start or resume makes a new worker number; inputs
@@ -8,6 +8,9 @@ struct TransferStateMachine: Sendable, Equatable {
     enum State: Sendable, Equatable {
         case created
         case running(worker: Int)
+        /// Every byte is in and worker `worker` is putting the result in place (a download moves its file over the
+        /// destination): too late to pause or cancel, as after success.
+        case committing(worker: Int)
         case paused
         case succeeded
         case failed
@@ -45,14 +48,14 @@ struct TransferStateMachine: Sendable, Equatable {
     var status: StorageTaskStatus {
         switch state {
         case .created: .unknown
-        case .running: .resume
+        case .running, .committing: .resume
         case .paused: .pause
         case .succeeded: .success
         case .failed, .cancelled: .failure
         }
     }
 
-    func isCurrent(_ worker: Int) -> Bool { state == .running(worker: worker) }
+    func isCurrent(_ worker: Int) -> Bool { state == .running(worker: worker) || state == .committing(worker: worker) }
 
     private mutating func newWorker() -> Int {
         workers += 1
@@ -110,6 +113,13 @@ struct TransferStateMachine: Sendable, Equatable {
         isCurrent(worker) ? .progress : .none
     }
 
+    /// Worker `worker` starts putting the result in place; false if it is stale.
+    mutating func commit(worker: Int) -> Bool {
+        guard isCurrent(worker) else { return false }
+        state = .committing(worker: worker)
+        return true
+    }
+
     mutating func succeeded(worker: Int) -> Action {
         guard isCurrent(worker) else { return .none }
         state = .succeeded
@@ -128,7 +138,8 @@ struct TransferStateMachine: Sendable, Equatable {
     /// than cancellation.
     func replays(_ status: StorageTaskStatus) -> Bool {
         switch (state, status) {
-        case (.paused, .pause), (.running, .resume), (.running, .progress), (.succeeded, .success), (.failed, .failure):
+        case (.paused, .pause), (.running, .resume), (.running, .progress), (.committing, .resume),
+            (.committing, .progress), (.succeeded, .success), (.failed, .failure):
             true
         default:
             false

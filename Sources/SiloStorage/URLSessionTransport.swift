@@ -1,14 +1,14 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// The default transport: one `URLSession` with a delegate that streams each response to its receiver.
 ///
 /// FoundationNetworking on Linux sometimes ignores `cancel()` on fast transfers and keeps delivering data
-/// (stack-notes §5), so every exchange is finished from our side first: once it is cancelled or its receiver
+///, so every exchange is finished from our side first: once it is cancelled or its receiver
 /// throws, the caller is resumed at once and later callbacks for that task are dropped.
 public final class URLSessionStorageTransport: StorageTransport {
     private let session: URLSession

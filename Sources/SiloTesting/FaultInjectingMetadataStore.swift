@@ -22,7 +22,7 @@ public enum CallMoment: Sendable, Equatable {
     case after
 }
 
-/// Runs hooks around every store call and records the calls, for the fault-injection tests (issue 12): a hook can
+/// Runs hooks around every store call and records the calls, for the fault-injection tests: a hook can
 /// throw before a call (the store never sees it: ENOSPC, a refused connection), throw after it (the store did it
 /// but the caller hears of a failure: a commit whose answer a dropped PostgreSQL connection lost), or do something
 /// in between (a racing request). Thread-safe; hooks run on the calling thread.

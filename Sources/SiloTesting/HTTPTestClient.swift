@@ -1,4 +1,4 @@
-import SiloHTTP
+public import SiloHTTP
 
 #if canImport(Glibc)
 import Glibc

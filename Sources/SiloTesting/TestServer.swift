@@ -10,48 +10,35 @@ public import SiloServer
 import Glibc
 #endif
 
-/// A real Silo server for tests: the v0 application over real stores, bound to 127.0.0.1 port 0, on the default
-/// transport (epoll on Linux) or the one named by `SILO_HTTP_ENGINE` (`epoll` or `mhd`).
+/// A real Silo server for tests: the v0 application over the stores the test passes, bound to 127.0.0.1 port 0, on
+/// the default transport (epoll on Linux) or the one named by `SILO_HTTP_ENGINE` (`epoll` or `mhd`).
+///
+/// It chooses no stores: the caller builds them (the suites of this repository get theirs from `SiloTestStores`;
+/// `silo serve`'s are chosen by the executable alone).
 public final class TestServer {
-    public enum Backend: String, Sendable, CaseIterable {
-        /// SQLite + local disk in a temporary directory (what `silo serve` runs).
-        case embedded
-        /// The in-memory reference stores.
-        case memory
-    }
-
     public let app: SiloServerApp
     public let http: any HTTPServer
+    /// Where the stores keep their files, if they keep any (kept alive as long as the server, for restarts).
     public let directory: TemporaryDirectory?
     public let metadata: any MetadataStore
     public let blobs: any BlobStore
     public var port: Int { http.port }
 
+    /// - Parameter hooks: wrap both stores in ``FaultInjectingMetadataStore`` / ``FaultInjectingBlobStore``.
     public init(
-        backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
-        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
-        directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled,
-        blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil, testFaults: Bool = false,
-        engine: String? = nil, threads: Int = 4
+        metadata: any MetadataStore, blobs: any BlobStore, directory: TemporaryDirectory? = nil,
+        configuration: ServerConfiguration = ServerConfiguration(), policy: any AccessPolicy = AllowAllPolicy(),
+        credentials: any CredentialVerifier = TokenVerifier.emulator, hooks: StoreCallHooks? = nil,
+        logger: Logger = .disabled, testFaults: Bool = false, engine: String? = nil, threads: Int = 4
     ) throws {
-        var metadata: any MetadataStore
-        var blobs: any BlobStore
-        switch backend {
-        case .embedded:
-            let directory = try reuse ?? TemporaryDirectory()
-            self.directory = directory
-            metadata = try StorePair.metadata(directory)
-            blobs = try blobStore?(directory) ?? StorePair.blobs(directory)
-        case .memory:
-            directory = nil
-            metadata = InMemoryMetadataStore()
-            blobs = InMemoryBlobStore()
-        }
+        var metadata = metadata
+        var blobs = blobs
         if let hooks {
             // Outermost, so a hook sees each call exactly as the server makes it.
             metadata = FaultInjectingMetadataStore(metadata, hooks: hooks)
             blobs = FaultInjectingBlobStore(blobs, hooks: hooks)
         }
+        self.directory = directory
         self.metadata = metadata
         self.blobs = blobs
         app = SiloServerApp(

@@ -1,7 +1,7 @@
 public import SiloAuth
 public import SiloCore
 @_spi(Testing) import SiloHashing
-import SiloWire
+public import SiloWire
 
 /// A Google service account made up for a test: a fresh RSA key, its JSON key file, and what its clients do with
 /// it — sign token-request assertions, V4 signed URLs and POST policies — written out here from the protocol's

@@ -1,6 +1,6 @@
 public import SiloCore
 
-/// The Firebase Storage v0 metadata object (wire spec §4): numbers as strings, three-digit-millisecond UTC
+/// The Firebase Storage v0 metadata object: numbers as strings, three-digit-millisecond UTC
 /// timestamps, `contentEncoding` always present, absent fields omitted rather than null.
 public enum FirebaseMetadata {
     public static func json(_ record: ObjectRecord) -> JSONValue {

@@ -1,6 +1,6 @@
 public import SiloCore
 
-/// The GCS JSON API shapes (wire spec §6.5): `storage#object`, `storage#bucket`, lists and errors.
+/// The GCS JSON API shapes: `storage#object`, `storage#bucket`, lists and errors.
 public enum GCSJSON {
     /// `base` is `scheme://host` as the client addressed the server, so links work from where the client is.
     /// `extra`: what the server adds from the bucket (ACL, owner, retention expiry, soft-delete times).

@@ -8,7 +8,7 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 extension JSONValue {
     public static let maxDepth = 64
     /// Longest number token: no value Silo reads needs more, and a 300,000-digit "number" is an attack on whatever
-    /// converts it (issue 12's JSON bombs).
+    /// converts it (a JSON bomb).
     public static let maxNumberLength = 64
 
     public static func parse(_ bytes: some Collection<UInt8>) throws -> JSONValue {

@@ -62,7 +62,7 @@ public struct MetadataChanges: Sendable, Equatable {
             case nil: return .keep
             case .null?: return .remove
             case .string(let s)?:
-                // These fields become download headers: refused here, where they enter (issue 12).
+                // These fields become download headers: refused here, where they enter.
                 try FieldText.check(s, field: key)
                 return .set(s)
             default: throw StorageError(.invalidArgument, "metadata field \(key) must be a string or null")

@@ -1,6 +1,6 @@
 public import SiloCore
 
-/// The GCS-only keys of an object metadata body (issue 13): `storageClass`, `temporaryHold`, `eventBasedHold`,
+/// The GCS-only keys of an object metadata body: `storageClass`, `temporaryHold`, `eventBasedHold`,
 /// `retention`, `contexts` and `acl`, checked for shape where they enter; ``apply(to:replacing:now:)`` merges them
 /// (PATCH) or replaces them (PUT). What depends on the bucket (object retention enabled, UBLA, holds by default)
 /// is decided by the GCS API layer, which owns the bucket resource.

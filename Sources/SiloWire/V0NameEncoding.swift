@@ -1,4 +1,4 @@
-/// Percent-encoding of bucket and object names the way the Apple Firebase SDK puts them on the wire (wire spec §1.2):
+/// Percent-encoding of bucket and object names the way the Apple Firebase SDK puts them on the wire:
 /// unreserved characters plus `! $ ' ( ) * , = : @` stay raw, everything else (including `/`, space, `&`, `+`, `;`,
 /// `?`, `#`, `%`) is escaped; decode with SiloCore's `PercentCoding.decodePathComponent`. Shared by the SDK (which builds URLs) and by tests of the server (which must decode them).
 public enum V0NameEncoding {

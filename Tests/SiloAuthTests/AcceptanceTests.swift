@@ -75,7 +75,7 @@ import Testing
     }
 
     /// Rust's object_store (polars, obstore) sends `Authorization: Bearer ` when it has no credentials: anonymous,
-    /// outside emulator mode too (issue 15).
+    /// outside emulator mode too.
     @Test(arguments: ["Bearer", "Bearer ", "bearer \t ", "BEARER"])
     func bearerWithoutTokenIsAnonymous(header: String) throws {
         #expect(try Fixtures.fullVerifier().principal(authorizationHeader: header, at: Fixtures.now) == nil)

@@ -1,6 +1,7 @@
 import Foundation
 import SiloCLI
 import SiloCore
+import SiloTestStores
 import SiloTesting
 
 /// One in-process run of `silo`.

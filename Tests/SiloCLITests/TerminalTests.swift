@@ -1,4 +1,5 @@
 import Foundation
+import SiloTestStores
 import SiloTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import SiloCurl
+import SiloTestStores
 import SiloTesting
 import Synchronization
 import Testing

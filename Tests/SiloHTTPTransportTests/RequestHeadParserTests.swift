@@ -104,7 +104,7 @@ import Testing
         ("PUT / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 501),
         ("PUT / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", 501),
         ("PUT / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", 501),
-        // HTTP/1.0 has no transfer codings (issue 12 §7).
+        // HTTP/1.0 has no transfer codings.
         ("PUT / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
     ])
     func adversarialHeadsAreRefused(text: String, expected: Int) {

@@ -236,7 +236,7 @@ import Glibc
     }
 
     @Test(.enabled(if: Engine.epollAvailable)) func idleConnectionsGiveWayAtTheLimit() throws {
-        // Issue 12 §4: idle sockets held open cannot shut everyone else out.
+        // Idle sockets held open cannot shut everyone else out.
         try withServer(
             .epoll,
             configure: {

@@ -2,7 +2,7 @@ import SiloCore
 import SiloRules
 import Testing
 
-/// Expression-level behaviour: the conformance checklist of spec §11, operators, and §5.5 error absorption.
+/// Expression-level behaviour: the conformance checklist, operators, and error absorption.
 @Suite struct LanguageTests {
     @Test(
         "conformance checklist",
@@ -88,7 +88,7 @@ import Testing
         #expect(try !Fixture.holds(expression), "\(expression)")
     }
 
-    /// The truth tables of spec §5.5 with ⊥ = `1/0 == 0` and a non-bool (`1`) counting as ⊥.
+    /// The truth tables of `&&` and `||` with ⊥ = `1/0 == 0` and a non-bool (`1`) counting as ⊥.
     @Test func absorptionTables() throws {
         let t = "true"
         let f = "false"

@@ -2,7 +2,7 @@ import SiloCore
 import SiloRules
 import Testing
 
-/// Hostile rulesets and inputs: the process must neither crash nor hang, and a limit hit must deny (spec §5.6).
+/// Hostile rulesets and inputs: the process must neither crash nor hang, and a limit hit must deny.
 @Suite struct LimitsTests {
     static func rules(_ condition: String, functions: String = "") -> String {
         "rules_version = '2';\nservice firebase.storage {\n\(functions)\nmatch /b/{bucket}/o/{x} { allow read: if \(condition); } }"

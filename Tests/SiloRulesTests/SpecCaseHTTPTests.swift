@@ -4,13 +4,14 @@ import SiloHTTP
 @_spi(Testing) import SiloHashing
 import SiloRules
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Every spec §11 case again, through the real HTTP API of a live server: the rules are compiled from the same
-/// sources, each case's existing object is uploaded first (as the admin), and the case's operation is sent with
-/// a real token for the case's identity — RS256 signed, HS256 signed, and unsigned in emulator mode.
+/// Every reference case of ``SpecCaseTests`` again, through the real HTTP API of a live server: the rules are compiled
+/// from the same sources, each case's existing object is uploaded first (as the admin), and the case's operation is
+/// sent with a real token for the case's identity — RS256 signed, HS256 signed, and unsigned in emulator mode.
 @Suite struct SpecCaseHTTPTests {
     enum TokenKind: String, CaseIterable, Sendable { case rs256, hs256, emulator }
 

@@ -7,7 +7,8 @@ private let A = true
 private let D = false
 private let MiB: Int64 = 1_048_576
 
-/// Every test case of spec §11 through `RulesAccessPolicy.allows`.
+/// Every reference case (a ruleset of ``SpecRules``, a request, the expected decision) through
+/// `RulesAccessPolicy.allows`.
 ///
 /// The cases of one ruleset share one policy, as the requests of one server do, and each case asks twice: a
 /// decision the policy remembered by path (``PathDecisionCache``) must still be right for every other case on that

@@ -1,4 +1,4 @@
-/// The rulesets of spec §11, verbatim.
+/// The reference rulesets the engine's decisions are checked against, verbatim.
 enum SpecRules {
     static let r1Body = """
         service firebase.storage {

@@ -5,12 +5,13 @@ import SiloHTTP
 @_spi(Testing) import SiloHashing
 import SiloRules
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Synchronization
 import Testing
 
-/// Issue 12 §2, §5 and §6 through a live server with real rules: access is decided before the first byte is
+/// Write safety through a live server with real rules: access is decided before the first byte is
 /// stored; a finalize whose answer was lost and is retried keeps the object and its bytes; a rules decision holds
 /// for the version it was made about, even when another write races it.
 @Suite struct WriteSafetyTests {
@@ -30,7 +31,7 @@ import Testing
               allow create: if request.resource.md5Hash == '\(Base64.encode(MD5Hasher.digest(Array("hello".utf8))))'
                 && request.auth != null;
             }
-            // Overwrite only with identical content (issue 14): the rule compares the new bytes with the old.
+            // Overwrite only with identical content: the rule compares the new bytes with the old.
             match /same/{file} {
               allow read: if true;
               allow write: if resource == null || (request.resource.md5Hash == resource.md5Hash
@@ -118,7 +119,7 @@ import Testing
         return String(url[try #require(url.range(of: "/v0/")).lowerBound...])
     }
 
-    // MARK: §2 — decided before the first byte
+    // MARK: Decided before the first byte
 
     @Test("denied uploads store nothing: media, multipart and resumable start, anonymous or another user")
     func deniedBeforeFirstByte() throws {
@@ -292,7 +293,7 @@ import Testing
         #expect(elsewhere.status == 404)
     }
 
-    // MARK: §5 — a retried finalize
+    // MARK: A retried finalize
 
     @Test("a finalize whose commit answer was lost is retried: same object, bytes intact")
     func retriedFinalize() throws {
@@ -327,7 +328,7 @@ import Testing
         #expect(download.body == content)
     }
 
-    // MARK: §6 — rules decisions are pinned
+    // MARK: Rules decisions are pinned
 
     @Test("two racing creates cannot both pass a create-only rule")
     func createOnlyRace() throws {

@@ -1,12 +1,13 @@
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Synchronization
 import Testing
 
-/// Issue 12 §7 and §8 through a real socket: input that can mean two things is refused, Range numbers too large for
+/// Through a real socket: input that can mean two things is refused, Range numbers too large for
 /// 64 bits behave like any other number past the end, and a server-side failure is logged with its cause while
 /// the client gets a generic answer with a request id.
 @Suite struct AmbiguousInputTests {

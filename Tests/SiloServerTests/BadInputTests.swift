@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
@@ -10,7 +11,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 2 §7: bad input gets the right status and JSON, nothing half-written becomes visible, the server keeps
+/// Bad input gets the right status and JSON, nothing half-written becomes visible, the server keeps
 /// serving.
 @Suite struct BadInputTests {
     let server: TestServer

@@ -3,12 +3,13 @@ import SiloCore
 import SiloHTTP
 @_spi(Testing) import SiloHashing
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Synchronization
 import Testing
 
-/// Issue 12's fault matrix: every write path, with a fault injected at each of its store calls in turn (metadata
+/// The fault matrix: every write path, with a fault injected at each of its store calls in turn (metadata
 /// and blob stores alike, through ``StoreCallHooks``). After every fault: the answer is a clean 5xx (507 for a full
 /// disk) or, when the fault hit a best-effort step, a success; the target object is its old version or its new
 /// one, never something between; no acknowledged object is lost; every version's blob reads back with its

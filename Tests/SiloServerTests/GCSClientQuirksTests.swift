@@ -1,12 +1,13 @@
 import SiloCore
 import SiloHTTP
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
 @testable import SiloServer
 
-/// Issue 15 item 4: what the JSON API's clients send that a textbook reading of the API would refuse, each exactly
+/// What the JSON API's clients send that a textbook reading of the API would refuse, each exactly
 /// as the client frames it (docs/gcs-api.md, "Client quirks"), on a live socket.
 @Suite struct GCSClientQuirksTests {
     let server: TestServer

@@ -1,11 +1,12 @@
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 13 item 4: on a secured server the GCS API is admin-only, except reads GCS grants the public — an object
+/// On a secured server the GCS API is admin-only, except reads GCS grants the public — an object
 /// whose ACL names `allUsers`, a bucket whose IAM policy gives `allUsers` a viewer role. Uniform bucket-level
 /// access turns the ACL half off. Writes stay admin-only whatever the ACL says.
 @Suite struct GCSPublicAccessTests {

@@ -1,11 +1,12 @@
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 13: the GCS JSON API's object resource and listing as google-cloud-storage and gcsfs rely on them.
+/// The GCS JSON API's object resource and listing as google-cloud-storage and gcsfs rely on them.
 @Suite struct GCSResourceTests {
     let server: TestServer
     let client: HTTPTestClient
@@ -144,7 +145,7 @@ import Testing
     }
 }
 
-/// Issue 14 (firebase-tools' conformance tests, gcloud-aio-storage): a GCS resumable session `PUT` without
+/// As firebase-tools' conformance tests and gcloud-aio-storage send it: a GCS resumable session `PUT` without
 /// `Content-Range` carries the whole object and finalizes it, empty bodies included.
 @Suite struct GCSSingleRequestSessionTests {
     let server: TestServer

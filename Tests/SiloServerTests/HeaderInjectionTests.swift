@@ -1,11 +1,12 @@
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 12 §1: metadata that reaches download headers is refused with 400 when it carries CR, LF, NUL or another
+/// Metadata that reaches download headers is refused with 400 when it carries CR, LF, NUL or another
 /// control character, on every write path; and no stored value can split a download response.
 @Suite struct HeaderInjectionTests {
     let server: TestServer

@@ -1,11 +1,12 @@
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 13: a bucket's lifecycle rules, set through the GCS API on a live server and run by the maintenance pass
+/// A bucket's lifecycle rules, set through the GCS API on a live server and run by the maintenance pass
 /// at a later clock — every condition GCS defines, both actions, holds respected.
 @Suite struct LifecycleTests {
     let server: TestServer

@@ -1,6 +1,7 @@
 import Foundation
 import SiloCore
 import SiloHTTP
+import SiloTestStores
 import SiloTesting
 import Testing
 

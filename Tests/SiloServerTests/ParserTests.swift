@@ -53,7 +53,7 @@ import Testing
         }
     }
 
-    /// Issue 13: gcsfs frames with bare LF and a quoted boundary; GCS accepts it, and mixed line endings, a preamble
+    /// gcsfs frames with bare LF and a quoted boundary; GCS accepts it, and mixed line endings, a preamble
     /// and an epilogue, with or without a final line break. Media ending in CR or LF keep those bytes.
     @Test(arguments: ["\n", "\r\n"])
     func bareLineFeedsAndPreamblesParseAtEveryCut(eol: String) throws {
@@ -281,7 +281,7 @@ import Testing
     }
 }
 
-/// `matchGlob` as GCS documents it (issue 13: `**/` matches zero or more segments).
+/// `matchGlob` as GCS documents it (`**/` matches zero or more segments).
 @Suite struct GlobTests {
     @Test(
         arguments: [

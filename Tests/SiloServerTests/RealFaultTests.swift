@@ -5,6 +5,7 @@ import SiloHTTP
 @_spi(Testing) import SiloPostgres
 @_spi(Testing) import SiloSQLite
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import Synchronization
 import Testing
@@ -13,7 +14,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 12's faults as the stores themselves raise them, not through the protocol-level hooks of
+/// Faults as the stores themselves raise them, not through the protocol-level hooks of
 /// ``FaultMatrixTests``: ENOSPC, short writes and fsync failures from the disk store's syscall seam, SQLITE_FULL
 /// from a database that cannot grow, and PostgreSQL connections killed under the pool. Each is a clean answer
 /// (507 for a full disk or database), leaves the stores consistent, and the next request succeeds once it clears.

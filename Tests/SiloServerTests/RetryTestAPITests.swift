@@ -1,5 +1,6 @@
 import SiloCore
 import SiloHTTP
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing

@@ -57,9 +57,9 @@ extension HTTPTestClient {
 
 }
 
-/// Access decisions in the shape of the wire spec's test vectors: `public/**` for everyone, `testing/**` for
-/// signed-in users, and no empty uploads under `deny-empty/`. Stands in for a rules file until the rules engine lands;
-/// it tests where the server asks and with which identity, not the rules language.
+/// Access decisions for the server suites: `public/**` for everyone, `testing/**` for
+/// signed-in users, and no empty uploads under `deny-empty/`. A policy in Swift rather than a rules file: it tests
+/// where the server asks and with which identity, not the rules language.
 struct VectorPolicy: AccessPolicy {
     func allows(_ request: AccessRequest) -> Bool {
         if request.path.hasPrefix("public") { return true }

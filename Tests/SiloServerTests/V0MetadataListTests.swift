@@ -1,10 +1,11 @@
 import SiloCore
 import SiloHTTP
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Wire spec §8.3 (update, delete, list, tokens) and §8.4 (headers, auth, CORS).
+/// v0 update, delete, list and tokens; headers, auth and CORS.
 @Suite struct V0MetadataListTests {
     let server: TestServer
     let client: HTTPTestClient

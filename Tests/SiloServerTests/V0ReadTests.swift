@@ -1,11 +1,12 @@
 import SiloCore
 import SiloHTTP
 import SiloHashing
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Wire spec §8.1 (v0 reads) against a real server on a real socket.
+/// v0 reads against a real server on a real socket.
 @Suite struct V0ReadTests {
     let server: TestServer
     let client: HTTPTestClient

@@ -1,11 +1,12 @@
 import SiloCore
 import SiloHTTP
 import SiloHashing
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-/// Wire spec §8.2 (v0 uploads).
+/// v0 uploads.
 @Suite struct V0UploadTests {
     let server: TestServer
     let client: HTTPTestClient
@@ -163,7 +164,7 @@ import Testing
     @Test("8.2.18 a resumable upload started without identity is denied at start, before a session exists")
     func resumableDeniedWithoutIdentity() throws {
         // The identity of a session is its start request's (iOS sends Authorization only there), so a start the
-        // rules deny is refused at once (issue 12 §2) instead of taking bytes it can never commit.
+        // rules deny is refused at once instead of taking bytes it can never commit.
         let (r, url) = try start("testing/anon.png")
         #expect(r.status == 403)
         #expect(url.isEmpty)

@@ -3,6 +3,7 @@ import SiloCore
 import SiloHTTP
 import SiloHashing
 import SiloServer
+import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing

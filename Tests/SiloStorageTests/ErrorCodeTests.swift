@@ -1,4 +1,5 @@
 import Foundation
+import SiloTestStores
 import SiloTesting
 import Synchronization
 import Testing
@@ -8,7 +9,7 @@ import struct SiloCore.AccessRequest
 
 @testable import SiloStorage
 
-/// Every error code the SDK can produce: HTTP statuses through a stub transport (swift-sdk-api §2.9, §3.12), and the
+/// Every error code the SDK can produce: HTTP statuses through a stub transport, and the
 /// client-side codes through a live server. `retryLimitExceeded` is in RetryTests. Never produced, as in Firebase:
 /// `bucketNotFound`, `projectNotFound`, `nonMatchingChecksum`, `internalError` (only on an impossible nil/nil).
 /// A hung transfer fails the test after the time limit instead of hanging the run.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SiloStorage
 
-/// Errors and events exactly as FirebaseStorage hands them out (issue 14 items 2): NSErrors from snapshots and
+/// Errors and events exactly as FirebaseStorage hands them out: NSErrors from snapshots and
 /// completion handlers on every platform, StorageError from the async API, the HTTP error under
 /// `NSUnderlyingErrorKey`, no replayed start events, 100 % once, and a resume after the last byte without a request.
 @Suite(.timeLimit(.minutes(3))) struct FirebaseParityTests {

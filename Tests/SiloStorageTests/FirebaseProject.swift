@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloRules
 import SiloStorage
+import SiloTestStores
 import SiloTesting
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import SiloCore
 import SiloStorage
+import SiloTestStores
 import SiloTesting
 import Synchronization
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -113,6 +114,51 @@ import Testing
         let progress = statuses.all.filter { $0.0 == .progress }.map(\.1)
         #expect(progress == progress.sorted())
         #expect(statuses.all.contains { $0.0 == .pause } && statuses.all.contains { $0.0 == .resume })
+    }
+
+    /// The partial file's I/O runs outside the task's lock: while a worker is stuck inside a write, the task still
+    /// pauses and answers, and the write the pause overtook neither counts nor ends up in the file the resumed worker
+    /// completes.
+    @Test func aStuckFileWriteLeavesTheTaskFree() async throws {
+        let bytes = pattern(4 << 20)
+        let ref = root.child("public/stuck-write")
+        _ = try await ref.putDataAsync(bytes)
+        let target = temporaryFile("stuck-\(UUID().uuidString).bin")
+        defer { try? FileManager.default.removeItem(at: target) }
+
+        let task = StorageDownloadTask(reference: ref, destination: .file(target))
+        let inWrite = Mutex(false)
+        let proceed = DispatchSemaphore(value: 0)
+        task.core.withLock { core in
+            core.partial.beforeWrite = {
+                let first = inWrite.withLock { entered in
+                    defer { entered = true }
+                    return !entered
+                }
+                if first { proceed.wait() }
+            }
+        }
+        task.enqueue()
+        #expect(await eventually { inWrite.withLock { $0 } })
+        // Asked from another thread, so that a write under the lock fails this expectation instead of hanging here.
+        let answered = Mutex<StorageTaskStatus?>(nil)
+        Thread {
+            task.pause()
+            let status = task.snapshot.status
+            answered.withLock { $0 = status }
+        }.start()
+        #expect(await eventually { answered.withLock { $0 } == .pause })
+        proceed.signal()
+        #expect(task.snapshot.progress?.completedUnitCount == 0)
+        task.resume()
+        let done = await finish(task)
+        #expect(done.status == .success)
+        #expect(try Data(contentsOf: target) == bytes)
+        let downloads = live.recorder.requests.filter { $0.url.query == "alt=media" }
+        #expect(downloads.count == 2 && downloads.last?.headers["Range"] == nil)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path)
+                .allSatisfy { !$0.hasPrefix(".\(target.lastPathComponent)") })
     }
 
     @Test func chunkedUploadPausesAndResumesFromTheServerOffset() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SiloStorage
 
-/// Observer removal during real transfers, and replay/removal after completion (swift-sdk-api §3.8).
+/// Observer removal during real transfers, and replay/removal after completion.
 /// Removal from inside a handler runs on the callback queue while the transfer keeps queuing events; a removed
 /// handler must not see any of them.
 /// A hung transfer fails the test after the time limit instead of hanging the run.

@@ -1,4 +1,5 @@
 import Foundation
+import SiloTestStores
 import SiloTesting
 import Synchronization
 import Testing
@@ -30,7 +31,7 @@ final class FaultyLive {
     deinit { server.shutdown() }
 }
 
-/// Retries against a live server with synthetic failures injected in front of it (swift-sdk-api §3.11).
+/// Retries against a live server with synthetic failures injected in front of it.
 /// Only lower bounds on elapsed time are asserted: backoff is 1 s, 2 s, 4 s, … and `Retry-After` overrides it.
 /// A hung transfer fails the test after the time limit instead of hanging the run.
 @Suite(.timeLimit(.minutes(3))) struct RetryTests {

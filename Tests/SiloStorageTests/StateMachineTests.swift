@@ -45,6 +45,20 @@ import Testing
         #expect(m.succeeded(worker: 2) == .succeed)
     }
 
+    @Test func committingIsTooLateToPauseOrCancel() {
+        var m = M()
+        _ = m.enqueue()
+        let stale = m.commit(worker: 2)
+        #expect(!stale)
+        let current = m.commit(worker: 1)
+        #expect(current)
+        #expect(m.status == .resume && m.isCurrent(1) && !m.isTerminal)
+        #expect(m.replays(.progress))
+        #expect(m.pause() == .none)
+        #expect(m.cancel() == .none)
+        #expect(m.succeeded(worker: 1) == .succeed)
+    }
+
     @Test func cancelFromEveryLiveState() {
         var running = M()
         _ = running.enqueue()

@@ -148,7 +148,7 @@ import Testing
     }
 }
 
-/// Issue 12 §3: caches are bounded by bytes as well as entries, so big metadata cannot grow them without bound.
+/// Caches are bounded by bytes as well as entries, so big metadata cannot grow them without bound.
 @Suite struct CacheByteBoundTests {
     @Test func theRecordCacheStaysWithinItsBytes() throws {
         let inner = InMemoryMetadataStore()

@@ -4,7 +4,7 @@ import Testing
 @testable import SiloPostgres
 @testable import SiloSQLite
 
-/// Issue 12 §8: a store refusing the server itself (a read-only database file, a role without a grant) is a server
+/// A store refusing the server itself (a read-only database file, a role without a grant) is a server
 /// fault, 500 — never the 403 a caller would read as its own missing permission; a full disk is 507.
 @Suite struct ErrorMappingTests {
     @Test(

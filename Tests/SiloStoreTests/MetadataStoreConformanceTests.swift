@@ -881,7 +881,7 @@ import Testing
                 > stored.generation)
     }
 
-    // MARK: GCS object semantics (issue 13)
+    // MARK: GCS object semantics
 
     @Test(arguments: MetadataBackend.allCases)
     func moveRenamesInOneStepWithConditionsOnBothEnds(_ backend: MetadataBackend) throws {

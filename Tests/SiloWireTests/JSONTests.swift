@@ -85,7 +85,7 @@ import Testing
     }
 }
 
-/// Issue 12: JSON bombs are refused without costing more than a pass over the bytes.
+/// JSON bombs are refused without costing more than a pass over the bytes.
 @Suite struct JSONBombTests {
     @Test func duplicateKeysAreRefusedInSmallAndLargeObjects() throws {
         #expect(throws: JSONParseError.self) { _ = try JSONValue.parse(#"{"contentType":"a/b","contentType":"c/d"}"#) }

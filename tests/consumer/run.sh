@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An app that depends on SiloStorage the way apps do: by version, from a tagged git checkout (issue 14). Clones this
+# An app that depends on SiloStorage the way apps do: by version, from a tagged git checkout. Clones this
 # repository's HEAD, tags it with the CHANGELOG's latest version when the clone lacks that tag, writes a consumer
 # package depending on it `from:` that version, builds it (SwiftPM refuses unsafe build flags in such a
 # dependency), and runs its top-level seed code against a live `silo serve`.

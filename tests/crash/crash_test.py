@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Crash test for `silo serve` (issue 2, durability).
+"""Crash test for `silo serve`: durability across kill -9.
 
 Each round starts the server on a persistent data directory, runs concurrent uploads and overwrites (media,
 multipart and resumable) against a small set of names, kills the server with SIGKILL at a random moment, restarts

@@ -62,7 +62,7 @@ def test_gcsfs(silo, bucket):
 
 @pytest.mark.parametrize("size", [0, 1, 5 * 1024 * 1024 - 1, 5 * 1024 * 1024 + 1])
 def test_gcsfs_pipe_put_open(silo, bucket, size, tmp_path):
-    # Issue 13: gcsfs's simple upload frames multipart/related with bare LF and a quoted boundary.
+    # gcsfs's simple upload frames multipart/related with bare LF and a quoted boundary.
     from gcsfs.core import GCSFileSystem
     fs = GCSFileSystem(endpoint_url=silo, token="anon", project="demo")
     data = os.urandom(size)

@@ -257,7 +257,7 @@ def test_versions(client, bucket):
 
 
 def test_missing_bucket_is_404(client):
-    # Issue 13: GCS never creates a bucket on upload or list; neither does Silo's GCS API.
+    # GCS never creates a bucket on upload or list; neither does Silo's GCS API.
     missing = client.bucket("never-created-bucket")
     with pytest.raises(exceptions.NotFound):
         missing.blob("x").upload_from_string(b"x")

@@ -1,4 +1,4 @@
-"""The GCS object and bucket resource beyond bytes and basic metadata (issue 13), through google-cloud-storage as its
+"""The GCS object and bucket resource beyond bytes and basic metadata, through google-cloud-storage as its
 users call it: holds, retention (bucket and object), moveTo, ACLs, IAM, contexts with `filter=`, compose, storage
 class changes by rewrite, noncurrent-generation patches. Every check reads the answer back from a live server."""
 import datetime

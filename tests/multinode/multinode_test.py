@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two stateless `silo serve` nodes on one PostgreSQL (metadata) and one SeaweedFS (bytes), issue 8 item 6:
+"""Two stateless `silo serve` nodes on one PostgreSQL (metadata) and one SeaweedFS (bytes):
 
   * a write on node A is readable on node B at once (read-after-write);
   * a resumable upload started on A is finished on B;

@@ -1,4 +1,4 @@
-"""pyrebase4 and firebase-rest-api, the Python Firebase clients that speak the v0 REST API directly (issue 14): upload,
+"""pyrebase4 and firebase-rest-api, the Python Firebase clients that speak the v0 REST API directly: upload,
 download (with their quirk of sending the ID token as `token=`), download URLs and delete, as their users call them,
 against a live `silo serve` with Security Rules that require a signed-in user."""
 import base64

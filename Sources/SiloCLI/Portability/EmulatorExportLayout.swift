@@ -1,7 +1,7 @@
 import Foundation
 import SiloWire
 
-/// The Firebase emulator's export layout (wire spec §7.2):
+/// The Firebase emulator's export layout:
 ///
 /// ```
 /// DIR/firebase-export-metadata.json      {"version": …, "storage": {"version": …, "path": "storage_export"}}

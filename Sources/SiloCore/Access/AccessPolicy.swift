@@ -10,7 +10,7 @@ public struct Principal: Sendable, Equatable {
     public var claimsJSON: String
     /// Admin credentials bypass access rules (`owner` in emulator mode, admin keys otherwise).
     public var isAdmin: Bool
-    /// Whether the token's signature was checked. Until the auth issue lands nothing is verified.
+    /// Whether the token's signature was checked (false for emulator tokens and emulator-mode `owner`).
     public var verified: Bool
     /// Set when the caller is a registered Google service account (an access token from Silo's token endpoint, or
     /// a signed URL or POST policy signed with its key): bucket IAM policies and ACLs decide what it may do.
@@ -77,8 +77,8 @@ public struct AccessRequest: Sendable {
     /// Size and checksums of the bytes an upload would store (`request.resource.md5Hash` and `crc32c`).
     public var proposedBlob: BlobSummary?
     public var time: Timestamp
-    /// False when an upload is decided before its bytes arrive (issue 12: access is checked before the first byte
-    /// is stored). Then what only the bytes tell — checksums, and the size when none was declared — is unknown; a
+    /// False when an upload is decided before its bytes arrive (access is checked before the first byte is
+    /// stored). Then what only the bytes tell — checksums, and the size when none was declared — is unknown; a
     /// policy must not deny because of it (the upload is decided again, with the bytes, before it commits), but
     /// must deny whatever is denied whatever those values turn out to be.
     public var bytesKnown = true

@@ -1,5 +1,5 @@
 /// A thread-safe dictionary for values that never go stale (keyed by something immutable), bounded by entries and
-/// by bytes: at most `capacity` entries whose `cost` adds up to at most `maxBytes` (issue 12: a cache bounded by
+/// by bytes: at most `capacity` entries whose `cost` adds up to at most `maxBytes` (a cache bounded by
 /// count alone grew with whatever its entries held). When an insert would pass either bound it starts over:
 /// cheaper than tracking recency on every hit, and a hot entry is back after one miss. An entry costing more than
 /// a quarter of `maxBytes` is not kept. A capacity of 0 keeps nothing.

@@ -1,6 +1,6 @@
 /// Text that ends up in an HTTP response header: `contentType`, `contentDisposition`, `cacheControl`,
 /// `contentLanguage`, `contentEncoding`, custom metadata keys. A CR or LF there would let one user's metadata
-/// split the responses other users download (issue 12), so such text is refused where it enters.
+/// split the responses other users download, so such text is refused where it enters.
 public enum FieldText {
     /// Longest value accepted for one header-bound field (GCS documents no smaller bound; the whole response head
     /// must stay well under the transport's head limit).

@@ -10,7 +10,7 @@ public struct ObjectFields: Sendable, Equatable, Codable {
     public var customMetadata: [String: String]
     /// Download tokens, oldest first; the first one is what SDKs put in download URLs.
     public var downloadTokens: [String]
-    /// What only the GCS JSON API sets: storage class, holds, retention, contexts, ACL (issue 13).
+    /// What only the GCS JSON API sets: storage class, holds, retention, contexts, ACL.
     public var extras: ObjectExtras
 
     public init(

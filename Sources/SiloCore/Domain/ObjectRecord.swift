@@ -63,7 +63,7 @@ public struct ObjectDraft: Sendable, Equatable {
     public var fields: ObjectFields
     public var componentCount: Int?
     /// Whether the write creates the bucket when it does not exist (the Firebase emulator's v0 behaviour) or the
-    /// store refuses it with `.notFound`, as GCS does (issue 13).
+    /// store refuses it with `.notFound`, as GCS does.
     public var createsBucket: Bool
     /// Set when the bucket soft-deletes: the live version this write replaces (outside versioning) is kept among
     /// the soft-deleted versions instead of going for good, as GCS keeps overwritten objects.
@@ -91,7 +91,7 @@ public struct BucketRecord: Sendable, Equatable {
     public var metageneration: Int64
     public var versioning: Bool
     /// The rest of GCS's bucket resource (labels, lifecycle, retention and soft-delete policies, IAM configuration,
-    /// …) as JSON text: the GCS API reads and writes it, stores keep it verbatim (issue 13).
+    /// …) as JSON text: the GCS API reads and writes it, stores keep it verbatim.
     public var resource: String
     /// Fixed when the bucket is made (GCS buckets have one: a soft-deleted bucket is restored by it).
     public var generation: Int64
@@ -112,7 +112,7 @@ public struct BucketRecord: Sendable, Equatable {
 
 extension ObjectRecord {
     /// Roughly the memory a copy of this record keeps alive: its strings plus a fixed overhead. What caches of
-    /// records are bounded by (issue 12).
+    /// records are bounded by.
     public var approximateBytes: Int {
         let f = fields
         var bytes = 256 + bucket.rawValue.utf8.count + name.rawValue.utf8.count

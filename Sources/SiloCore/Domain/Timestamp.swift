@@ -37,7 +37,7 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
     }
 
     /// RFC 3339 with three fraction digits, or six when the time has microseconds: for times a client wrote
-    /// (`customTime`, retention times), which must read back at the precision they were set (issue 13).
+    /// (`customTime`, retention times), which must read back at the precision they were set.
     public var rfc3339Precise: String {
         let micros = Int(microseconds - floorDiv(microseconds, 1000) * 1000)
         guard micros != 0 else { return rfc3339 }

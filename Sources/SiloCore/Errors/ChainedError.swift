@@ -1,4 +1,4 @@
-/// The shape every module's error type shares (house style rule 6): a code, a message that names the object, a
+/// The shape every module's error type shares: a code, a message that names the object, a
 /// cause, and where it was raised. Conforming gives `description` and `detailedDescription()` for free.
 public protocol ChainedError: Error, Sendable, CustomStringConvertible {
     associatedtype Code: CustomStringConvertible

@@ -1,7 +1,7 @@
 /// A ``MetadataStore`` that remembers live object versions it has read, in front of a store this process owns alone.
 ///
 /// A small GET is one indexed SQLite read, but that read costs a shared lock and an unlock on the WAL index (two
-/// `fcntl`s), an `fstat` and the row decoding: about a fifth of the server's CPU per request (`perf`, issue 7).
+/// `fcntl`s), an `fstat` and the row decoding: about a fifth of the server's CPU per request (`perf`).
 /// Every write of object metadata goes through the same ``MetadataStore`` calls, so a cache in front of them is
 /// exact as long as no other process writes the store. Use it only over a store that nothing else writes (the
 /// embedded SQLite database, locked against other processes); never over a store that several nodes share.

@@ -43,7 +43,7 @@ public protocol MetadataStore: Sendable {
     ///
     /// With `sessionID`, the same transaction finalizes that upload session (state `finalized`, `resultGeneration`
     /// the new generation), so an upload is never live while its session is still open: a retried finalize finds
-    /// the session final and answers with its object instead of committing the same blob twice (issue 12). Throws
+    /// the session final and answers with its object instead of committing the same blob twice. Throws
     /// `.conflict`, writing nothing, when the session is not active any more; `.notFound` when there is none.
     func insertObject(
         _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?

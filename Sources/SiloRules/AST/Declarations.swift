@@ -1,4 +1,4 @@
-/// The parsed ruleset, before static checks (spec §3).
+/// The parsed ruleset, before static checks.
 struct RulesetSyntax: Sendable {
     var version = 1
     var versionOffset = 0

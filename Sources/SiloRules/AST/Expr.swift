@@ -77,7 +77,7 @@ enum BinaryOp: String, Sendable {
     case `in` = "in"
 }
 
-/// The names accepted after `is` (spec §3).
+/// The names accepted after `is`.
 enum TypeName: String, Sendable {
     case bool, bytes, constraint, duration, float, int, latlng, list, map
     case mapDiff = "map_diff"

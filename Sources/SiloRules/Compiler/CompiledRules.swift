@@ -38,7 +38,7 @@ struct CompiledAllow: Sendable {
     var label: String
 }
 
-/// The granular storage methods an `allow` names (spec §5.3); `read` and `write` expand at compile time.
+/// The granular storage methods an `allow` names; `read` and `write` expand at compile time.
 struct MethodSet: OptionSet, Sendable {
     let rawValue: UInt8
     static let get = MethodSet(rawValue: 1)

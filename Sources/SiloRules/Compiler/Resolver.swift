@@ -1,5 +1,5 @@
-/// Static checks of spec §4 and name resolution: turns the syntax tree into `CompiledRules`, collecting every
-/// diagnostic rather than stopping at the first.
+/// Static checks (declarations, arity, recursion) and name resolution: turns the syntax tree into `CompiledRules`,
+/// collecting every diagnostic rather than stopping at the first.
 struct Resolver {
     private(set) var diagnostics: [(offset: Int, message: String)] = []
     private var functions: [CompiledFunction] = []
@@ -33,7 +33,7 @@ struct Resolver {
         let file = Scope(parent: nil)
         declare(ruleset.functions, in: file)
         var blocks: [CompiledBlock] = []
-        // Other services (e.g. cloud.firestore) are parsed but ignored by the storage evaluator (spec §1).
+        // Other services (e.g. cloud.firestore) are parsed but ignored by the storage evaluator.
         for service in ruleset.services where service.name == "firebase.storage" {
             let scope = Scope(parent: file)
             declare(service.functions, in: scope)
@@ -141,7 +141,7 @@ struct Resolver {
         }
     }
 
-    /// No recursion, direct or indirect (spec §4.5): repeatedly drop functions that call nothing left; whatever
+    /// No recursion, direct or indirect: repeatedly drop functions that call nothing left; whatever
     /// remains calls into a cycle, and those that can reach themselves are reported.
     private mutating func checkRecursion() {
         let n = functions.count

@@ -1,4 +1,4 @@
-import SiloCore
+public import SiloCore
 
 extension RulesProgram {
     public struct Options: Sendable {
@@ -6,7 +6,7 @@ extension RulesProgram {
         public var trace: Bool
         /// Compute a human-readable `reason`; off for the hot path of `RulesAccessPolicy`.
         public var explain: Bool
-        /// Spec §10.3 optional mode: if listing prefix P is not granted, retry with a placeholder child of P that
+        /// Optional list mode: if listing prefix P is not granted, retry with a placeholder child of P that
         /// only a single-segment wildcard can match (bound to ""), as production reportedly allows.
         public var listChildMode: Bool
 
@@ -17,7 +17,7 @@ extension RulesProgram {
         }
     }
 
-    /// Decides one storage request (spec §5). Never throws: anything that goes wrong denies.
+    /// Decides one storage request. Never throws: anything that goes wrong denies.
     public func evaluate(
         _ request: AccessRequest, documents: (any DocumentSource)? = nil, options: Options = Options()
     ) -> RulesDecision {
@@ -72,8 +72,8 @@ extension RulesProgram {
     }
 }
 
-/// Backtracking match resolution (spec §5.2) that evaluates candidates' allows as it finds them and stops at
-/// the first grant (spec §5.3).
+/// Backtracking match resolution that evaluates candidates' allows as it finds them and stops at
+/// the first grant.
 struct Search {
     let program: RulesProgram
     let interp: Interpreter

@@ -1,5 +1,5 @@
 /// Walks resolved expressions for one request. One instance per evaluation: it holds the request-wide budgets
-/// (spec §5.6), the wildcard bindings of the candidate being tried, and the lazily built `request`/`resource`.
+/// (``Limits``), the wildcard bindings of the candidate being tried, and the lazily built `request`/`resource`.
 final class Interpreter {
     let rules: CompiledRules
     let variables: StorageVariables
@@ -111,7 +111,7 @@ final class Interpreter {
         }
     }
 
-    /// CEL-style `&&` (spec §5.5): false anywhere decides; otherwise an error wins over true — a certain error
+    /// CEL-style `&&`: false anywhere decides; otherwise an error wins over true — a certain error
     /// over an undetermined one (the conjunction can then never be true, whatever the unknown value is).
     private func evalAnd(_ items: [Expr], _ locals: [RulesValue], _ at: Int) -> RulesValue {
         var error: RulesFault?
@@ -199,7 +199,7 @@ final class Interpreter {
     }
 
     /// Arguments and lets are evaluated in order; an error in one is carried as a value and matters only if the
-    /// body uses it (spec §5.4).
+    /// body uses it.
     private func callUser(_ index: Int, _ args: [Expr], _ locals: [RulesValue], _ at: Int) -> RulesValue {
         let function = rules.functions[index]
         var frame: [RulesValue] = []

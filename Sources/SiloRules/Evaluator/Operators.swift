@@ -1,4 +1,4 @@
-/// The operators of spec §6.2. Every function propagates ⊥ operands and returns ⊥ for type mismatches.
+/// The operators of the rules language. Every function propagates ⊥ operands and returns ⊥ for type mismatches.
 enum Operators {
     static func fault(_ m: String, _ at: Int) -> RulesValue { .error(RulesFault(m, offset: at)) }
 

@@ -1,4 +1,4 @@
-/// Global functions and namespace functions, resolved by name at compile time (spec §7.1, §7.2).
+/// Global functions and namespace functions, resolved by name at compile time.
 enum Builtin: String, Sendable, CaseIterable {
     case int, float, string, bool, path, debug
     case mathAbs = "math.abs"
@@ -36,7 +36,7 @@ enum Builtin: String, Sendable, CaseIterable {
 }
 
 /// Methods, resolved by name at compile time; which receiver types accept them is decided at run time because
-/// types are dynamic, so an unknown name is `.unknown` and evaluates to ⊥ (spec §4.6).
+/// types are dynamic, so an unknown name is `.unknown` and evaluates to ⊥.
 enum Method: String, Sendable {
     case size, lower, upper, trim, matches, replace, split, toUtf8, toBase64, toHexString
     case concat, hasAll, hasAny, hasOnly, join, removeAll, toSet

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Global and namespace functions (spec §7.1, §7.2). Arity was checked at compile time; argument errors were
+/// Global and namespace functions. Arity was checked at compile time; argument errors were
 /// propagated by the caller, except for `debug`.
 enum Builtins {
     static func fault(_ m: String, _ at: Int) -> RulesValue { .error(RulesFault(m, offset: at)) }

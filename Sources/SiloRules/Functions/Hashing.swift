@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Digests for `hashing.*` (spec §7.2), in plain Swift because SiloRules links no C library. Inputs are bounded
+/// Digests for `hashing.*`, in plain Swift because SiloRules links no C library. Inputs are bounded
 /// by `Limits.maxValueBytes`, so speed is not a concern here.
 enum Hashing {
     static func crc32(_ data: [UInt8]) -> [UInt8] { bigEndian(crc(data, table: crc32Table)) }

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Methods by receiver type (spec §7.3). The receiver and arguments are never ⊥ here.
+/// Methods by receiver type. The receiver and arguments are never ⊥ here.
 enum Methods {
     static func fault(_ m: String, _ at: Int) -> RulesValue { .error(RulesFault(m, offset: at)) }
 
@@ -97,7 +97,7 @@ enum Methods {
         return String(view)
     }
 
-    /// Replaces every leftmost-first match; the replacement is literal (spec §7.3).
+    /// Replaces every leftmost-first match; the replacement is literal.
     private static func replace(
         _ input: [UInt32], _ regex: CompiledRegex, _ replacement: [Unicode.Scalar], _ budget: inout Int, _ at: Int
     ) -> RulesValue {
@@ -128,7 +128,7 @@ enum Methods {
     }
 
     /// Splits like Java's `String.split`: interior empty pieces stay, trailing empty pieces are dropped, and an
-    /// empty match at the very start produces no leading empty piece (spec §7.3 leaves trailing empties open).
+    /// empty match at the very start produces no leading empty piece (Firebase does not document trailing empties).
     private static func split(_ input: [UInt32], _ regex: CompiledRegex, _ budget: inout Int, _ at: Int)
         -> RulesValue
     {
@@ -170,7 +170,7 @@ enum Methods {
         switch method {
         case .size: return .int(Int64(b.count))
         case .toBase64:
-            // The base64url alphabet with padding (spec §7.3: b'\xFB\xEF\xBE' → '----').
+            // The base64url alphabet with padding (b'\xFB\xEF\xBE' → '----').
             return .string(String(Base64.encode(b).map { $0 == "+" ? "-" : ($0 == "/" ? "_" : $0) }))
         case .toHexString:
             let digits = Array("0123456789ABCDEF")
@@ -347,7 +347,7 @@ enum Methods {
         case (.longitude, 0): return .float(lng)
         case (.distance, 1):
             guard case .latlng(let lat2, let lng2) = args[0] else { return nil }
-            // Haversine on a sphere of the mean Earth radius (spec §7.3).
+            // Haversine on a sphere of the mean Earth radius.
             let rad = Double.pi / 180
             let dLat = (lat2 - lat) * rad
             let dLng = (lng2 - lng) * rad

@@ -1,4 +1,4 @@
-/// Calendar arithmetic for timestamps and durations, proleptic Gregorian in UTC (spec §7.2, §7.3).
+/// Calendar arithmetic for timestamps and durations, proleptic Gregorian in UTC.
 enum Time {
     /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the representable timestamp range.
     static let minSeconds: Int64 = -62_135_596_800

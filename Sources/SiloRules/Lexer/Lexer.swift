@@ -1,5 +1,5 @@
 /// Scans the rules source on demand. The parser drives it because two constructs need a different mode than
-/// ordinary tokens (spec §2): match paths after `match`, and path literals where an operand is expected. Both are
+/// ordinary tokens: match paths after `match`, and path literals where an operand is expected. Both are
 /// scanned by the parser directly from `bytes` starting at `position`.
 struct Lexer {
     let bytes: [UInt8]
@@ -151,7 +151,8 @@ struct Lexer {
         }
     }
 
-    /// Scans a quoted literal at `position` (the quote). Escapes per spec §2; an unknown escape is an error.
+    /// Scans a quoted literal at `position` (the quote). Escapes as in the rules language; an unknown escape is an
+    /// error.
     private mutating func scanQuoted(prefix: StringPrefix) throws(SyntaxError) -> TokenKind {
         let quote = bytes[position]
         let start = position

@@ -1,4 +1,4 @@
-/// Reserved words (spec §2). Method and type names are not reserved; they are plain identifiers.
+/// Reserved words. Method and type names are not reserved; they are plain identifiers.
 enum Keyword: String, Sendable {
     case rulesVersion = "rules_version"
     case service, match, allow, `if`, function, `return`, `let`, `true`, `false`, null, `in`, `is`

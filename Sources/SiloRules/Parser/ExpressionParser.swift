@@ -1,4 +1,4 @@
-/// Expression grammar, lowest to highest precedence (spec §3). Each function returns the expression and its tree
+/// Expression grammar, lowest to highest precedence. Each function returns the expression and its tree
 /// depth; `checked` rejects trees deeper than the evaluator is allowed to descend.
 extension Parser {
     typealias Parsed = (expr: Expr, depth: Int)
@@ -267,7 +267,7 @@ extension Parser {
         }
     }
 
-    /// Path-literal mode (spec §2): rescans from the `/` just read. Segments are words, `(word)` or `$(expr)`.
+    /// Path-literal mode: rescans from the `/` just read. Segments are words, `(word)` or `$(expr)`.
     mutating func parsePathLiteral() throws(SyntaxError) -> Parsed {
         let at = token.start
         lexer.position = token.start
@@ -317,7 +317,7 @@ extension Parser {
         return String(decoding: lexer.bytes[start..<lexer.position], as: UTF8.self)
     }
 
-    /// `[A-Za-z0-9_\-.~%@+:]` (spec §2).
+    /// `[A-Za-z0-9_\-.~%@+:]`.
     static func isPathWordByte(_ c: UInt8) -> Bool {
         Lexer.isIdentPart(c) || c == 0x2D || c == 0x2E || c == 0x7E || c == 0x25 || c == 0x40 || c == 0x2B
             || c == 0x3A

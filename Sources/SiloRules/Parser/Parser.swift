@@ -1,4 +1,4 @@
-/// Recursive-descent parser for the grammar of spec §3. It stops at the first syntax error.
+/// Recursive-descent parser for the rules language's grammar. It stops at the first syntax error.
 ///
 /// Recursion is bounded: `nesting` counts open brackets, blocks and prefix operators, and every expression
 /// carries its tree depth so that left-associative chains (`a + a + …`) cannot grow a tree the evaluator would
@@ -102,7 +102,7 @@ struct Parser {
         return service
     }
 
-    /// Identifiers and keywords are both acceptable after `.` (spec §3 `member_name`).
+    /// Identifiers and keywords are both acceptable after `.`.
     mutating func anyWord(_ what: String) throws(SyntaxError) -> (String, Int) {
         let at = token.start
         switch token.kind {
@@ -137,7 +137,7 @@ struct Parser {
         return block
     }
 
-    /// Match-path mode (spec §2): `/seg`, `/{name}`, `/{name=**}` pieces until whitespace or the block's `{`.
+    /// Match-path mode: `/seg`, `/{name}`, `/{name=**}` pieces until whitespace or the block's `{`.
     mutating func scanMatchPath() throws(SyntaxError) -> [MatchPieceSyntax] {
         try lexer.skipTrivia()
         var pieces: [MatchPieceSyntax] = []

@@ -90,7 +90,7 @@ struct CompiledRegex: Sendable {
         }
     }
 
-    /// Whole-string match (`matches` is implicitly anchored at both ends, spec §7.3).
+    /// Whole-string match (`matches` is implicitly anchored at both ends).
     func fullMatch(_ input: [UInt32], budget: inout Int) -> Bool? {
         switch run(input, from: 0, anchored: true, wholeInput: true, budget: &budget) {
         case .match: true

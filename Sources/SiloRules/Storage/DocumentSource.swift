@@ -1,4 +1,4 @@
-/// Where `firestore.get` and `firestore.exists` read documents (spec §9). Without one, both evaluate to ⊥, so
+/// Where `firestore.get` and `firestore.exists` read documents. Without one, both evaluate to ⊥, so
 /// any rule that depends on them denies.
 public protocol DocumentSource: Sendable {
     /// The document's fields at `path` (segments such as `databases`, `(default)`, `documents`, `users`, `alice`),
@@ -6,7 +6,7 @@ public protocol DocumentSource: Sendable {
     func document(at path: [String]) throws -> [String: RulesValue]?
 }
 
-/// Per-request cache and limit for cross-service reads: each distinct document counts once (spec §5.6).
+/// Per-request cache and limit for cross-service reads: each distinct document counts once.
 final class DocumentCache {
     private let source: (any DocumentSource)?
     private var cache: [[String]: [String: RulesValue]?] = [:]

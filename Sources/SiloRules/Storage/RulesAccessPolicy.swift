@@ -1,4 +1,4 @@
-import SiloCore
+public import SiloCore
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +26,7 @@ public struct RulesAccessPolicy: AccessPolicy {
         self.pathDecisions = PathDecisionCache(capacity: pathDecisionCapacity)
     }
 
-    /// Admin credentials bypass rules entirely (spec §8.3); everything else is decided by the program.
+    /// Admin credentials bypass rules entirely; everything else is decided by the program.
     public func allows(_ request: AccessRequest) -> Bool {
         if request.principal?.isAdmin == true { return true }
         if let known = pathDecisions.decision(request) { return known }

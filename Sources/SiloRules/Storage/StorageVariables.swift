@@ -1,7 +1,7 @@
 import SiloCore
 import SiloWire
 
-/// `request` and `resource` for one storage operation (spec §8), built on first use so that a rule that never
+/// `request` and `resource` for one storage operation, built on first use so that a rule that never
 /// mentions `resource` never pays for converting it.
 final class StorageVariables {
     let access: AccessRequest
@@ -54,7 +54,7 @@ final class StorageVariables {
         return .map(["uid": .string(uid), "token": .map(token)])
     }
 
-    /// The object as it would be after the write (spec §8.3); `null` for get, list and delete.
+    /// The object as it would be after the write; `null` for get, list and delete.
     private var proposedResource: RulesValue {
         switch access.operation {
         case .get, .list, .delete: return .null
@@ -121,7 +121,7 @@ final class StorageVariables {
         ]
     }
 
-    /// The object metadata map of spec §8.2.
+    /// The object metadata map rules see as `resource` / `request.resource`.
     static func objectMap(_ o: ObjectRecord) -> [String: RulesValue] {
         var map = fieldMap(o.fields)
         map["name"] = .string(o.name.rawValue)

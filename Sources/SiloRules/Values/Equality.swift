@@ -1,4 +1,4 @@
-/// Rules equality and ordering (spec §6.2). Different kinds compare unequal rather than failing; int and float
+/// Rules equality and ordering. Different kinds compare unequal rather than failing; int and float
 /// compare numerically; strings compare by Unicode scalars (not by canonical equivalence, which Swift's `==` uses).
 enum Compare {
     static func equal(_ a: RulesValue, _ b: RulesValue) -> Bool {

@@ -1,5 +1,5 @@
 /// A value in the rules language. Errors are values too (`.error`), which makes the "an error never grants"
-/// rule of spec §5.5 mechanical: every operator propagates them, and only `&&`/`||` may absorb them.
+/// rule mechanical: every operator propagates them, and only `&&`/`||` may absorb them.
 public enum RulesValue: Sendable {
     case null
     case bool(Bool)
@@ -12,7 +12,7 @@ public enum RulesValue: Sendable {
     /// Path segments, without the leading slash.
     case path([String])
     case list([RulesValue])
-    /// String keys only (spec §6.1).
+    /// String keys only.
     case map([String: RulesValue])
     /// Elements are kept unique under rules equality; there is no set literal.
     case set([RulesValue])
@@ -90,7 +90,7 @@ extension Int64 {
 }
 
 extension RulesValue {
-    /// The type name used in messages and by `is` (spec §6.1).
+    /// The type name used in messages and by `is`.
     public var typeName: String {
         switch self {
         case .null: "null"

@@ -1,6 +1,6 @@
 import SiloCore
 
-/// v0 listing (wire spec §3.7): items and prefixes merged into one byte-ordered sequence and cut at `maxResults`;
+/// v0 listing: items and prefixes merged into one byte-ordered sequence and cut at `maxResults`;
 /// the page token is the last key emitted. Names that are not valid Firebase paths are filtered out.
 enum FirebaseListing {
     struct Page: Equatable {

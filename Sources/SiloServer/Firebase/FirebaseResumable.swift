@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// The X-Goog-Upload resumable protocol of the v0 API (wire spec §3.4.3): start, upload, finalize, query, cancel,
+/// The X-Goog-Upload resumable protocol of the v0 API: start, upload, finalize, query, cancel,
 /// in the JS/Android form (POST) and the iOS form (PUT, no Authorization on chunks, its own header names).
 struct FirebaseResumable {
     let service: ObjectService
@@ -36,7 +36,7 @@ struct FirebaseResumable {
                         declaredSize = value
                     }
                     let fields = try UploadFields.firebase(changes, fallbackContentType: headerType, name: name)
-                    // Access is decided before a session (and its blob) exists (issue 12 §2).
+                    // Access is decided before a session (and its blob) exists.
                     try service.authorizeUploadStart(
                         bucket: bucket, name: name, fields: fields, declaredSize: declaredSize,
                         principal: context.principal, time: context.time)

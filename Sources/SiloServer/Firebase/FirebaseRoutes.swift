@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// The Firebase Storage v0 API (wire spec §3): metadata, download, list, update, delete, tokens and the three
+/// The Firebase Storage v0 API: metadata, download, list, update, delete, tokens and the three
 /// upload protocols.
 struct FirebaseRoutes {
     let service: ObjectService
@@ -173,7 +173,7 @@ struct FirebaseRoutes {
         return Reply.empty(204)
     }
 
-    /// `create_token=true` / `delete_token=T` (admin only, wire spec §3.8).
+    /// `create_token=true` / `delete_token=T` (admin only).
     private func tokens(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let create = context.query["create_token"]
         if let create, create != "true" {

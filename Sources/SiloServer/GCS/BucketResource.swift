@@ -1,7 +1,7 @@
 import SiloCore
 import SiloWire
 
-/// GCS's bucket resource beyond what the store keeps in columns (issue 13): every writable field, validated as GCS
+/// GCS's bucket resource beyond what the store keeps in columns: every writable field, validated as GCS
 /// validates it, kept as JSON in ``BucketRecord/resource``, merged on PATCH (null deletes, objects merge
 /// recursively, RFC 7386) and replaced on PUT, with the fields GCS derives itself (effective and toggle times,
 /// locked times, location type, RPO) filled in by the server.

@@ -1,7 +1,7 @@
 import SiloCore
 import SiloWire
 
-/// Object listing with GCS semantics (wire spec §6.4): items and prefixes merged in byte order and cut at
+/// Object listing with GCS semantics: items and prefixes merged in byte order and cut at
 /// `maxResults`; `startOffset`/`endOffset` bound names; `matchGlob` filters; `versions` lists every generation;
 /// `includeTrailingDelimiter` also returns objects named exactly like a prefix. No v0 name filtering here.
 struct GCSListing {

@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// GCS JSON API object operations (wire spec §6): get, media, patch, update, delete, list, copy, rewrite, compose.
+/// GCS JSON API object operations: get, media, patch, update, delete, list, copy, rewrite, compose.
 struct GCSObjectRoutes {
     let service: ObjectService
     let download: DownloadResponder

@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// `/upload/storage/v1/b/{bucket}/o`: media, multipart and resumable uploads of the GCS JSON API (wire spec §6.3),
+/// `/upload/storage/v1/b/{bucket}/o`: media, multipart and resumable uploads of the GCS JSON API,
 /// with preconditions and client checksums checked at commit.
 struct GCSUploads {
     let service: ObjectService

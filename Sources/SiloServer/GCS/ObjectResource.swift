@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// The parts of GCS's object resource that depend on the bucket (issue 13): holds given by default, object
+/// The parts of GCS's object resource that depend on the bucket: holds given by default, object
 /// retention (only in buckets that enable it; Locked cannot be shortened or removed, Unlocked only with
 /// `overrideUnlockedRetention=true`), predefined ACLs, and what a read adds — `retentionExpirationTime` from the
 /// bucket's retention policy, `acl` and `owner` in `projection=full`.

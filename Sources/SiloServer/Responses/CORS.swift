@@ -1,6 +1,6 @@
 import SiloHTTP
 
-/// CORS as the Firebase emulator does it (wire spec §2.3): reflect the origin and the requested headers, expose
+/// CORS as the Firebase emulator does it: reflect the origin and the requested headers, expose
 /// the X-Goog-Upload headers the JS SDK reads.
 enum CORS {
     static let exposed = [

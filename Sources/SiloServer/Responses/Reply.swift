@@ -40,7 +40,7 @@ enum Reply {
 
     /// Renders an error answer. A server-side failure (5xx) is never described to the client — store messages can
     /// name files, SQL and hosts — but gets a request id, in the message and in `X-Request-Id`, and carries the
-    /// error for ``SiloServerApp`` to log once with its whole cause chain under that id (issue 12 §8).
+    /// error for ``SiloServerApp`` to log once with its whole cause chain under that id.
     static func failing(
         _ error: StorageError, status: Int, headers: HTTPHeaders,
         render: (_ message: String, _ headers: HTTPHeaders) -> HTTPResponse

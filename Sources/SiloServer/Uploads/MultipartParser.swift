@@ -11,7 +11,7 @@ import Darwin
 ///
 /// Pure state machine: feed it chunks of any size (one byte at a time or all at once gives the same events); it
 /// holds back at most one delimiter's worth of bytes, so memory does not grow with the media part. As liberal as GCS
-/// (issue 13): CRLF or bare LF line endings (gcsfs frames with LF), boundaries bare, in double quotes or in single
+///: CRLF or bare LF line endings (gcsfs frames with LF), boundaries bare, in double quotes or in single
 /// quotes (gsutil), header names in any case, extra part headers, a preamble, transport padding after delimiters,
 /// and an epilogue or none after the closing delimiter.
 struct MultipartParser {

@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// How a v0 upload's metadata is derived (wire spec §3.4 "Upload finalisation").
+/// How a v0 upload's metadata is derived when it finalizes.
 enum UploadFields {
     /// Applies the client's metadata to empty fields, then fills the defaults: content type from the JSON, else the
     /// protocol's header type, else `application/octet-stream`; one fresh download token unless the client set
