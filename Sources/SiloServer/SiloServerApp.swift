@@ -168,9 +168,10 @@ public final class SiloServerApp: HTTPHandler {
         case .unknown:
             break
         }
-        return .respond(
-            Reply.firebaseError(
-                StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")))
+        // A path under the JSON API's roots that names nothing (a project id too long to be one) is that API's 404.
+        let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
+        let gcs = ["/storage/", "/upload/", "/download/"].contains { head.rawPath.hasPrefix($0) }
+        return .respond(gcs ? Reply.gcsError(missing) : Reply.firebaseError(missing))
     }
 
     /// The GCS JSON API: in emulator mode every caller is the admin (as in the Firebase emulator, whose GCS clients
