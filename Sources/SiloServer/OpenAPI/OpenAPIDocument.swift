@@ -4951,16 +4951,7 @@ enum OpenAPIDocument {
               "403": {
                 "$ref": "#/components/responses/GCSForbidden"
               },
-              "404": {
-                "description": "A project name that is empty, over 100 bytes or has control characters: no route (v0 error shape).",
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/V0Error"
-                    }
-                  }
-                }
-              },
+              "404": {"$ref": "#/components/responses/GCSNotFound"},
               "431": {
                 "$ref": "#/components/responses/HeadersTooLarge"
               }
