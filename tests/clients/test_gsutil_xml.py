@@ -17,45 +17,12 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from silo_process import request  # noqa: E402
 
-GSUTIL = os.path.join(os.path.dirname(sys.executable), "gsutil")
+from gsutil_runner import GSUTIL, gsutil_runner  # noqa: E402,F401
 
 
 @pytest.fixture
 def gsutil(tls, tmp_path):
-    config = tmp_path / "boto.cfg"
-    config.write_text(f"""[Credentials]
-gs_host = localhost
-gs_port = {tls.port}
-gs_json_host = localhost
-gs_json_port = {tls.port}
-
-[Boto]
-https_validate_certificates = True
-ca_certificates_file = {tls.ca}
-num_retries = 1
-max_retry_delay = 1
-
-[GSUtil]
-prefer_api = xml
-default_project_id = demo
-software_update_check_period = 0
-state_dir = {tmp_path / "state"}
-""")
-    env = dict(os.environ)
-    env.update({
-        "BOTO_CONFIG": str(config), "BOTO_PATH": str(config), "CLOUDSDK_CONFIG": str(tmp_path / "gcloud"),
-        "HOME": str(tmp_path),
-    })
-    env.pop("STORAGE_EMULATOR_HOST", None)
-
-    def run(*args, check=True):
-        proc = subprocess.run([GSUTIL, *args], env=env, capture_output=True, text=True, errors="replace",
-                              timeout=300)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"gsutil {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
-        return proc
-
-    return run
+    return gsutil_runner(tls, tmp_path, "xml")
 
 
 def json_acl(silo, path):
