@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// A download to memory (`getData`) or to a file (`write(toFile:)`). Bytes are written as they arrive, each write
-/// by the worker holding the partial file (``PartialFile``) and outside the task's lock; only bytes written while
+/// by the worker holding the partial file (`PartialFile`) and outside the task's lock; only bytes written while
 /// their worker is current count, so a paused or cancelled worker never adds to the result. Pause stops the
 /// request; resume asks for `Range: bytes=<received>-` and appends (and starts over if the server answers 200
 /// instead of 206).
