@@ -1,10 +1,23 @@
 /// The server side of one HTTP exchange, independent of the transport.
 ///
 /// The transport calls `begin` when the head has arrived. The handler either answers at once or returns a sink
-/// that receives the body in pieces, in order, on one transport thread at a time; `finish` produces the answer.
-/// Handlers may block (disk, SQLite): transports run them on a pool sized for that.
+/// that receives the body in pieces, in order, on one thread at a time; `finish` produces the answer.
+///
+/// Threads: `begin`, the sink's calls and a streamed body's `produce` may block (store transactions, fsync, network
+/// stores, hashing), so transports never call them on a thread that serves other connections' sockets — they hand
+/// them to a bounded pool of workers. `beginInline` is the exception that keeps cheap answers cheap: the transport
+/// calls it first, on the socket's own thread, and the handler answers there only when it can without waiting on
+/// anything (a cache hit); otherwise it returns nil and `begin` runs on a worker.
 public protocol HTTPHandler: Sendable {
     func begin(_ head: HTTPRequestHead) -> RequestDisposition
+    /// An answer that needs no blocking call, or nil to have ``begin(_:)`` run on a worker. Must not block, must
+    /// have no side effects when it returns nil.
+    func beginInline(_ head: HTTPRequestHead) -> RequestDisposition?
+}
+
+extension HTTPHandler {
+    /// By default every request goes to a worker.
+    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? { nil }
 }
 
 public enum RequestDisposition {
