@@ -111,7 +111,7 @@ struct ServeCommand: ParsableCommand {
             """
             Silo is serving the Firebase Storage API at http://\(shownHost):\(server.port)
               data:    \(options.dataDirectory)
-              buckets: \(options.buckets.isEmpty ? "any (created on first upload)" : options.buckets.map(\.rawValue).joined(separator: ", "))
+              buckets: \(bucketsLine(options, creates: options.createBucketsOnUpload ?? security.posture.emulatorTokens))
               rules:   \(options.rulesFile ?? "none")
             \((security.posture.notices.map { "  note:    \($0)" } + faultsNotice(options)).joined(separator: "\n"))
               Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
@@ -176,6 +176,14 @@ struct ServeCommand: ParsableCommand {
     }
 
     /// The banner line that says faults are staged on request, and which the engine cannot stage.
+    /// Which buckets are served, and whether a v0 upload creates one (emulator mode) or it must exist already.
+    private static func bucketsLine(_ options: ServeOptions, creates: Bool) -> String {
+        guard options.buckets.isEmpty else { return options.buckets.map(\.rawValue).joined(separator: ", ") }
+        return creates
+            ? "any (created on first upload)"
+            : "any that exists (create with the GCS API or --create-buckets-on-upload)"
+    }
+
     private static func faultsNotice(_ options: ServeOptions) -> [String] {
         guard options.testFaults else { return [] }
         let stalls = options.httpEngine == "epoll" ? "" : " (the mhd engine stages no stalls)"
