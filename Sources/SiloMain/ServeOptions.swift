@@ -63,7 +63,7 @@ struct ServeOptions {
             .repeating(
                 "bucket", valueName: "NAME",
                 help:
-                    "serve only this bucket; without it any bucket name is served and created on first upload, as the Firebase emulator does"
+                    "serve only this bucket; without it any bucket name is served (and created on first upload in emulator mode, as the Firebase emulator does)"
             ),
             .value(
                 "metadata", valueName: "URL",

@@ -9159,7 +9159,7 @@ enum OpenAPIDocument {
             "name": "bucket",
             "in": "path",
             "required": true,
-            "description": "The bucket. Without `--bucket` any valid name is served and created on first upload; with it, other buckets are 404.",
+            "description": "The bucket. Without `--bucket` any valid name is served (and created on first upload in emulator mode or with `--create-buckets-on-upload`); with it, other buckets are 404.",
             "schema": {
               "type": "string",
               "minLength": 1,
