@@ -10,8 +10,10 @@ import Glibc
 /// and closed). The response gets the framing fields a transport adds (`Content-Length`, `Connection: close` after an
 /// early answer), so it reads like one from ``HTTPTestClient``.
 ///
-/// What it cannot show: anything about the wire — parsing, framing, keep-alive, 100-continue, timeouts, a client
-/// going away mid-body (except as `abort`). Those stay with the live-socket suites.
+/// What it cannot show: anything about the wire — what the request parser refuses (control characters in a header
+/// value, two Host fields, bytes that are not UTF-8 in the target), framing, keep-alive, 100-continue, timeouts,
+/// header fields the transport drops, transport faults, a client going away mid-body (except as `abort`). Those
+/// stay with the live-socket suites.
 struct InProcessExchange {
     let handler: any HTTPHandler
     /// The largest piece of request body one `receive` gets (a transport's read size).

@@ -15,13 +15,13 @@ import Glibc
 /// ``Transport/inProcess``, on no socket at all.
 ///
 /// Which to use: `.inProcess` for route tests — what a request means (status, headers, body, what the stores hold
-/// after it): the same ``HTTPTestClient/send(method:target:headers:body:bodyMode:)`` calls, the same
-/// ``TestResponse``, without sockets, transport threads or their scheduling, so a table of cases runs in a fraction
-/// of the time. `.socket` (the default) for anything the wire decides — request parsing and framing, keep-alive and
-/// pipelining, `Expect: 100-continue`, early answers to a body being sent, slow or vanishing clients, concurrency
-/// between connections, the transports themselves — and for clients outside the process (curl, the SDK, Python).
-/// An in-process server has no port: ``client()`` returns an in-process client, and code that opens its own
-/// connection to ``port`` needs `.socket`.
+/// after it): the same ``HTTPTestClient/send(method:target:headers:body:bodyMode:)`` calls and ``TestResponse``,
+/// with no sockets, transport threads or their scheduling in the way. `.socket` (the default) for anything the wire
+/// decides — request parsing (what the parser refuses never reaches the handler in process), framing, keep-alive
+/// and pipelining, `Expect: 100-continue`, early answers to a body being sent, slow or vanishing clients, fields the
+/// transport drops, concurrency between connections, the transports themselves — and for clients outside the
+/// process (curl, the SDK, Python). An in-process server has no port: ``client()`` returns an in-process client, and
+/// code that opens its own connection to ``port`` needs `.socket`.
 ///
 /// It chooses no stores: the caller builds them (the suites of this repository get theirs from `SiloTestStores`;
 /// `silo serve`'s are chosen by the executable alone).
