@@ -240,28 +240,16 @@ public struct PostgresMetadataRows: MetadataRows {
     /// Throws `.alreadyExists` from the primary key.
     public mutating func insertSession(_ session: UploadSession) throws {
         try connection.query(
-            """
-            INSERT INTO sessions (id, blob_id, state, updated, record, caller, received)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
-            """,
-            [
-                .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
-                .int64(session.updated.microseconds), .text(try Codec.sessionJSON(session)), session.caller.value,
-                .int64(session.received),
-            ])
+            "INSERT INTO sessions (\(Codec.sessionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            try Codec.sessionValues(session))
     }
 
     public mutating func updateSession(_ session: UploadSession) throws {
         try connection.query(
             """
-            UPDATE sessions SET blob_id = $1, state = $2, updated = $3, record = $4, caller = $5, received = $6
-            WHERE id = $7
-            """,
-            [
-                .text(session.blobID.rawValue), .text(session.state.rawValue),
-                .int64(session.updated.microseconds), .text(try Codec.sessionJSON(session)),
-                session.caller.value, .int64(session.received), .text(session.id),
-            ])
+            UPDATE sessions SET blob_id = $2, state = $3, updated = $4, record = $5, caller = $6, received = $7
+            WHERE id = $1
+            """, try Codec.sessionValues(session))
     }
 
     public mutating func deleteSession(id: String) throws {

@@ -210,22 +210,16 @@ public struct SQLiteMetadataRows: MetadataRows {
     /// Throws `.alreadyExists` from the primary key.
     public mutating func insertSession(_ session: UploadSession) throws {
         try connection.run(
-            "INSERT INTO sessions (id, blob_id, state, updated, record, caller, received) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
-                .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)), session.caller.sqlValue,
-                .integer(session.received),
-            ])
+            "INSERT INTO sessions (\(Codec.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            try Codec.sessionValues(session))
     }
 
     public mutating func updateSession(_ session: UploadSession) throws {
         try connection.run(
-            "UPDATE sessions SET blob_id = ?, state = ?, updated = ?, record = ?, caller = ?, received = ? WHERE id = ?",
-            [
-                .text(session.blobID.rawValue), .text(session.state.rawValue),
-                .integer(session.updated.microseconds), .text(try Codec.sessionJSON(session)),
-                session.caller.sqlValue, .integer(session.received), .text(session.id),
-            ])
+            """
+            UPDATE sessions SET blob_id = ?2, state = ?3, updated = ?4, record = ?5, caller = ?6, received = ?7
+            WHERE id = ?1
+            """, try Codec.sessionValues(session))
     }
 
     public mutating func deleteSession(id: String) throws {
