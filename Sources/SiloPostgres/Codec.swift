@@ -97,6 +97,17 @@ enum Codec {
         return String(decoding: try encoder.encode(session), as: UTF8.self)
     }
 
+    static let sessionColumns = "id, blob_id, state, updated, record, caller, received"
+
+    /// Values for `sessionColumns`: the whole record as JSON, and the columns queries select sessions by.
+    static func sessionValues(_ session: UploadSession) throws -> [Value] {
+        [
+            .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
+            .int64(session.updated.microseconds), .text(try sessionJSON(session)), session.caller.value,
+            .int64(session.received),
+        ]
+    }
+
     static func session(_ row: Row) throws -> UploadSession {
         do {
             return try JSONDecoder().decode(UploadSession.self, from: Data(row.bytes(0)))

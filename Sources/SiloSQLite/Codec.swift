@@ -88,6 +88,17 @@ enum Codec {
     /// columns queries need beside.
     static func sessionJSON(_ session: UploadSession) throws -> String { try json(session) }
 
+    static let sessionColumns = "id, blob_id, state, updated, record, caller, received"
+
+    /// Values for `sessionColumns`: the whole record as JSON, and the columns queries select sessions by.
+    static func sessionValues(_ session: UploadSession) throws -> [SQLValue] {
+        [
+            .text(session.id), .text(session.blobID.rawValue), .text(session.state.rawValue),
+            .integer(session.updated.microseconds), .text(try sessionJSON(session)), session.caller.sqlValue,
+            .integer(session.received),
+        ]
+    }
+
     static func session(_ text: String) throws -> UploadSession { try decode(UploadSession.self, text) }
 
     static func json(_ value: some Encodable) throws -> String {

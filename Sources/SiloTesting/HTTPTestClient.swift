@@ -17,6 +17,8 @@ public final class HTTPTestClient {
     /// Connections opened so far (1 after many keep-alive requests).
     public private(set) var connectionsOpened = 0
 
+    /// Set for a client of ``TestServer/Transport/inProcess``: requests go to the handler, not to a socket.
+    private let inProcess: (any HTTPHandler)?
     private var socket: Int32 = -1
     private var pending: [UInt8] = []
     private var pendingStart = 0
@@ -34,6 +36,17 @@ public final class HTTPTestClient {
         self.host = host
         self.port = port
         self.timeoutSeconds = timeoutSeconds
+        inProcess = nil
+    }
+
+    /// A client that hands each request straight to `handler` (see ``InProcessExchange``): ``send(method:target:headers:body:bodyMode:)``
+    /// and ``sendPartialAndDisconnect(method:target:headers:body:sendBytes:)`` work as on a socket; the calls that
+    /// write raw bytes throw.
+    public init(inProcess handler: any HTTPHandler, host: String = "127.0.0.1") {
+        self.host = host
+        port = 0
+        timeoutSeconds = 0
+        inProcess = handler
     }
 
     deinit { disconnect() }
@@ -44,6 +57,14 @@ public final class HTTPTestClient {
         method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
         bodyMode: BodyMode = .contentLength
     ) throws -> TestResponse {
+        if let inProcess {
+            let exchange = InProcessExchange(handler: inProcess)
+            let pieceSize: Int? = if case .chunked(let size) = bodyMode { size } else { nil }
+            return try exchange.send(
+                method: method, target: target,
+                headers: framed(method: method, headers: headers, body: body, bodyMode: bodyMode), body: body,
+                pieceSize: pieceSize)
+        }
         let reused = socket >= 0
         do {
             return try exchange(method: method, target: target, headers: headers, body: body, bodyMode: bodyMode)
@@ -59,6 +80,12 @@ public final class HTTPTestClient {
     public func sendPartialAndDisconnect(
         method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8], sendBytes: Int
     ) throws {
+        if let inProcess {
+            let fields = framed(method: method, headers: headers, body: body, bodyMode: .contentLength)
+            InProcessExchange(handler: inProcess).abandon(
+                method: method, target: target, headers: fields, body: Array(body.prefix(sendBytes)))
+            return
+        }
         disconnect()
         try connect()
         try writeAll(
@@ -113,6 +140,16 @@ public final class HTTPTestClient {
     private func requestHead(method: String, target: String, headers: HTTPHeaders, body: [UInt8], bodyMode: BodyMode)
         -> [UInt8]
     {
+        var text = "\(method) \(target) HTTP/1.1\r\n"
+        for field in framed(method: method, headers: headers, body: body, bodyMode: bodyMode) {
+            text += "\(field.name): \(field.value)\r\n"
+        }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+
+    /// `headers` with the Host and framing fields a request with `body` sent in `bodyMode` carries.
+    private func framed(method: String, headers: HTTPHeaders, body: [UInt8], bodyMode: BodyMode) -> HTTPHeaders {
         var fields = headers
         if !fields.contains("Host") { fields.add("Host", host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)") }
         switch bodyMode {
@@ -124,10 +161,7 @@ public final class HTTPTestClient {
         case .raw:
             break
         }
-        var text = "\(method) \(target) HTTP/1.1\r\n"
-        for field in fields { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+        return fields
     }
 
     private func writeBody(_ body: [UInt8], mode: BodyMode) throws {
@@ -201,6 +235,9 @@ public final class HTTPTestClient {
     // MARK: - Socket
 
     private func connect() throws {
+        guard inProcess == nil else {
+            throw HTTPTestClientError("an in-process client has no socket to write raw bytes to")
+        }
         guard let address = SocketAddress(numericHost: ServerLifecycle.normalizedHost(host), port: port) else {
             throw HTTPTestClientError("host \(host) is not a numeric address")
         }

@@ -11,7 +11,17 @@ import Glibc
 #endif
 
 /// A real Silo server for tests: the v0 application over the stores the test passes, bound to 127.0.0.1 port 0, on
-/// the default transport (epoll on Linux) or the one named by `SILO_HTTP_ENGINE` (`epoll` or `mhd`).
+/// the default transport (epoll on Linux) or the one named by `SILO_HTTP_ENGINE` (`epoll` or `mhd`) — or, with
+/// ``Transport/inProcess``, on no socket at all.
+///
+/// Which to use: `.inProcess` for route tests — what a request means (status, headers, body, what the stores hold
+/// after it): the same ``HTTPTestClient/send(method:target:headers:body:bodyMode:)`` calls and ``TestResponse``,
+/// with no sockets, transport threads or their scheduling in the way. `.socket` (the default) for anything the wire
+/// decides — request parsing (what the parser refuses never reaches the handler in process), framing, keep-alive
+/// and pipelining, `Expect: 100-continue`, early answers to a body being sent, slow or vanishing clients, fields the
+/// transport drops, concurrency between connections, the transports themselves — and for clients outside the
+/// process (curl, the SDK, Python). An in-process server has no port: ``client()`` returns an in-process client, and
+/// code that opens its own connection to ``port`` needs `.socket`.
 ///
 /// It chooses no stores: the caller builds them (the suites of this repository get theirs from `SiloTestStores`;
 /// `silo serve`'s are chosen by the executable alone).
@@ -23,10 +33,18 @@ public final class TestServer {
     public let metadata: any MetadataStore
     public let blobs: any BlobStore
     public var port: Int { http.port }
+    /// What serves the requests: a transport on a socket, or direct calls in this process.
+    public enum Transport: Sendable {
+        case socket
+        case inProcess
+    }
+    public let transport: Transport
+    private let handler: any HTTPHandler
 
     /// - Parameter hooks: wrap both stores in ``FaultInjectingMetadataStore`` / ``FaultInjectingBlobStore``.
     public init(
-        metadata: any MetadataStore, blobs: any BlobStore, directory: TemporaryDirectory? = nil,
+        _ transport: Transport = .socket, metadata: any MetadataStore, blobs: any BlobStore,
+        directory: TemporaryDirectory? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), policy: any AccessPolicy = AllowAllPolicy(),
         credentials: any CredentialVerifier = TokenVerifier.emulator, hooks: StoreCallHooks? = nil,
         logger: Logger = .disabled, testFaults: Bool = false, engine: String? = nil, threads: Int = 4
@@ -47,7 +65,13 @@ public final class TestServer {
         // `silo serve --test-faults` puts the same handler in front of the app.
         let handler: any HTTPHandler =
             testFaults ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: configuration.maxJSONBodyBytes) : app
-        self.http = try Self.makeHTTPServer(handler, engine: engine ?? Self.engineName, threads: threads)
+        self.handler = handler
+        self.transport = transport
+        self.http =
+            switch transport {
+            case .socket: try Self.makeHTTPServer(handler, engine: engine ?? Self.engineName, threads: threads)
+            case .inProcess: NoTransport()
+            }
     }
 
     /// The transport test servers run on: `epoll` (Linux default) or `mhd` (`SILO_HTTP_ENGINE=mhd`).
@@ -74,12 +98,23 @@ public final class TestServer {
         return try MicroHTTPDServer(handler: handler, configuration: http, logger: .disabled)
     }
 
-    /// A new client connected to this server.
-    public func client() -> HTTPTestClient { HTTPTestClient(host: "127.0.0.1", port: http.port) }
+    /// A new client connected to this server (for `.inProcess`, one that calls the handler).
+    public func client() -> HTTPTestClient {
+        switch transport {
+        case .socket: HTTPTestClient(host: "127.0.0.1", port: http.port)
+        case .inProcess: HTTPTestClient(inProcess: handler)
+        }
+    }
 
     public func shutdown() { http.shutdown(drainTimeout: 5) }
 
     deinit { http.shutdown(drainTimeout: 1) }
+}
+
+/// The ``HTTPServer`` of an in-process ``TestServer``: nothing listens, so there is nothing to shut down.
+private final class NoTransport: HTTPServer {
+    var port: Int { 0 }
+    func shutdown(drainTimeout: Double) {}
 }
 
 /// A directory under the system temp dir, removed with everything in it on deinit.

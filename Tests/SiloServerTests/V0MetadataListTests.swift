@@ -5,13 +5,15 @@ import SiloTesting
 import SiloWire
 import Testing
 
-/// v0 update, delete, list and tokens; headers, auth and CORS.
+/// v0 update, delete, list and tokens; headers, auth and CORS. Route semantics only (nothing here depends on the
+/// wire), so in process (``TestServer/Transport/inProcess``); `InProcessHarnessTests` checks that the in-process
+/// answers match the socket's.
 @Suite struct V0MetadataListTests {
     let server: TestServer
     let client: HTTPTestClient
 
     init() throws {
-        server = try TestServer(policy: VectorPolicy())
+        server = try TestServer(.inProcess, policy: VectorPolicy())
         client = server.client()
     }
 

@@ -62,7 +62,8 @@ extension TestServer {
     /// pass a server's `directory` to restart on its data), with `blobStore` in place of the usual blob store if
     /// given; `.memory` keeps nothing on disk.
     public convenience init(
-        backend: Backend = .embedded, configuration: ServerConfiguration = ServerConfiguration(),
+        _ transport: Transport = .socket, backend: Backend = .embedded,
+        configuration: ServerConfiguration = ServerConfiguration(),
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
         directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled,
         blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil, testFaults: Bool = false,
@@ -83,7 +84,8 @@ extension TestServer {
             blobs = InMemoryBlobStore()
         }
         try self.init(
-            metadata: metadata, blobs: blobs, directory: directory, configuration: configuration, policy: policy,
+            transport, metadata: metadata, blobs: blobs, directory: directory, configuration: configuration,
+            policy: policy,
             credentials: credentials, hooks: hooks, logger: logger, testFaults: testFaults, engine: engine,
             threads: threads)
     }
