@@ -26,7 +26,8 @@ public final class SiloServerApp: HTTPHandler {
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)
-        firebase = FirebaseRoutes(service: service, registry: registry)
+        firebase = FirebaseRoutes(
+            service: service, registry: registry, sessionCommit: Self.sessionCommit(service))
         gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
         gcsBuckets = GCSBucketRoutes(service: service)
         gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
@@ -238,6 +239,19 @@ public final class SiloServerApp: HTTPHandler {
     /// copyTo, rewriteTo and compose write: a GET of their URL must not (GCS takes them as POST only).
     private static func postOnly(_ context: RequestContext) -> HTTPResponse {
         Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
+    }
+
+    /// How a resumable session commits, by the API that started it: GCS sessions (JSON and XML API) were
+    /// authorized as admin tooling when they started; v0 sessions act as their starter and may create the bucket.
+    private static func sessionCommit(_ service: ObjectService) -> SessionCommit {
+        SessionCommit(
+            principal: { session in
+                session.api != .firebase
+                    ? GCSUploads.admin
+                    : (try? service.credentials.authenticate(
+                        authorizationHeader: session.principal, at: session.created)) ?? nil
+            },
+            createsBucket: { $0.api == .firebase && service.configuration.createBucketsOnUpload })
     }
 
     /// What the app was built with (the executable reads the maintenance schedule from it).

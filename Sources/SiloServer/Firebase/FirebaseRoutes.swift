@@ -9,9 +9,9 @@ struct FirebaseRoutes {
     let resumable: FirebaseResumable
     let download: DownloadResponder
 
-    init(service: ObjectService, registry: SessionRegistry) {
+    init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit) {
         self.service = service
-        self.resumable = FirebaseResumable(service: service, registry: registry)
+        self.resumable = FirebaseResumable(service: service, registry: registry, sessionCommit: sessionCommit)
         self.download = DownloadResponder(service: service)
     }
 
