@@ -37,7 +37,9 @@ final class ObjectService: Sendable {
             capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes)
     }
 
-    /// Throws `.notFound` for a bucket this server does not serve.
+    /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
+    /// (``Route/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets
+    /// named elsewhere (a request body, an upload session) are checked where they are read.
     func checkServed(_ bucket: BucketName) throws {
         if let served = configuration.buckets, !served.contains(bucket) {
             throw StorageError(.notFound, "Not Found. Bucket \(bucket) is not served here.")
@@ -52,7 +54,8 @@ final class ObjectService: Sendable {
 
     /// Before a v0 upload stores anything: a bucket that does not exist is a 404 unless uploads create buckets.
     func checkUploadBucket(_ bucket: BucketName) throws {
-        if configuration.createBucketsOnUpload { try checkServed(bucket) } else { try requireBucket(bucket) }
+        // Served: checked by the pipeline, on the route's bucket.
+        if !configuration.createBucketsOnUpload { try requireBucket(bucket) }
     }
 
     /// Decides access; admin credentials always pass. Throws `.permissionDenied` with the emulator's wording.
@@ -74,7 +77,6 @@ final class ObjectService: Sendable {
     func readableObject(_ bucket: BucketName, _ name: ObjectName, context: RequestContext, generation: Int64? = nil)
         throws -> ObjectRecord
     {
-        try checkServed(bucket)
         let record = try metadata.object(bucket, name, generation: generation)
         try authorize(
             AccessRequest(
@@ -159,13 +161,13 @@ final class ObjectService: Sendable {
     /// Makes an uploaded blob the live version of `name`: authorizes `create` with the proposed object (fields,
     /// size and checksums of the bytes received) against the live version, and commits with that version pinned
     /// (see ``pinned(_:_:conditions:principal:check:write:)``), then deletes the replaced blob. With `sessionID`
-    /// the commit also finalizes that resumable session, in the same transaction.
+    /// the commit also finalizes that resumable session, in the same transaction. `bucket` is served (a route's,
+    /// or checked by the caller).
     func commitUpload(
         bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
         conditions: Preconditions, principal: Principal?, time: Timestamp, finalizing sessionID: String? = nil,
         createsBucket: Bool
     ) throws -> ObjectRecord {
-        try checkServed(bucket)
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
         return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in

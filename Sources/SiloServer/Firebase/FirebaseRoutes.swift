@@ -62,7 +62,6 @@ struct FirebaseRoutes {
 
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let wantsMedia = context.query["alt"] == "media"
-        try service.checkServed(bucket)
         // A download token in the URL is a bearer capability for that object: a valid one grants the read without
         // rules. A token that is not the object's grants nothing, and the request is decided by the rules with the
         // caller's own credentials, as the emulator does (pyrebase4 sends the ID token as `token=`): a revoked
@@ -115,7 +114,6 @@ struct FirebaseRoutes {
             }
             startAfter = decoded
         }
-        try service.checkServed(bucket)
         let listPath = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
         try service.authorize(
             AccessRequest(
@@ -137,7 +135,6 @@ struct FirebaseRoutes {
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
                 run {
                     let changes = try MetadataChanges(json: JSONValue.parse(body))
-                    try service.checkServed(bucket)
                     // The rules decide about the version they saw: its generation and metageneration are pinned.
                     let record = try service.pinned(bucket, name, conditions: .none, principal: context.principal) {
                         existing in
@@ -160,7 +157,6 @@ struct FirebaseRoutes {
     }
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
-        try service.checkServed(bucket)
         _ = try service.pinned(bucket, name, conditions: .none, principal: context.principal) { existing in
             try service.authorize(
                 AccessRequest(
@@ -182,7 +178,6 @@ struct FirebaseRoutes {
         guard context.principal?.isAdmin == true else {
             throw StorageError(.permissionDenied, "Missing admin credentials.")
         }
-        try service.checkServed(bucket)
         let removing = context.query["delete_token"]
         let record = try service.metadata.updateObject(bucket, name, conditions: .none, at: context.time) { fields in
             if create != nil { fields.downloadTokens.append(RandomID.uuid()) }

@@ -26,10 +26,15 @@ struct GCSObjectRoutes {
         }
     }
 
+    /// A read of the object's bytes rather than its metadata.
+    static func isMediaRead(_ context: RequestContext) -> Bool {
+        (context.method == "GET" || context.method == "HEAD")
+            && (context.query["alt"] == "media" || context.head.rawPath.hasPrefix("/download/"))
+    }
+
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> HTTPResponse {
-        let media = context.query["alt"] == "media" || context.head.rawPath.hasPrefix("/download/")
+        let media = Self.isMediaRead(context)
         do {
-            try service.checkServed(bucket)
             let generation = try GCSConditions.generation(context.query)
             if context.query["softDeleted"]?.lowercased() == "true" {
                 guard !media else {
@@ -78,7 +83,6 @@ struct GCSObjectRoutes {
         .readBody(
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                 run {
-                    try service.checkServed(bucket)
                     let changes = try MetadataChanges(json: JSONValue.parse(body.isEmpty ? Array("{}".utf8) : body))
                     let conditions = try GCSConditions.destination(context.query)
                     let resource = try service.bucketResource(bucket)
@@ -106,7 +110,6 @@ struct GCSObjectRoutes {
     }
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
-        try service.checkServed(bucket)
         try service.deleteObject(
             bucket, name, generation: try GCSConditions.generation(context.query),
             conditions: try GCSConditions.destination(context.query), time: context.time)
@@ -276,7 +279,6 @@ struct GCSObjectRoutes {
         .readBody(
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                 run {
-                    try service.checkServed(source.0)
                     try service.requireBucket(destination.0)
                     let changes = try body.isEmpty ? nil : UploadFields.parseChanges(body)
                     let original = try service.copySource(

@@ -156,6 +156,9 @@ final class ResumableChunkSink: RequestBodySink {
                 "upload of \(current.bucket)/\(current.name) announced \(declared) bytes but \(current.received) arrived"
             )
         }
+        // The pipeline checked the chunk request's bucket; this is the session's, started perhaps under another
+        // configuration.
+        try service.checkServed(current.bucket)
         let summary = try hasher?.finalize() ?? rehash(current)
         hasher = nil
         try UploadChecks.verify(
