@@ -11,6 +11,7 @@ final class ObjectService: Sendable {
     let blobs: any BlobStore
     let policy: any AccessPolicy
     let credentials: any CredentialVerifier
+    private let underlyingCredentials: any CredentialVerifier
     /// The service accounts behind `credentials`' access tokens and signed URLs, for the token endpoint and POST
     /// policies.
     let serviceAccounts: ServiceAccountAuthority
@@ -18,23 +19,47 @@ final class ObjectService: Sendable {
     let smallBlobs: SmallBlobCache
     let versionResponses: VersionResponseCache
 
-    init(
+    convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger
+    ) {
+        self.init(
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            logger: logger,
+            smallBlobs: SmallBlobCache(
+                capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
+            versionResponses: VersionResponseCache(
+                capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes))
+    }
+
+    /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
+    private init(
+        configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
+        credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
+        versionResponses: VersionResponseCache
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
         self.serviceAccounts = serviceAccounts
         self.credentials = ServiceAccountCredentials(serviceAccounts, next: credentials)
+        self.underlyingCredentials = credentials
         self.configuration = configuration
         self.metadata = metadata
         self.blobs = blobs
         self.policy = policy
         self.logger = logger
-        self.smallBlobs = SmallBlobCache(
-            capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit))
-        self.versionResponses = VersionResponseCache(
-            capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes)
+        self.smallBlobs = smallBlobs
+        self.versionResponses = versionResponses
+    }
+
+    /// This service over store views that refuse every call that could block (``InlineMetadataView``,
+    /// ``InlineBlobView``), sharing this one's caches and policy: what the pipeline runs on the socket's thread.
+    /// Verifying a token is CPU only; the HMAC keys a signed URL needs are in the store, so those go to a worker.
+    func inlineView() -> ObjectService {
+        ObjectService(
+            configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
+            policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
+            versionResponses: versionResponses)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names

@@ -12,6 +12,8 @@ public final class SiloServerApp: HTTPHandler {
     private let lifecycleRan = Mutex<Int64>(.min)
     /// Every request's path through routing, auth, access, the handler, CORS and error rendering.
     let pipeline: RequestPipeline
+    /// The same pipeline over store views that refuse to block, for answers on the socket's thread.
+    private let inlinePipeline: RequestPipeline
 
     /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows
     /// no token format of its own).
@@ -23,9 +25,28 @@ public final class SiloServerApp: HTTPHandler {
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)
         pipeline = RequestPipeline(service: service, registry: registry, sessionCommit: Self.sessionCommit(service))
+        let inline = service.inlineView()
+        inlinePipeline = RequestPipeline(
+            service: inline, registry: registry, sessionCommit: Self.sessionCommit(inline), inline: true)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition { pipeline.begin(head) }
+
+    /// Answers on the caller's thread when the whole answer is in memory: a GET or HEAD of an object's bytes or
+    /// metadata whose live version the metadata store holds in memory (``MetadataStore/cachedObject(_:_:)``),
+    /// whose bytes are in ``SmallBlobCache``, with a credential verifiable without I/O. The request runs through the
+    /// same pipeline as on a worker, over store views that refuse every call that would block; the first refusal
+    /// marks the attempt, and the answer is dropped for nil (``begin(_:)`` then runs on a worker). Refusals come
+    /// before any write — the views refuse writes without calling the store — so nil leaves nothing changed: the
+    /// first v0 read of an object without a download token, which writes one, goes to the worker whole.
+    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
+        guard head.method == "GET" || head.method == "HEAD" else { return nil }
+        let attempt = InlineAttempt()
+        let disposition = InlineAttempt.$current.withValue(attempt) { inlinePipeline.dispatch(head) }
+        guard !attempt.refused, case .respond(var response) = disposition else { return nil }
+        inlinePipeline.finish(&response, head)
+        return .respond(response)
+    }
 
     /// Where a request goes (the fault handler names operations by it).
     func route(of head: HTTPRequestHead) throws -> Route { try pipeline.route(of: head) }

@@ -9,6 +9,9 @@ import SiloWire
 /// Handlers get what the pipeline established — the route's bucket and object, the context with its principal —
 /// and return a disposition. v0 Security Rules are decided by the v0 handlers, because a rule reads the resource
 /// the operation is about (and, for writes, the one it proposes).
+///
+/// The same pipeline also runs inline, over an ``ObjectService/inlineView()`` whose stores refuse to block
+/// (``SiloServerApp/beginInline(_:)``): one code path for both.
 struct RequestPipeline: Sendable {
     let service: ObjectService
     let firebase: FirebaseRoutes
@@ -17,9 +20,12 @@ struct RequestPipeline: Sendable {
     let gcsUploads: GCSUploads
     let batch: BatchRoutes
     let xml: XMLRoutes
+    /// Runs on the socket's thread: only object reads get past routing, the rest is refused to a worker.
+    let inline: Bool
 
-    init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit) {
+    init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit, inline: Bool = false) {
         self.service = service
+        self.inline = inline
         firebase = FirebaseRoutes(service: service, registry: registry, sessionCommit: sessionCommit)
         gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
         gcsBuckets = GCSBucketRoutes(service: service)
@@ -96,6 +102,9 @@ struct RequestPipeline: Sendable {
             return .respond(response)
         }
         let route = parsed ?? .unknown
+        if inline && !route.readsOneObject {
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(InlineAttempt.wouldBlock("this route")))
+        }
         for bucket in route.buckets {
             do { try service.checkServed(bucket) } catch {
                 return .respond(

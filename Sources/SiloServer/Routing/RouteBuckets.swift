@@ -16,4 +16,12 @@ extension Route {
             []
         }
     }
+
+    /// An object's bytes or metadata, not a listing or a sub-resource (what may be answered inline).
+    var readsOneObject: Bool {
+        switch self {
+        case .firebaseObject, .gcsObject, .xmlObject: true
+        default: false
+        }
+    }
 }
