@@ -43,9 +43,17 @@ public final class SiloServerApp: HTTPHandler {
         guard head.method == "GET" || head.method == "HEAD" else { return nil }
         let attempt = InlineAttempt()
         let disposition = InlineAttempt.$current.withValue(attempt) { inlinePipeline.dispatch(head) }
-        guard !attempt.refused, case .respond(var response) = disposition else { return nil }
-        inlinePipeline.finish(&response, head)
-        return .respond(response)
+        switch disposition {
+        case .respond(var response) where !attempt.refused:
+            inlinePipeline.finish(&response, head)
+            return .respond(response)
+        case .respond:
+            return nil
+        case .readBody(let sink):
+            // No object read takes a body; should one ever, it is read on a worker.
+            sink.abort()
+            return nil
+        }
     }
 
     /// Where a request goes (the fault handler names operations by it).

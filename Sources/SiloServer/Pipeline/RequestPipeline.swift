@@ -111,19 +111,25 @@ struct RequestPipeline: Sendable {
                     APIShape.of(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
             }
         }
-        return handle(route, context)
+        do {
+            return try handle(route, context)
+        } catch {
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
+        }
     }
 
-    private func handle(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+    /// A handler's thrown error is answered in the shape of the route's API (errors of a body's completion come
+    /// later, and the sink renders them).
+    private func handle(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
         let head = context.head
         switch route {
         case .probe:
             if XMLRoutes.listsBuckets(head) { return xml(.xmlBuckets, context) }
             return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
         case .firebaseBucket(let bucket):
-            return firebase.bucket(context, bucket)
+            return try firebase.bucket(context, bucket)
         case .firebaseObject(let bucket, let name):
-            return firebase.object(context, bucket, name)
+            return try firebase.object(context, bucket, name)
         case .internalReset:
             guard head.method == "POST" else { break }
             guard context.principal?.isAdmin == true || service.configuration.openAdminAPI else {
@@ -144,7 +150,7 @@ struct RequestPipeline: Sendable {
             return TokenEndpoint(service: service).handle(context)
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
             .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
-            return gcs(route, context)
+            return try gcs(route, context)
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
             return xml(route, context)
         case .unknown:
@@ -159,7 +165,7 @@ struct RequestPipeline: Sendable {
     /// cannot send `owner`), and so is a caller with an admin key; everyone else — service accounts, callers GCS
     /// grants the public (`allUsers`, `allAuthenticatedUsers`) — needs the permissions the bucket's IAM policy and
     /// ACLs give them (``GCSAccess``), decided before the handler runs.
-    private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+    private func gcs(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
         if let refusal = GCSAccess(service: service).refusal(route, context) {
             return .respond(Reply.gcsError(refusal))
         }
@@ -167,11 +173,11 @@ struct RequestPipeline: Sendable {
         case .gcsBuckets: return gcsBuckets.buckets(context)
         case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)
         case .gcsBucketSub(let bucket, let path): return gcsBuckets.sub(context, bucket, path)
-        case .gcsObjectSub(let bucket, let name, let path): return gcsObjects.sub(context, bucket, name, path)
+        case .gcsObjectSub(let bucket, let name, let path): return try gcsObjects.sub(context, bucket, name, path)
         case .gcsObjects(let bucket):
             guard context.method == "GET" || context.method == "HEAD" else { return gcsUploads.handle(context, bucket) }
             return .respond(gcsObjects.list(context, bucket))
-        case .gcsObject(let bucket, let name): return gcsObjects.object(context, bucket, name)
+        case .gcsObject(let bucket, let name): return try gcsObjects.object(context, bucket, name)
         case .gcsCopy(let source, let sourceName, let destination, let destinationName, let rewrite):
             guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
             return gcsObjects.copy(

@@ -26,13 +26,19 @@ enum APIShape {
         }
     }
 
-    /// The answer for a bucket this server does not serve: the XML API names it `NoSuchBucket`, and a JSON API media
-    /// download answers its 404s in plain text, as GCS does.
-    func notServed(_ error: StorageError, _ route: Route, _ context: RequestContext) -> HTTPResponse {
-        switch (self, route) {
-        case (.xml, _): Reply.xmlError(error, code: XMLErrorCode.noSuchBucket)
-        case (.gcs, .gcsObject) where GCSObjectRoutes.isMediaRead(context): Reply.text(404, error.message)
-        default: self.error(error)
+    /// The answer for an error of `route`'s handler: a JSON API media read answers its 404s in plain text, as GCS
+    /// does.
+    func error(_ error: any Error, for route: Route, _ context: RequestContext) -> HTTPResponse {
+        if self == .gcs, case .gcsObject = route, GCSObjectRoutes.isMediaRead(context),
+            let storage = error as? StorageError, storage.code == .notFound
+        {
+            return Reply.text(404, storage.message)
         }
+        return self.error(error)
+    }
+
+    /// The answer for a bucket this server does not serve: the XML API names it `NoSuchBucket`.
+    func notServed(_ error: StorageError, _ route: Route, _ context: RequestContext) -> HTTPResponse {
+        self == .xml ? Reply.xmlError(error, code: XMLErrorCode.noSuchBucket) : self.error(error, for: route, context)
     }
 }
