@@ -38,7 +38,8 @@ public final class SiloServerApp: HTTPHandler {
     /// same pipeline as on a worker, over store views that refuse every call that would block; the first refusal
     /// marks the attempt, and the answer is dropped for nil (``begin(_:)`` then runs on a worker). Refusals come
     /// before any write — the views refuse writes without calling the store — so nil leaves nothing changed: the
-    /// first v0 read of an object without a download token, which writes one, goes to the worker whole.
+    /// first v0 read of an object without a download token, which writes one, goes to the worker whole. (What may
+    /// change is memory only: ``VersionResponseCache`` memoizes the headers it derived, exact under their version.)
     public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
         guard head.method == "GET" || head.method == "HEAD" else { return nil }
         let attempt = InlineAttempt()
