@@ -114,6 +114,8 @@ struct RequestPipeline: Sendable {
         do {
             return try handle(route, context)
         } catch {
+            // A declined inline attempt's answer is dropped: no need to render it.
+            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
             return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
         }
     }
