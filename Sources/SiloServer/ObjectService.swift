@@ -11,6 +11,7 @@ final class ObjectService: Sendable {
     let blobs: any BlobStore
     let policy: any AccessPolicy
     let credentials: any CredentialVerifier
+    private let underlyingCredentials: any CredentialVerifier
     /// The service accounts behind `credentials`' access tokens and signed URLs, for the token endpoint and POST
     /// policies.
     let serviceAccounts: ServiceAccountAuthority
@@ -18,26 +19,52 @@ final class ObjectService: Sendable {
     let smallBlobs: SmallBlobCache
     let versionResponses: VersionResponseCache
 
-    init(
+    convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger
+    ) {
+        self.init(
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            logger: logger,
+            smallBlobs: SmallBlobCache(
+                capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
+            versionResponses: VersionResponseCache(
+                capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes))
+    }
+
+    /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
+    private init(
+        configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
+        credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
+        versionResponses: VersionResponseCache
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
         self.serviceAccounts = serviceAccounts
         self.credentials = ServiceAccountCredentials(serviceAccounts, next: credentials)
+        self.underlyingCredentials = credentials
         self.configuration = configuration
         self.metadata = metadata
         self.blobs = blobs
         self.policy = policy
         self.logger = logger
-        self.smallBlobs = SmallBlobCache(
-            capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit))
-        self.versionResponses = VersionResponseCache(
-            capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes)
+        self.smallBlobs = smallBlobs
+        self.versionResponses = versionResponses
     }
 
-    /// Throws `.notFound` for a bucket this server does not serve.
+    /// This service over store views that refuse every call that could block (``InlineMetadataView``,
+    /// ``InlineBlobView``), sharing this one's caches and policy: what the pipeline runs on the socket's thread.
+    /// Verifying a token is CPU only; the HMAC keys a signed URL needs are in the store, so those go to a worker.
+    func inlineView() -> ObjectService {
+        ObjectService(
+            configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
+            policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
+            versionResponses: versionResponses)
+    }
+
+    /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
+    /// (``Route/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets
+    /// named elsewhere (a request body, an upload session) are checked where they are read.
     func checkServed(_ bucket: BucketName) throws {
         if let served = configuration.buckets, !served.contains(bucket) {
             throw StorageError(.notFound, "Not Found. Bucket \(bucket) is not served here.")
@@ -52,7 +79,8 @@ final class ObjectService: Sendable {
 
     /// Before a v0 upload stores anything: a bucket that does not exist is a 404 unless uploads create buckets.
     func checkUploadBucket(_ bucket: BucketName) throws {
-        if configuration.createBucketsOnUpload { try checkServed(bucket) } else { try requireBucket(bucket) }
+        // Served: checked by the pipeline, on the route's bucket.
+        if !configuration.createBucketsOnUpload { try requireBucket(bucket) }
     }
 
     /// Decides access; admin credentials always pass. Throws `.permissionDenied` with the emulator's wording.
@@ -74,7 +102,6 @@ final class ObjectService: Sendable {
     func readableObject(_ bucket: BucketName, _ name: ObjectName, context: RequestContext, generation: Int64? = nil)
         throws -> ObjectRecord
     {
-        try checkServed(bucket)
         let record = try metadata.object(bucket, name, generation: generation)
         try authorize(
             AccessRequest(
@@ -159,13 +186,13 @@ final class ObjectService: Sendable {
     /// Makes an uploaded blob the live version of `name`: authorizes `create` with the proposed object (fields,
     /// size and checksums of the bytes received) against the live version, and commits with that version pinned
     /// (see ``pinned(_:_:conditions:principal:check:write:)``), then deletes the replaced blob. With `sessionID`
-    /// the commit also finalizes that resumable session, in the same transaction.
+    /// the commit also finalizes that resumable session, in the same transaction. `bucket` is served (a route's,
+    /// or checked by the caller).
     func commitUpload(
         bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
         conditions: Preconditions, principal: Principal?, time: Timestamp, finalizing sessionID: String? = nil,
         createsBucket: Bool
     ) throws -> ObjectRecord {
-        try checkServed(bucket)
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
         return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in

@@ -10,12 +10,10 @@ public final class SiloServerApp: HTTPHandler {
     let registry = SessionRegistry()
     /// When lifecycle rules last ran: they scan whole buckets, so at most hourly (maintenance passes are more often).
     private let lifecycleRan = Mutex<Int64>(.min)
-    let firebase: FirebaseRoutes
-    let gcsObjects: GCSObjectRoutes
-    let gcsBuckets: GCSBucketRoutes
-    let gcsUploads: GCSUploads
-    let batch: BatchRoutes
-    let xml: XMLRoutes
+    /// Every request's path through routing, auth, access, the handler, CORS and error rendering.
+    let pipeline: RequestPipeline
+    /// The same pipeline over store views that refuse to block, for answers on the socket's thread.
+    private let inlinePipeline: RequestPipeline
 
     /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows
     /// no token format of its own).
@@ -26,218 +24,53 @@ public final class SiloServerApp: HTTPHandler {
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)
-        firebase = FirebaseRoutes(service: service, registry: registry)
-        gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
-        gcsBuckets = GCSBucketRoutes(service: service)
-        gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
-        batch = BatchRoutes(configuration: configuration)
-        xml = XMLRoutes(
-            service: service, download: firebase.download,
-            uploads: XMLUploadRoutes(service: service, registry: registry, engine: gcsUploads))
+        pipeline = RequestPipeline(service: service, registry: registry, sessionCommit: Self.sessionCommit(service))
+        let inline = service.inlineView()
+        inlinePipeline = RequestPipeline(
+            service: inline, registry: registry, sessionCommit: Self.sessionCommit(inline), inline: true)
     }
 
-    public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
-        if head.method == "OPTIONS" { return .respond(CORS.preflight(head)) }
-        switch route(head) {
-        case .respond(var response):
-            finish(&response, head)
+    public func begin(_ head: HTTPRequestHead) -> RequestDisposition { pipeline.begin(head) }
+
+    /// Answers on the caller's thread when the whole answer is in memory: a GET or HEAD of an object's bytes or
+    /// metadata whose live version the metadata store holds in memory (``MetadataStore/cachedObject(_:_:)``),
+    /// whose bytes are in ``SmallBlobCache``, with a credential verifiable without I/O. The request runs through the
+    /// same pipeline as on a worker, over store views that refuse every call that would block; the first refusal
+    /// marks the attempt, and the answer is dropped for nil (``begin(_:)`` then runs on a worker). Refusals come
+    /// before any write — the views refuse writes without calling the store — so nil leaves nothing changed: the
+    /// first v0 read of an object without a download token, which writes one, goes to the worker whole. (What may
+    /// change is memory only: ``VersionResponseCache`` memoizes the headers it derived, exact under their version.)
+    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
+        guard head.method == "GET" || head.method == "HEAD" else { return nil }
+        let attempt = InlineAttempt()
+        let disposition = InlineAttempt.$current.withValue(attempt) { inlinePipeline.dispatch(head) }
+        switch disposition {
+        case .respond(var response) where !attempt.refused:
+            inlinePipeline.finish(&response, head)
             return .respond(response)
+        case .respond:
+            return nil
         case .readBody(let sink):
-            return .readBody(DecoratingSink(sink) { [self] in finish(&$0, head) })
+            // No object read takes a body; should one ever, it is read on a worker.
+            sink.abort()
+            return nil
         }
     }
 
-    /// What every answer passes through once: the log line of a server-side failure, and CORS.
-    private func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead) {
-        logFailure(response, head)
-        if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
-    }
+    /// Where a request goes (the fault handler names operations by it).
+    func route(of head: HTTPRequestHead) throws -> Route { try pipeline.route(of: head) }
 
-    private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
-        if let failure = response.failure as? ServerFailure {
-            service.logger.error(
-                "request failed",
-                metadata: [
-                    "silo.request_id": failure.requestID, "silo.http.status": "\(response.status)",
-                    "silo.http.method": head.method, "silo.http.path": String(head.rawPath.prefix(300)),
-                    // One line: the cause chain joined, so a log reader sees one entry per failure.
-                    "silo.error": failure.error.detailedDescription().split(separator: "\n").joined(separator: " |"),
-                ])
-        }
-    }
-
-    /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it
-    /// had come alone, its body fed to the handler's sink from memory. Its failures are logged like any other
-    /// request's; CORS applies to the batch, not to its calls.
-    private func dispatchBatchCall(_ head: HTTPRequestHead, _ body: [UInt8]) -> HTTPResponse {
-        var response: HTTPResponse
-        switch route(head) {
-        case .respond(let answer):
-            response = answer
-        case .readBody(let sink):
-            response = Self.drive(sink, body)
-        }
-        logFailure(response, head)
-        return response
-    }
-
-    /// Feeds `body` to `sink` in transport-sized pieces, then finishes it. An early answer ends the call as it ends
-    /// an exchange on a connection: the sink gets no more bytes and is aborted, as the transports do.
-    private static func drive(_ sink: any RequestBodySink, _ body: [UInt8]) -> HTTPResponse {
-        let piece = 64 << 10
-        return body.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let end = min(offset + piece, bytes.count)
-                if let early = sink.receive(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) {
-                    sink.abort()
-                    return early
-                }
-                offset = end
-            }
-            return sink.finish()
-        }
-    }
-
-    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
-    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
-    /// (`--test-faults`).
-    func route(of head: HTTPRequestHead) throws -> Route {
-        let route: Route
-        if let bucket = VirtualHost.bucket(
-            host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
-        {
-            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
-        } else {
-            route = try Route.parse(head.rawPath)
-        }
-        // A malformed query is refused by RequestContext, in the shape of the API the route names.
-        switch route {
-        case .xmlBucket, .xmlObject: return (try? QueryParameters(head)).map(route.addressingSubresource) ?? route
-        default: return route
-        }
-    }
-
-    private func route(_ head: HTTPRequestHead) -> RequestDisposition {
-        var route: Route?
-        let context: RequestContext
-        do {
-            route = try self.route(of: head)
-            context = try RequestContext(
-                head: head, credentials: service.credentials, signedURLs: route?.isXML == true)
-        } catch {
-            // A refused credential is a 401 in the shape of the API the request was for.
-            var response =
-                head.rawPath.hasPrefix("/v0/")
-                ? Reply.firebaseError(error) : route?.isXML == true ? Reply.xmlError(error) : Reply.gcsError(error)
-            // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
-            if response.status == 400 { response.headers.set("Connection", "close") }
-            return .respond(response)
-        }
-        switch route ?? .unknown {
-        case .probe:
-            if XMLRoutes.listsBuckets(head) { return xml(.xmlBuckets, context) }
-            return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
-        case .firebaseBucket(let bucket):
-            return firebase.bucket(context, bucket)
-        case .firebaseObject(let bucket, let name):
-            return firebase.object(context, bucket, name)
-        case .internalReset:
-            guard head.method == "POST" else { break }
-            guard context.principal?.isAdmin == true || service.configuration.openAdminAPI else {
-                return .respond(Reply.firebaseError(StorageError(.permissionDenied, "Missing admin credentials.")))
-            }
-            do {
-                try service.metadata.reset()
-                return .respond(Reply.empty(200))
-            } catch {
-                return .respond(Reply.firebaseError(error))
-            }
-        case .batch:
-            return batch.handle(context) { [self] head, body in dispatchBatchCall(head, body) }
-        case .openAPIDocument:
-            guard head.method == "GET" || head.method == "HEAD" else { break }
-            return .respond(OpenAPIDocument.response())
-        case .oauthToken:
-            return TokenEndpoint(service: service).handle(context)
-        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
-            return gcs(route!, context)
-        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
-            return xml(route!, context)
-        case .unknown:
-            break
-        }
-        // A path under the JSON API's roots that names nothing (a project id too long to be one) is that API's 404.
-        let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
-        let gcs = ["/storage/", "/upload/", "/download/"].contains { head.rawPath.hasPrefix($0) }
-        return .respond(gcs ? Reply.gcsError(missing) : Reply.firebaseError(missing))
-    }
-
-    /// The GCS JSON API: in emulator mode every caller is the admin (as in the Firebase emulator, whose GCS clients
-    /// cannot send `owner`), and so is a caller with an admin key; everyone else — service accounts, callers GCS
-    /// grants the public (`allUsers`, `allAuthenticatedUsers`) — needs the permissions the bucket's IAM policy and
-    /// ACLs give them (``GCSAccess``), decided before the handler runs.
-    private func gcs(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        if let refusal = GCSAccess(service: service).refusal(route, context) {
-            return .respond(Reply.gcsError(refusal))
-        }
-        switch route {
-        case .gcsBuckets: return gcsBuckets.buckets(context)
-        case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)
-        case .gcsBucketSub(let bucket, let path): return gcsBuckets.sub(context, bucket, path)
-        case .gcsObjectSub(let bucket, let name, let path): return gcsObjects.sub(context, bucket, name, path)
-        case .gcsObjects(let bucket):
-            guard context.method == "GET" || context.method == "HEAD" else { return gcsUploads.handle(context, bucket) }
-            return .respond(gcsObjects.list(context, bucket))
-        case .gcsObject(let bucket, let name): return gcsObjects.object(context, bucket, name)
-        case .gcsCopy(let source, let sourceName, let destination, let destinationName, let rewrite):
-            guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
-            return gcsObjects.copy(
-                context, from: (source, sourceName), to: (destination, destinationName), rewrite: rewrite)
-        case .gcsCompose(let bucket, let name):
-            guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
-            return gcsObjects.compose(context, bucket, name)
-        case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
-        case .gcsHMACKeys(let project, let accessID):
-            return HMACKeys(service: service).handle(context, project: project, accessID: accessID)
-        case .gcsUnimplemented(let what):
-            return .respond(
-                Reply.gcsError(StorageError(.unimplemented, "\(what) are not implemented by this server")))
-        case .gcsServiceAccount:
-            // GCS names the project's service agent; Silo has none, so a stable address of the same shape.
-            return .respond(
-                Reply.json(
-                    200,
-                    .object([
-                        "kind": .string("storage#serviceAccount"),
-                        "email_address": .string(
-                            "service-\(ObjectResource.projectNumber)@gs-project-accounts.iam.gserviceaccount.com"),
-                    ])))
-        default: return .respond(Reply.gcsError(StorageError(.notFound, "Not Found")))
-        }
-    }
-
-    /// The XML API, under the same access rule as the JSON API (a signed URL's signer is its caller); a signed
-    /// `x-goog-content-length-range` bounds the upload's body.
-    private func xml(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        if let refusal = GCSAccess(service: service).refusal(route, context) {
-            return .respond(Reply.xmlError(refusal))
-        }
-        return ContentLengthRange.bound(context) {
-            switch route {
-            case .xmlBucket(let bucket): xml.bucket(context, bucket)
-            case .xmlObject(let bucket, let name): xml.object(context, bucket, name)
-            case .xmlSubresource(let bucket, let name, let sub): xml.subresource(context, bucket, name, sub)
-            case .xmlBuckets: .respond(xml.buckets(context))
-            default: .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
-            }
-        }
-    }
-
-    /// copyTo, rewriteTo and compose write: a GET of their URL must not (GCS takes them as POST only).
-    private static func postOnly(_ context: RequestContext) -> HTTPResponse {
-        Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
+    /// How a resumable session commits, by the API that started it: GCS sessions (JSON and XML API) were
+    /// authorized as admin tooling when they started; v0 sessions act as their starter and may create the bucket.
+    private static func sessionCommit(_ service: ObjectService) -> SessionCommit {
+        SessionCommit(
+            principal: { session in
+                session.api != .firebase
+                    ? GCSUploads.admin
+                    : (try? service.credentials.authenticate(
+                        authorizationHeader: session.principal, at: session.created)) ?? nil
+            },
+            createsBucket: { $0.api == .firebase && service.configuration.createBucketsOnUpload })
     }
 
     /// What the app was built with (the executable reads the maintenance schedule from it).
@@ -257,29 +90,4 @@ public final class SiloServerApp: HTTPHandler {
     }
 
     static let lifecycleInterval: Int64 = 3_600 * 1_000_000
-}
-
-/// Lets the app post-process the response a body sink produces (CORS headers).
-private final class DecoratingSink: RequestBodySink {
-    private let inner: any RequestBodySink
-    private let decorate: (inout HTTPResponse) -> Void
-
-    init(_ inner: any RequestBodySink, decorate: @escaping (inout HTTPResponse) -> Void) {
-        self.inner = inner
-        self.decorate = decorate
-    }
-
-    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
-        guard var response = inner.receive(chunk) else { return nil }
-        decorate(&response)
-        return response
-    }
-
-    func finish() -> HTTPResponse {
-        var response = inner.finish()
-        decorate(&response)
-        return response
-    }
-
-    func abort() { inner.abort() }
 }

@@ -1,4 +1,4 @@
-// libFuzzer harness for the two byte-range parsers: `Range` on downloads (ByteRange.resolve, Firebase/ByteRange.swift)
+// libFuzzer harness for the two byte-range parsers: `Range` on downloads (ByteRange.resolve, Downloads/ByteRange.swift)
 // and `Content-Range` on GCS resumable chunks (ContentRange, GCS/GCSUploads.swift). The input is a header value,
 // resolved against several object sizes. Properties:
 // - ByteRange: a partial answer always satisfies 0 <= start <= end < size; an empty object is always served

@@ -79,6 +79,11 @@ public final class CachingMetadataStore: MetadataStore {
         return found
     }
 
+    /// The cached live version only: a lock and a dictionary lookup, never the inner store.
+    public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
+        state.withLock { $0.live[Key(bucket: bucket, name: name)] }
+    }
+
     // MARK: Writes that change object versions
 
     /// Runs a write of object metadata with the cache out of the way: `names` are dropped before and after, and

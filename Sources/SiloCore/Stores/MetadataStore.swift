@@ -35,6 +35,12 @@ public protocol MetadataStore: Sendable {
     /// The live version (generation nil) or a specific generation (live or, with versioning, noncurrent).
     func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord?
 
+    /// The live version of `name` if this store holds it in memory, answered without I/O and without waiting on
+    /// anything but a short in-memory lock; nil when it would have to ask its backend (which says nothing about
+    /// whether the object exists). The server answers cache hits on the socket's thread with it. Stores that cannot
+    /// answer without a round trip (PostgreSQL, SQLite on its own) keep the default, nil.
+    func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord?
+
     /// Makes `draft` the live version of its name (creating its bucket if `draft.createsBucket`, else throwing
     /// `.notFound` when there is none): checks `conditions` against the current live version,
     /// assigns a new generation (greater than any before it) with metageneration 1, and removes `draft.blobID`
@@ -147,6 +153,8 @@ public protocol MetadataStore: Sendable {
 }
 
 extension MetadataStore {
+    public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { nil }
+
     public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
         try createBucket(BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning))
     }

@@ -17,6 +17,13 @@ public final class FaultInjectingHandler: HTTPHandler {
         api = RetryTestAPI(registry: registry, maxBodyBytes: maxJSONBodyBytes)
     }
 
+    /// Only requests this handler leaves alone may be answered inline: the Retry Test API and every request that
+    /// names a test touch the registry, so they go to a worker.
+    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
+        guard head.headers["x-retry-test-id"] == nil, !RetryTestAPI.handles(head) else { return nil }
+        return app.beginInline(head)
+    }
+
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
         if let answer = api.handle(head) { return answer }
         guard let id = head.headers["x-retry-test-id"] else { return app.begin(head) }

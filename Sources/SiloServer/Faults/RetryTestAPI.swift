@@ -9,6 +9,12 @@ struct RetryTestAPI {
     let registry: RetryTestRegistry
     let maxBodyBytes: Int
 
+    /// Whether the path is this API's.
+    static func handles(_ head: HTTPRequestHead) -> Bool {
+        let path = head.rawPath
+        return path == "/retry_tests" || path == "/retry_test" || path.hasPrefix("/retry_test/")
+    }
+
     /// Nil for paths that are not this API's.
     func handle(_ head: HTTPRequestHead) -> RequestDisposition? {
         let path = head.rawPath

@@ -7,6 +7,7 @@ import SiloWire
 struct FirebaseResumable {
     let service: ObjectService
     let registry: SessionRegistry
+    let sessionCommit: SessionCommit
 
     /// The commands of an `X-Goog-Upload-Command` header: comma-separated, trimmed, case-insensitive.
     static func commands(_ header: String?) -> Set<String> {
@@ -152,7 +153,7 @@ struct FirebaseResumable {
         }
         do {
             let sink = try ResumableChunkSink(
-                service: service, registry: registry, session: session, finalize: finalize
+                service: service, registry: registry, commit: sessionCommit, session: session, finalize: finalize
             ) { result in
                 switch result {
                 case .success(let outcome):

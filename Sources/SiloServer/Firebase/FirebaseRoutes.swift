@@ -9,60 +9,59 @@ struct FirebaseRoutes {
     let resumable: FirebaseResumable
     let download: DownloadResponder
 
-    init(service: ObjectService, registry: SessionRegistry) {
+    init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit) {
         self.service = service
-        self.resumable = FirebaseResumable(service: service, registry: registry)
+        self.resumable = FirebaseResumable(service: service, registry: registry, sessionCommit: sessionCommit)
         self.download = DownloadResponder(service: service)
     }
 
-    func bucket(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
+    /// Errors thrown here are answered by the pipeline in the v0 shape.
+    func bucket(_ context: RequestContext, _ bucket: BucketName) throws -> RequestDisposition {
         switch context.method {
-        case "GET", "HEAD": return .respond(run { try list(context, bucket) })
-        case "POST", "PUT": return upload(context, bucket, pathName: nil)
+        case "GET", "HEAD": return .respond(try list(context, bucket))
+        case "POST", "PUT": return try upload(context, bucket, pathName: nil)
         case "DELETE" where context.query["name"] != nil:
             // pyrebase4 and firebase-rest-api delete by `?name=` on the bucket path; the emulator takes it too.
-            return .respond(run { try delete(context, bucket, try ObjectName(context.query["name"] ?? "")) })
-        default: return .respond(methodNotAllowed(context))
+            return .respond(try delete(context, bucket, try ObjectName(context.query["name"] ?? "")))
+        default: throw methodNotAllowed(context)
         }
     }
 
-    func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
+    /// Errors thrown here are answered by the pipeline in the v0 shape.
+    func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> RequestDisposition {
         switch context.method {
         case "GET", "HEAD":
-            return .respond(run { try get(context, bucket, name) })
+            return .respond(try get(context, bucket, name))
         case "PATCH":
             return update(context, bucket, name)
         case "PUT" where context.headers["X-HTTP-Method-Override"].map { equalsIgnoringCase($0, "PATCH") } == true:
             return update(context, bucket, name)
         case "POST" where context.query.contains("create_token") || context.query.contains("delete_token"):
-            return .respond(run { try tokens(context, bucket, name) })
+            return .respond(try tokens(context, bucket, name))
         case "POST", "PUT":
-            if context.method == "PUT" && !context.query.contains("upload_id") {
-                return .respond(methodNotAllowed(context))
-            }
-            return upload(context, bucket, pathName: name)
+            if context.method == "PUT" && !context.query.contains("upload_id") { throw methodNotAllowed(context) }
+            return try upload(context, bucket, pathName: name)
         case "DELETE":
-            return .respond(run { try delete(context, bucket, name) })
+            return .respond(try delete(context, bucket, name))
         default:
-            return .respond(methodNotAllowed(context))
+            throw methodNotAllowed(context)
         }
     }
 
+    /// Errors of a body's completion, after the pipeline has returned, in the v0 shape.
     private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch { return Reply.firebaseError(error) }
     }
 
-    private func methodNotAllowed(_ context: RequestContext) -> HTTPResponse {
-        Reply.firebaseError(
-            StorageError(
-                .invalidArgument, "method \(context.method) is not supported on \(context.head.rawPath.prefix(200))"))
+    private func methodNotAllowed(_ context: RequestContext) -> StorageError {
+        StorageError(
+            .invalidArgument, "method \(context.method) is not supported on \(context.head.rawPath.prefix(200))")
     }
 
     // MARK: Reads
 
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let wantsMedia = context.query["alt"] == "media"
-        try service.checkServed(bucket)
         // A download token in the URL is a bearer capability for that object: a valid one grants the read without
         // rules. A token that is not the object's grants nothing, and the request is decided by the rules with the
         // caller's own credentials, as the emulator does (pyrebase4 sends the ID token as `token=`): a revoked
@@ -115,7 +114,6 @@ struct FirebaseRoutes {
             }
             startAfter = decoded
         }
-        try service.checkServed(bucket)
         let listPath = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
         try service.authorize(
             AccessRequest(
@@ -137,7 +135,6 @@ struct FirebaseRoutes {
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.firebaseError($0) }) { body in
                 run {
                     let changes = try MetadataChanges(json: JSONValue.parse(body))
-                    try service.checkServed(bucket)
                     // The rules decide about the version they saw: its generation and metageneration are pinned.
                     let record = try service.pinned(bucket, name, conditions: .none, principal: context.principal) {
                         existing in
@@ -160,7 +157,6 @@ struct FirebaseRoutes {
     }
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
-        try service.checkServed(bucket)
         _ = try service.pinned(bucket, name, conditions: .none, principal: context.principal) { existing in
             try service.authorize(
                 AccessRequest(
@@ -182,7 +178,6 @@ struct FirebaseRoutes {
         guard context.principal?.isAdmin == true else {
             throw StorageError(.permissionDenied, "Missing admin credentials.")
         }
-        try service.checkServed(bucket)
         let removing = context.query["delete_token"]
         let record = try service.metadata.updateObject(bucket, name, conditions: .none, at: context.time) { fields in
             if create != nil { fields.downloadTokens.append(RandomID.uuid()) }
@@ -200,7 +195,9 @@ struct FirebaseRoutes {
 
     /// Chooses the protocol as the emulator does: any X-Goog-Upload-Command (or protocol `resumable`) → resumable;
     /// protocol `multipart` → multipart; otherwise a media upload.
-    private func upload(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) -> RequestDisposition {
+    private func upload(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) throws
+        -> RequestDisposition
+    {
         let headers = context.headers
         let commands = FirebaseResumable.commands(headers["X-Goog-Upload-Command"])
         let protocolName = headers["X-Goog-Upload-Protocol"]?.lowercased()
@@ -209,51 +206,46 @@ struct FirebaseRoutes {
         }
         if !commands.isEmpty || protocolName == "resumable" {
             guard commands.contains("start") else {
-                return .respond(
-                    Reply.firebaseError(
-                        StorageError(
-                            .invalidArgument, "resumable upload without upload_id needs X-Goog-Upload-Command: start")))
+                throw StorageError(
+                    .invalidArgument, "resumable upload without upload_id needs X-Goog-Upload-Command: start")
             }
             return resumable.start(context, bucket: bucket, pathName: pathName)
         }
-        if context.method == "PUT" { return .respond(methodNotAllowed(context)) }
-        if protocolName == "multipart" { return multipart(context, bucket, pathName: pathName) }
-        return media(context, bucket, pathName: pathName)
+        if context.method == "PUT" { throw methodNotAllowed(context) }
+        if protocolName == "multipart" { return try multipart(context, bucket, pathName: pathName) }
+        return try media(context, bucket, pathName: pathName)
     }
 
-    private func media(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) -> RequestDisposition {
-        do {
-            let name = try UploadFields.objectName(pathName: pathName, query: context.query)
-            let fields = try UploadFields.firebase(
-                nil, fallbackContentType: context.headers["Content-Type"], name: name)
-            // Decided before the first byte is stored; again with the bytes at commit.
-            try service.authorizeUploadStart(
-                bucket: bucket, name: name, fields: fields, declaredSize: context.declaredBodyLength,
-                principal: context.principal, time: context.time)
-            let ingest = try BlobIngest(service: service, time: context.time)
-            return .readBody(
-                MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
-                    let record = try service.commitUpload(
-                        bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
-                        fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now(),
-                        createsBucket: service.configuration.createBucketsOnUpload)
-                    return Reply.json(200, FirebaseMetadata.json(record))
-                })
-        } catch {
-            return .respond(Reply.firebaseError(error))
-        }
+    private func media(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) throws
+        -> RequestDisposition
+    {
+        let name = try UploadFields.objectName(pathName: pathName, query: context.query)
+        let fields = try UploadFields.firebase(
+            nil, fallbackContentType: context.headers["Content-Type"], name: name)
+        // Decided before the first byte is stored; again with the bytes at commit.
+        try service.authorizeUploadStart(
+            bucket: bucket, name: name, fields: fields, declaredSize: context.declaredBodyLength,
+            principal: context.principal, time: context.time)
+        let ingest = try BlobIngest(service: service, time: context.time)
+        return .readBody(
+            MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
+                let record = try service.commitUpload(
+                    bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
+                    fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now(),
+                    createsBucket: service.configuration.createBucketsOnUpload)
+                return Reply.json(200, FirebaseMetadata.json(record))
+            })
     }
 
-    private func multipart(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) -> RequestDisposition
+    private func multipart(_ context: RequestContext, _ bucket: BucketName, pathName: ObjectName?) throws
+        -> RequestDisposition
     {
         guard let boundary = MultipartParser.boundary(fromContentType: context.headers["Content-Type"]) else {
-            return .respond(
-                Reply.firebaseError(
-                    StorageError(
-                        .invalidArgument,
-                        "Bad content type. Multipart uploads need Content-Type: multipart/related; boundary=…")))
+            throw StorageError(
+                .invalidArgument, "Bad content type. Multipart uploads need Content-Type: multipart/related; boundary=…"
+            )
         }
-        do { try service.checkUploadBucket(bucket) } catch { return .respond(Reply.firebaseError(error)) }
+        try service.checkUploadBucket(bucket)
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,

@@ -11,63 +11,61 @@ struct GCSObjectRoutes {
         do { return try body() } catch { return Reply.gcsError(error) }
     }
 
-    func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
+    /// Errors thrown here are answered by the pipeline in the JSON API's shape.
+    func object(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> RequestDisposition {
         switch context.method {
-        case "GET", "HEAD": return .respond(get(context, bucket, name))
+        case "GET", "HEAD": return .respond(try get(context, bucket, name))
         case "PATCH": return metadataWrite(context, bucket, name, replace: false)
         case "PUT": return metadataWrite(context, bucket, name, replace: true)
-        case "DELETE": return .respond(run { try delete(context, bucket, name) })
+        case "DELETE": return .respond(try delete(context, bucket, name))
         case "POST" where name.rawValue == "watch" || name.rawValue == "bulkRestore":
-            return .respond(
-                Reply.gcsError(
-                    StorageError(.unimplemented, "objects.\(name.rawValue) is not implemented by this server")))
+            throw StorageError(.unimplemented, "objects.\(name.rawValue) is not implemented by this server")
         default:
-            return .respond(Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here")))
+            throw StorageError(.invalidArgument, "\(context.method) is not supported here")
         }
     }
 
-    private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> HTTPResponse {
-        let media = context.query["alt"] == "media" || context.head.rawPath.hasPrefix("/download/")
-        do {
-            try service.checkServed(bucket)
-            let generation = try GCSConditions.generation(context.query)
-            if context.query["softDeleted"]?.lowercased() == "true" {
-                guard !media else {
-                    throw StorageError(.invalidArgument, "Invalid argument: soft-deleted objects cannot be downloaded")
-                }
-                guard let generation else {
-                    throw StorageError(.invalidArgument, "Invalid argument: softDeleted=true needs a generation")
-                }
-                guard let found = try service.metadata.softDeletedObject(bucket, name, generation: generation) else {
-                    throw StorageError(.notFound, "No such soft-deleted object: \(bucket)/\(name)#\(generation)")
-                }
-                return Reply.json(200, service.gcsObject(found, context))
+    /// A read of the object's bytes rather than its metadata.
+    static func isMediaRead(_ context: RequestContext) -> Bool {
+        (context.method == "GET" || context.method == "HEAD")
+            && (context.query["alt"] == "media" || context.head.rawPath.hasPrefix("/download/"))
+    }
+
+    /// A media read's 404 is plain text (``APIShape/error(_:for:_:)``).
+    private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
+        let media = Self.isMediaRead(context)
+        let generation = try GCSConditions.generation(context.query)
+        if context.query["softDeleted"]?.lowercased() == "true" {
+            guard !media else {
+                throw StorageError(.invalidArgument, "Invalid argument: soft-deleted objects cannot be downloaded")
             }
-            let lookup = {
-                guard let record = try service.metadata.object(bucket, name, generation: generation) else {
-                    throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
-                }
-                try GCSConditions.checkRead(try GCSConditions.destination(context.query), record)
-                return record
+            guard let generation else {
+                throw StorageError(.invalidArgument, "Invalid argument: softDeleted=true needs a generation")
             }
-            guard media else {
-                let record = try lookup()
-                let etag = "\"\(record.etag)\""
-                if let match = context.headers["If-Match"], !DownloadResponder.matches(match, etag: etag) {
-                    throw StorageError(.preconditionFailed, "If-Match: the etag of \(bucket)/\(name) differs")
-                }
-                if let match = context.headers["If-None-Match"], DownloadResponder.matches(match, etag: etag) {
-                    throw StorageError(.notModified, "Not Modified")
-                }
-                return Reply.json(200, service.gcsObject(record, context))
+            guard let found = try service.metadata.softDeletedObject(bucket, name, generation: generation) else {
+                throw StorageError(.notFound, "No such soft-deleted object: \(bucket)/\(name)#\(generation)")
             }
-            return try download.respond(request: context.head, api: .gcs, lookup: lookup)
-        } catch let error as StorageError where media && error.code == .notFound {
-            // Media downloads answer 404 in plain text, as GCS does.
-            return Reply.text(404, error.message)
-        } catch {
-            return Reply.gcsError(error)
+            return Reply.json(200, service.gcsObject(found, context))
         }
+        let lookup = {
+            guard let record = try service.metadata.object(bucket, name, generation: generation) else {
+                throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
+            }
+            try GCSConditions.checkRead(try GCSConditions.destination(context.query), record)
+            return record
+        }
+        guard media else {
+            let record = try lookup()
+            let etag = "\"\(record.etag)\""
+            if let match = context.headers["If-Match"], !DownloadResponder.matches(match, etag: etag) {
+                throw StorageError(.preconditionFailed, "If-Match: the etag of \(bucket)/\(name) differs")
+            }
+            if let match = context.headers["If-None-Match"], DownloadResponder.matches(match, etag: etag) {
+                throw StorageError(.notModified, "Not Modified")
+            }
+            return Reply.json(200, service.gcsObject(record, context))
+        }
+        return try download.respond(request: context.head, api: .gcs, lookup: lookup)
     }
 
     /// PATCH merges (null deletes); PUT replaces every writable field — except that download tokens survive unless
@@ -78,7 +76,6 @@ struct GCSObjectRoutes {
         .readBody(
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                 run {
-                    try service.checkServed(bucket)
                     let changes = try MetadataChanges(json: JSONValue.parse(body.isEmpty ? Array("{}".utf8) : body))
                     let conditions = try GCSConditions.destination(context.query)
                     let resource = try service.bucketResource(bucket)
@@ -106,7 +103,6 @@ struct GCSObjectRoutes {
     }
 
     private func delete(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
-        try service.checkServed(bucket)
         try service.deleteObject(
             bucket, name, generation: try GCSConditions.generation(context.query),
             conditions: try GCSConditions.destination(context.query), time: context.time)
@@ -114,14 +110,14 @@ struct GCSObjectRoutes {
     }
 
     /// `/o/{object}/…`: ACLs, restore, moveTo.
-    func sub(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, _ path: [String])
+    func sub(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, _ path: [String]) throws
         -> RequestDisposition
     {
         switch (context.method, path.count, path.first) {
         case ("POST", 1, "restore"):
-            return .respond(run { try restore(context, bucket, name) })
+            return .respond(try restore(context, bucket, name))
         case ("POST", 3, "moveTo") where path[1] == "o":
-            return .respond(run { try move(context, bucket, from: name, to: try ObjectName(path[2])) })
+            return .respond(try move(context, bucket, from: name, to: try ObjectName(path[2])))
         case (_, 1, "acl"), (_, 2, "acl"):
             return GCSAccessControlRoutes(service: service).handle(
                 context, bucket, .object(name), entity: path.count == 2 ? path[1] : nil)
@@ -276,7 +272,6 @@ struct GCSObjectRoutes {
         .readBody(
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                 run {
-                    try service.checkServed(source.0)
                     try service.requireBucket(destination.0)
                     let changes = try body.isEmpty ? nil : UploadFields.parseChanges(body)
                     let original = try service.copySource(

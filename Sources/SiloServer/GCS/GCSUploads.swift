@@ -236,7 +236,8 @@ struct GCSUploads {
         }
         do {
             let sink = try ResumableChunkSink(
-                service: service, registry: registry, session: session, finalize: finalize, resent: resent
+                service: service, registry: registry, commit: firebaseResumable.sessionCommit, session: session,
+                finalize: finalize, resent: resent
             ) {
                 result in
                 switch result {

@@ -2,6 +2,14 @@ import SiloCore
 import SiloHTTP
 import SiloHashing
 
+/// What the API that started a session decides about its commit, supplied by the routes that compose the APIs:
+/// the principal the commit is authorized as, and whether it may create a missing bucket. (A session started on
+/// one API can be finished through another's protocol, so this goes by the session, not by the route.)
+struct SessionCommit: Sendable {
+    var principal: @Sendable (UploadSession) -> Principal?
+    var createsBucket: @Sendable (UploadSession) -> Bool
+}
+
 /// One chunk request of a resumable session: appends the body at the session's offset, makes it durable, records
 /// the new offset, and finalizes when asked. Holds the session's claim from creation until it answers or aborts.
 final class ResumableChunkSink: RequestBodySink {
@@ -13,6 +21,7 @@ final class ResumableChunkSink: RequestBodySink {
 
     private let service: ObjectService
     private let registry: SessionRegistry
+    private let commitRule: SessionCommit
     private let session: UploadSession
     private let finalize: Bool
     private var appender: BlobAppender?
@@ -27,9 +36,10 @@ final class ResumableChunkSink: RequestBodySink {
     private var resent: Int64
 
     init(
-        service: ObjectService, registry: SessionRegistry, session: UploadSession, finalize: Bool, resent: Int64 = 0,
-        respond: @escaping (Result<Outcome, StorageError>) -> HTTPResponse
+        service: ObjectService, registry: SessionRegistry, commit: SessionCommit, session: UploadSession,
+        finalize: Bool, resent: Int64 = 0, respond: @escaping (Result<Outcome, StorageError>) -> HTTPResponse
     ) throws {
+        self.commitRule = commit
         self.resent = resent
         self.service = service
         self.registry = registry
@@ -146,23 +156,18 @@ final class ResumableChunkSink: RequestBodySink {
                 "upload of \(current.bucket)/\(current.name) announced \(declared) bytes but \(current.received) arrived"
             )
         }
+        // The pipeline checked the chunk request's bucket; this is the session's, started perhaps under another
+        // configuration.
+        try service.checkServed(current.bucket)
         let summary = try hasher?.finalize() ?? rehash(current)
         hasher = nil
         try UploadChecks.verify(
             summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C,
             object: "\(current.bucket)/\(current.name)")
-        // GCS sessions (JSON and XML API) were authorized as admin tooling when they started; v0 sessions act as
-        // their starter.
-        let principal =
-            current.api != .firebase
-            ? GCSUploads.admin
-            : (try? service.credentials.authenticate(authorizationHeader: current.principal, at: current.created))
-                ?? nil
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
-            fields: current.fields, conditions: current.conditions, principal: principal, time: Timestamp.now(),
-            finalizing: current.id,
-            createsBucket: current.api == .firebase && service.configuration.createBucketsOnUpload)
+            fields: current.fields, conditions: current.conditions, principal: commitRule.principal(current),
+            time: Timestamp.now(), finalizing: current.id, createsBucket: commitRule.createsBucket(current))
     }
 
     /// Recomputes the checksums from the stored bytes (after a restart the running hasher is gone).

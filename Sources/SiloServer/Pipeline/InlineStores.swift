@@ -1,0 +1,128 @@
+import SiloCore
+import Synchronization
+
+/// One attempt to answer a request on the socket's thread (``SiloServerApp/beginInline(_:)``): it records whether
+/// any step asked for something that is not in memory. The record, not the thrown error, decides, because some
+/// steps read with `try?` (access checks) and would otherwise take a refused read for a missing resource.
+final class InlineAttempt: Sendable {
+    private let refusedFlag = Atomic<Bool>(false)
+
+    var refused: Bool { refusedFlag.load(ordering: .relaxed) }
+
+    /// The attempt the current thread runs, if any: the inline store views report to it.
+    @TaskLocal static var current: InlineAttempt?
+
+    /// Marks the current attempt refused and returns the error that unwinds it. Nothing has been written when this
+    /// is thrown: every view below refuses writes before touching the store.
+    static func wouldBlock(_ what: @autoclosure () -> String) -> StorageError {
+        current?.refusedFlag.store(true, ordering: .relaxed)
+        return StorageError(.unavailable, "\(what()) needs the store; not answered inline", cause: WouldBlock())
+    }
+}
+
+/// The cause of ``InlineAttempt/wouldBlock(_:)``: the answer needs a blocking call.
+struct WouldBlock: Error, Sendable {}
+
+/// The metadata store as the inline attempt sees it: live versions the store holds in memory
+/// (``MetadataStore/cachedObject(_:_:)``), and nothing else — every other call, and every miss, refuses without
+/// calling the store.
+struct InlineMetadataView: MetadataStore {
+    let store: any MetadataStore
+
+    func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
+        if let cached = store.cachedObject(bucket, name), generation == nil || generation == cached.generation {
+            return cached
+        }
+        throw InlineAttempt.wouldBlock("reading \(bucket)/\(name)")
+    }
+
+    func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { store.cachedObject(bucket, name) }
+
+    private func refuse(_ what: String) -> StorageError { InlineAttempt.wouldBlock(what) }
+
+    func bucket(_ name: BucketName) throws -> BucketRecord? { throw refuse("bucket \(name)") }
+    func ensureBucket(_ name: BucketName) throws -> BucketRecord { throw refuse("bucket \(name)") }
+    func buckets() throws -> [BucketRecord] { throw refuse("the bucket list") }
+    func createBucket(_ template: BucketRecord) throws -> BucketRecord { throw refuse("a bucket write") }
+    func updateBucket(_ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void) throws
+        -> BucketRecord
+    { throw refuse("a bucket write") }
+    func deleteBucket(_ name: BucketName, check: (BucketRecord) throws -> Void, softDeletion: SoftDeletion?) throws {
+        throw refuse("a bucket write")
+    }
+    func softDeletedBuckets() throws -> [SoftDeletedBucket] { throw refuse("soft-deleted buckets") }
+    func restoreBucket(_ name: BucketName, generation: Int64, at time: Timestamp) throws -> BucketRecord {
+        throw refuse("a bucket write")
+    }
+    func insertObject(
+        _ draft: ObjectDraft, conditions: Preconditions, at time: Timestamp, finalizing sessionID: String?
+    ) throws -> (stored: ObjectRecord, replaced: ObjectRecord?) { throw refuse("an object write") }
+    func updateObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions, at time: Timestamp,
+        _ change: (inout ObjectFields) throws -> Void
+    ) throws -> ObjectRecord { throw refuse("an object write") }
+    func moveObject(
+        _ bucket: BucketName, from source: ObjectName, to destination: ObjectName, sourceConditions: Preconditions,
+        destinationConditions: Preconditions, at time: Timestamp
+    ) throws -> (moved: ObjectRecord, replaced: ObjectRecord?) { throw refuse("an object write") }
+    func deleteObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64?, conditions: Preconditions,
+        softDeletion: SoftDeletion?
+    ) throws -> ObjectRecord { throw refuse("an object write") }
+    func softDeletedObjects(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int) throws
+        -> [SoftDeletedObject]
+    { throw refuse("soft-deleted objects") }
+    func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws -> SoftDeletedObject? {
+        throw refuse("soft-deleted objects")
+    }
+    func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) { throw refuse("an object write") }
+    func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int { throw refuse("a purge") }
+    func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws -> [ObjectRecord] {
+        throw refuse("a listing")
+    }
+    func listObjectVersions(_ bucket: BucketName, prefix: String, startAfter: ObjectVersionKey?, limit: Int) throws
+        -> [ObjectRecord]
+    { throw refuse("a listing") }
+    func insertSession(_ session: UploadSession) throws { throw refuse("an upload session") }
+    func session(id: String) throws -> UploadSession? { throw refuse("an upload session") }
+    func updateSession(id: String, _ change: (inout UploadSession) throws -> Void) throws -> UploadSession {
+        throw refuse("an upload session")
+    }
+    func sessions(updatedBefore time: Timestamp) throws -> [UploadSession] { throw refuse("upload sessions") }
+    func deleteSession(id: String) throws { throw refuse("an upload session") }
+    func sessions(idPrefix prefix: String, after startAfter: String?, limit: Int) throws -> [UploadSession] {
+        throw refuse("upload sessions")
+    }
+    func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
+        throw refuse("upload sessions")
+    }
+    func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws { throw refuse("blob bookkeeping") }
+    func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
+        throw refuse("blob bookkeeping")
+    }
+    func forgetBlob(_ id: BlobID) throws { throw refuse("blob bookkeeping") }
+    func isBlobReferenced(_ id: BlobID) throws -> Bool { throw refuse("blob bookkeeping") }
+    func reset() throws { throw refuse("a reset") }
+    func document(_ name: String) throws -> String? { throw refuse("document \(name)") }
+    func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
+        throw refuse("document \(name)")
+    }
+}
+
+/// The blob store as the inline attempt sees it: nothing. Bytes come from ``SmallBlobCache`` or not at all.
+///
+/// Decided so, rather than opening local files for sendfile on the loop: `open` and `fstat` of a disk blob can
+/// wait on a cold inode or a network file system, and an object too large for the small-blob cache takes long
+/// enough to send that one hop to a worker costs nothing measurable.
+struct InlineBlobView: BlobStore {
+    func makeWriter(_ id: BlobID, at offset: Int64) throws -> any BlobWriter {
+        throw InlineAttempt.wouldBlock("a blob write")
+    }
+    func openReader(_ id: BlobID) throws -> any BlobReader { throw InlineAttempt.wouldBlock("blob \(id)") }
+    func deleteBlob(_ id: BlobID) throws { throw InlineAttempt.wouldBlock("a blob deletion") }
+    func composeBlob(_ id: BlobID, from sources: [BlobSlice]) throws -> BlobCompositionMethod {
+        throw InlineAttempt.wouldBlock("a blob composition")
+    }
+}

@@ -1,0 +1,289 @@
+import SiloCore
+import SiloHTTP
+import SiloWire
+
+/// The one path every request takes, for every API (v0, GCS JSON, XML), each step once:
+/// routing → authentication (credentials → principal, ``RequestContext``) → served-bucket check → GCS IAM and ACL
+/// access (``GCSAccess``) → the route's handler → CORS and the log line of a server-side failure (``finish(_:_:)``).
+/// What fails before the handler is answered here, in the shape of the API the route names (``APIShape``).
+/// Handlers get what the pipeline established — the route's bucket and object, the context with its principal —
+/// and return a disposition. v0 Security Rules are decided by the v0 handlers, because a rule reads the resource
+/// the operation is about (and, for writes, the one it proposes).
+///
+/// The same pipeline also runs inline, over an ``ObjectService/inlineView()`` whose stores refuse to block
+/// (``SiloServerApp/beginInline(_:)``): one code path for both.
+struct RequestPipeline: Sendable {
+    let service: ObjectService
+    let firebase: FirebaseRoutes
+    let gcsObjects: GCSObjectRoutes
+    let gcsBuckets: GCSBucketRoutes
+    let gcsUploads: GCSUploads
+    let batch: BatchRoutes
+    let xml: XMLRoutes
+    /// Runs on the socket's thread: only object reads get past routing, the rest is refused to a worker.
+    let inline: Bool
+
+    init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit, inline: Bool = false) {
+        self.service = service
+        self.inline = inline
+        firebase = FirebaseRoutes(service: service, registry: registry, sessionCommit: sessionCommit)
+        gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
+        gcsBuckets = GCSBucketRoutes(service: service)
+        gcsUploads = GCSUploads(service: service, registry: registry, firebaseResumable: firebase.resumable)
+        batch = BatchRoutes(configuration: service.configuration)
+        xml = XMLRoutes(
+            service: service, download: firebase.download,
+            uploads: XMLUploadRoutes(service: service, registry: registry, engine: gcsUploads))
+    }
+
+    /// The whole pipeline for a request from a connection.
+    func begin(_ head: HTTPRequestHead) -> RequestDisposition {
+        if head.method == "OPTIONS" { return .respond(CORS.preflight(head)) }
+        switch dispatch(head) {
+        case .respond(var response):
+            finish(&response, head)
+            return .respond(response)
+        case .readBody(let sink):
+            return .readBody(DecoratingSink(sink) { [self] in finish(&$0, head) })
+        }
+    }
+
+    /// What every answer passes through once: the log line of a server-side failure, and CORS.
+    func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead) {
+        logFailure(response, head)
+        if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+    }
+
+    private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
+        if let failure = response.failure as? ServerFailure {
+            service.logger.error(
+                "request failed",
+                metadata: [
+                    "silo.request_id": failure.requestID, "silo.http.status": "\(response.status)",
+                    "silo.http.method": head.method, "silo.http.path": String(head.rawPath.prefix(300)),
+                    // One line: the cause chain joined, so a log reader sees one entry per failure.
+                    "silo.error": failure.error.detailedDescription().split(separator: "\n").joined(separator: " |"),
+                ])
+        }
+    }
+
+    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
+    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
+    /// (`--test-faults`).
+    func route(of head: HTTPRequestHead) throws -> Route {
+        let route: Route
+        if let bucket = VirtualHost.bucket(
+            host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
+        {
+            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+        } else {
+            route = try Route.parse(head.rawPath)
+        }
+        // A malformed query is refused by RequestContext, in the shape of the API the route names.
+        switch route {
+        case .xmlBucket, .xmlObject: return (try? QueryParameters(head)).map(route.addressingSubresource) ?? route
+        default: return route
+        }
+    }
+
+    /// Routing, authentication, the served-bucket check and access, then the handler; no CORS, no log line.
+    func dispatch(_ head: HTTPRequestHead) -> RequestDisposition {
+        var parsed: Route?
+        let context: RequestContext
+        do {
+            parsed = try route(of: head)
+            context = try RequestContext(
+                head: head, credentials: service.credentials, signedURLs: parsed?.isXML == true)
+        } catch {
+            // A refused credential is a 401 in the shape of the API the request was for.
+            var response = APIShape.of(parsed, rawPath: head.rawPath).error(error)
+            // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
+            if response.status == 400 { response.headers.set("Connection", "close") }
+            return .respond(response)
+        }
+        let route = parsed ?? .unknown
+        if inline && !route.readsOneObject {
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(InlineAttempt.wouldBlock("this route")))
+        }
+        for bucket in route.buckets {
+            do { try service.checkServed(bucket) } catch {
+                return .respond(
+                    APIShape.of(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
+            }
+        }
+        do {
+            return try handle(route, context)
+        } catch {
+            // A declined inline attempt's answer is dropped: no need to render it.
+            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
+        }
+    }
+
+    /// A handler's thrown error is answered in the shape of the route's API (errors of a body's completion come
+    /// later, and the sink renders them).
+    private func handle(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
+        let head = context.head
+        switch route {
+        case .probe:
+            if XMLRoutes.listsBuckets(head) { return xml(.xmlBuckets, context) }
+            return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
+        case .firebaseBucket(let bucket):
+            return try firebase.bucket(context, bucket)
+        case .firebaseObject(let bucket, let name):
+            return try firebase.object(context, bucket, name)
+        case .internalReset:
+            guard head.method == "POST" else { break }
+            guard context.principal?.isAdmin == true || service.configuration.openAdminAPI else {
+                return .respond(Reply.firebaseError(StorageError(.permissionDenied, "Missing admin credentials.")))
+            }
+            do {
+                try service.metadata.reset()
+                return .respond(Reply.empty(200))
+            } catch {
+                return .respond(Reply.firebaseError(error))
+            }
+        case .batch:
+            return batch.handle(context) { [self] head, body in dispatchBatchCall(head, body) }
+        case .openAPIDocument:
+            guard head.method == "GET" || head.method == "HEAD" else { break }
+            return .respond(OpenAPIDocument.response())
+        case .oauthToken:
+            return TokenEndpoint(service: service).handle(context)
+        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
+            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
+            return try gcs(route, context)
+        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
+            return xml(route, context)
+        case .unknown:
+            break
+        }
+        // A path under the JSON API's roots that names nothing (a project id too long to be one) is that API's 404.
+        let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
+        return .respond(APIShape.of(.unknown, rawPath: head.rawPath).error(missing))
+    }
+
+    /// The GCS JSON API: in emulator mode every caller is the admin (as in the Firebase emulator, whose GCS clients
+    /// cannot send `owner`), and so is a caller with an admin key; everyone else — service accounts, callers GCS
+    /// grants the public (`allUsers`, `allAuthenticatedUsers`) — needs the permissions the bucket's IAM policy and
+    /// ACLs give them (``GCSAccess``), decided before the handler runs.
+    private func gcs(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
+        if let refusal = GCSAccess(service: service).refusal(route, context) {
+            return .respond(Reply.gcsError(refusal))
+        }
+        switch route {
+        case .gcsBuckets: return gcsBuckets.buckets(context)
+        case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)
+        case .gcsBucketSub(let bucket, let path): return gcsBuckets.sub(context, bucket, path)
+        case .gcsObjectSub(let bucket, let name, let path): return try gcsObjects.sub(context, bucket, name, path)
+        case .gcsObjects(let bucket):
+            guard context.method == "GET" || context.method == "HEAD" else { return gcsUploads.handle(context, bucket) }
+            return .respond(gcsObjects.list(context, bucket))
+        case .gcsObject(let bucket, let name): return try gcsObjects.object(context, bucket, name)
+        case .gcsCopy(let source, let sourceName, let destination, let destinationName, let rewrite):
+            guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
+            return gcsObjects.copy(
+                context, from: (source, sourceName), to: (destination, destinationName), rewrite: rewrite)
+        case .gcsCompose(let bucket, let name):
+            guard context.method == "POST" else { return .respond(Self.postOnly(context)) }
+            return gcsObjects.compose(context, bucket, name)
+        case .gcsUpload(let bucket): return gcsUploads.handle(context, bucket)
+        case .gcsHMACKeys(let project, let accessID):
+            return HMACKeys(service: service).handle(context, project: project, accessID: accessID)
+        case .gcsUnimplemented(let what):
+            return .respond(
+                Reply.gcsError(StorageError(.unimplemented, "\(what) are not implemented by this server")))
+        case .gcsServiceAccount:
+            // GCS names the project's service agent; Silo has none, so a stable address of the same shape.
+            return .respond(
+                Reply.json(
+                    200,
+                    .object([
+                        "kind": .string("storage#serviceAccount"),
+                        "email_address": .string(
+                            "service-\(ObjectResource.projectNumber)@gs-project-accounts.iam.gserviceaccount.com"),
+                    ])))
+        default: return .respond(Reply.gcsError(StorageError(.notFound, "Not Found")))
+        }
+    }
+
+    /// The XML API, under the same access rule as the JSON API (a signed URL's signer is its caller); a signed
+    /// `x-goog-content-length-range` bounds the upload's body.
+    private func xml(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+        if let refusal = GCSAccess(service: service).refusal(route, context) {
+            return .respond(Reply.xmlError(refusal))
+        }
+        return ContentLengthRange.bound(context) {
+            switch route {
+            case .xmlBucket(let bucket): xml.bucket(context, bucket)
+            case .xmlObject(let bucket, let name): xml.object(context, bucket, name)
+            case .xmlSubresource(let bucket, let name, let sub): xml.subresource(context, bucket, name, sub)
+            case .xmlBuckets: .respond(xml.buckets(context))
+            default: .respond(Reply.xmlError(StorageError(.notFound, "Not Found")))
+            }
+        }
+    }
+
+    /// copyTo, rewriteTo and compose write: a GET of their URL must not (GCS takes them as POST only).
+    private static func postOnly(_ context: RequestContext) -> HTTPResponse {
+        Reply.gcsError(StorageError(.invalidArgument, "\(context.method) is not supported here; use POST"))
+    }
+
+    /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it
+    /// had come alone, its body fed to the handler's sink from memory. Its failures are logged like any other
+    /// request's; CORS applies to the batch, not to its calls.
+    private func dispatchBatchCall(_ head: HTTPRequestHead, _ body: [UInt8]) -> HTTPResponse {
+        var response: HTTPResponse
+        switch dispatch(head) {
+        case .respond(let answer):
+            response = answer
+        case .readBody(let sink):
+            response = Self.drive(sink, body)
+        }
+        logFailure(response, head)
+        return response
+    }
+
+    /// Feeds `body` to `sink` in transport-sized pieces, then finishes it. An early answer ends the call as it ends
+    /// an exchange on a connection: the sink gets no more bytes and is aborted, as the transports do.
+    private static func drive(_ sink: any RequestBodySink, _ body: [UInt8]) -> HTTPResponse {
+        let piece = 64 << 10
+        return body.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + piece, bytes.count)
+                if let early = sink.receive(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) {
+                    sink.abort()
+                    return early
+                }
+                offset = end
+            }
+            return sink.finish()
+        }
+    }
+}
+
+/// Lets the pipeline post-process the response a body sink produces (CORS headers, the failure log line).
+private final class DecoratingSink: RequestBodySink {
+    private let inner: any RequestBodySink
+    private let decorate: (inout HTTPResponse) -> Void
+
+    init(_ inner: any RequestBodySink, decorate: @escaping (inout HTTPResponse) -> Void) {
+        self.inner = inner
+        self.decorate = decorate
+    }
+
+    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+        guard var response = inner.receive(chunk) else { return nil }
+        decorate(&response)
+        return response
+    }
+
+    func finish() -> HTTPResponse {
+        var response = inner.finish()
+        decorate(&response)
+        return response
+    }
+
+    func abort() { inner.abort() }
+}

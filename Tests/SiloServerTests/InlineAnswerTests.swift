@@ -1,0 +1,151 @@
+import SiloCore
+import SiloHTTP
+import SiloServer
+import SiloTesting
+import SiloWire
+import Testing
+
+/// `beginInline`: a cache hit is answered on the caller's thread with no store call; anything else is nil, with no
+/// store call either (the transport then runs `begin` on a worker). The objects are uploaded and warmed through a
+/// real server on a socket; the inline answers are asked of the same application directly, as the transport asks.
+@Suite struct InlineAnswerTests {
+    /// Stores whose every call below the read cache is recorded: what the cache cannot answer reaches `hooks`.
+    struct Stores {
+        let hooks = StoreCallHooks()
+        let server: TestServer
+
+        /// `cached`: SQLite's arrangement, a read cache in front; without it, as PostgreSQL, every read is a call.
+        init(cached: Bool) throws {
+            let recorded = FaultInjectingMetadataStore(InMemoryMetadataStore(), hooks: hooks)
+            let metadata: any MetadataStore = cached ? CachingMetadataStore(recorded) : recorded
+            server = try TestServer(
+                metadata: metadata, blobs: FaultInjectingBlobStore(InMemoryBlobStore(), hooks: hooks))
+        }
+
+        /// Runs `body` and returns the store calls it made.
+        func calls(_ body: () throws -> Void) rethrows -> [StoreCall] {
+            hooks.record()
+            try body()
+            return hooks.recorded()
+        }
+
+        func inline(_ target: String, method: String = "GET", headers: HTTPHeaders = [:]) -> HTTPResponse? {
+            var all: HTTPHeaders = ["Host": "127.0.0.1:\(server.port)"]
+            for field in headers { all.add(field.name, field.value) }
+            guard
+                case .respond(let response) = server.app.beginInline(
+                    HTTPRequestHead(method: method, target: target, headers: all))
+            else { return nil }
+            return response
+        }
+    }
+
+    static func bodyBytes(_ response: HTTPResponse) -> [UInt8]? {
+        switch response.body {
+        case .bytes(let bytes): bytes
+        case .empty: []
+        default: nil
+        }
+    }
+
+    @Test func aCacheHitIsAnsweredInlineWithoutAStoreCall() throws {
+        let stores = try Stores(cached: true)
+        let client = stores.server.client()
+        let content = pattern(3000)
+        #expect(try client.mediaUpload("hot.bin", content).status == 200)
+        // The first read through a worker fills both caches (and gives the object its download token).
+        #expect(try client.send(method: "GET", target: objectPath("hot.bin") + "?alt=media").body == content)
+
+        var media: HTTPResponse?
+        var metadata: HTTPResponse?
+        var gcsMedia: HTTPResponse?
+        var ranged: HTTPResponse?
+        let calls = stores.calls {
+            media = stores.inline(objectPath("hot.bin") + "?alt=media")
+            metadata = stores.inline(objectPath("hot.bin"))
+            gcsMedia = stores.inline("/download/storage/v1/b/\(bucket)/o/hot.bin?alt=media")
+            ranged = stores.inline(objectPath("hot.bin") + "?alt=media", headers: ["Range": "bytes=10-19"])
+        }
+        #expect(calls.isEmpty)
+        let answer = try #require(media)
+        #expect(answer.status == 200)
+        #expect(Self.bodyBytes(answer) == content)
+        let metadataBody = try #require(metadata.flatMap(Self.bodyBytes))
+        let json = try #require(try JSONValue.parse(metadataBody).objectValue)
+        #expect(json["name"]?.stringValue == "hot.bin")
+        #expect(metadata?.status == 200)
+        #expect(gcsMedia.flatMap(Self.bodyBytes) == content)
+        #expect(ranged?.status == 206)
+        #expect(ranged.flatMap(Self.bodyBytes) == Array(content[10...19]))
+        // What the worker answers is what the inline answer was.
+        #expect(try client.send(method: "GET", target: objectPath("hot.bin")).body == metadata.flatMap(Self.bodyBytes))
+    }
+
+    @Test func aMissGoesToAWorkerWithoutAStoreCall() throws {
+        let stores = try Stores(cached: true)
+        let client = stores.server.client()
+        let content = pattern(2000, seed: 7)
+        #expect(try client.mediaUpload("cold.bin", content).status == 200)
+        #expect(try client.mediaUpload("half.bin", content).status == 200)
+        // half.bin's record is cached by a metadata read, its bytes are not.
+        #expect(try client.send(method: "GET", target: objectPath("half.bin")).status == 200)
+
+        var answers: [HTTPResponse?] = []
+        let calls = stores.calls {
+            answers.append(stores.inline(objectPath("cold.bin") + "?alt=media"))
+            answers.append(stores.inline(objectPath("cold.bin")))
+            answers.append(stores.inline(objectPath("missing.bin")))
+            answers.append(stores.inline(objectPath("half.bin") + "?alt=media"))
+            // Not object reads: a listing, a write.
+            answers.append(stores.inline(bucketPath()))
+            answers.append(stores.inline(objectPath("half.bin"), method: "DELETE"))
+        }
+        #expect(calls.isEmpty)
+        #expect(answers.allSatisfy { $0 == nil })
+        // The worker answers what the inline path declined.
+        #expect(try client.send(method: "GET", target: objectPath("half.bin") + "?alt=media").body == content)
+    }
+
+    @Test func theFirstV0ReadThatAssignsATokenIsLeftToAWorkerUnwritten() throws {
+        let stores = try Stores(cached: true)
+        let client = stores.server.client()
+        // A GCS upload (into a bucket that exists: GCS makes none) gives the object no download token; a GCS read
+        // caches its record.
+        _ = try stores.server.metadata.ensureBucket(try BucketName(bucket))
+        let upload = try client.send(
+            method: "POST", target: "/upload/storage/v1/b/\(bucket)/o?uploadType=media&name=plain.txt",
+            body: bytes("hello"))
+        #expect(upload.status == 200)
+        #expect(try client.send(method: "GET", target: "/storage/v1/b/\(bucket)/o/plain.txt").status == 200)
+
+        var answer: HTTPResponse?
+        let calls = stores.calls { answer = stores.inline(objectPath("plain.txt")) }
+        #expect(answer == nil)
+        #expect(calls.isEmpty)
+        // Still no token: nothing was written. The worker's read then assigns one.
+        let name = try ObjectName("plain.txt")
+        let record = try #require(try stores.server.metadata.object(try BucketName(bucket), name, generation: nil))
+        #expect(record.fields.downloadTokens.isEmpty)
+        let json = try #require(
+            try JSONValue.parse(try client.send(method: "GET", target: objectPath("plain.txt")).body).objectValue)
+        #expect(json["downloadTokens"]?.stringValue?.isEmpty == false)
+    }
+
+    @Test func aStoreWithoutAReadCacheIsNeverAskedInline() throws {
+        let stores = try Stores(cached: false)
+        let client = stores.server.client()
+        let content = pattern(1000, seed: 9)
+        #expect(try client.mediaUpload("pg.bin", content).status == 200)
+        #expect(try client.send(method: "GET", target: objectPath("pg.bin") + "?alt=media").body == content)
+        #expect(try client.send(method: "GET", target: objectPath("pg.bin") + "?alt=media").body == content)
+
+        var answers: [HTTPResponse?] = []
+        let calls = stores.calls {
+            answers.append(stores.inline(objectPath("pg.bin") + "?alt=media"))
+            answers.append(stores.inline(objectPath("pg.bin")))
+            answers.append(stores.inline("/storage/v1/b/\(bucket)/o/pg.bin"))
+        }
+        #expect(calls.isEmpty)
+        #expect(answers.allSatisfy { $0 == nil })
+    }
+}
