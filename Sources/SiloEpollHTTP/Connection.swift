@@ -77,8 +77,9 @@ final class Connection {
     private var framing = RequestFraming.none
     private var bodyRemaining: Int64 = 0
     private var chunked: ChunkedDecoder?
-    /// The handler call this connection waits for (on a worker, or queued for one); nil when none runs.
-    private var runningCall: HandlerCall?
+    /// The handler call this connection waits for (on a worker, or queued for one); nil when none runs. Only its
+    /// identity: the call holds the connection (so the buffers a chunk lies in outlive it), not the other way round.
+    private var runningCall: ObjectIdentifier?
     /// The body's last bytes went with the chunk the sink is receiving: the body ends when that call returns.
     private var bodyEndPending = false
     /// EPOLLIN was turned off because bytes arrived while a call ran (it is turned off only then, to spare two
@@ -227,8 +228,10 @@ final class Connection {
     private func readBuffer() -> UnsafeMutableRawBufferPointer {
         guard case .readingBody = machine.state else { return loop.bodyBuffer }
         if let bodyBuffer { return bodyBuffer }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: state.configuration.readBufferSize, alignment: 16)
+        // No bigger than a body of known length needs: a small upload does not map and unmap a large block.
+        let size = state.configuration.readBufferSize
+        let capacity = chunked == nil ? Int(min(Int64(size), max(4096, bodyRemaining))) : size
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
         bodyBuffer = buffer
         return buffer
     }
@@ -391,7 +394,7 @@ final class Connection {
     /// ``callReturned(_:)``.
     private func call(_ work: HandlerCall.Work) {
         let call = HandlerCall(work, for: self)
-        runningCall = call
+        runningCall = ObjectIdentifier(call)
         loop.submit(call)
     }
 
@@ -428,7 +431,7 @@ final class Connection {
 
     /// The loop hands back a finished call of this connection.
     func callReturned(_ finished: HandlerCall) {
-        guard finished === runningCall else { return }
+        guard ObjectIdentifier(finished) == runningCall else { return }
         runningCall = nil
         if phase == .closed {
             releaseAbandoned(finished)
@@ -843,6 +846,9 @@ final class Connection {
     }
 
     var isLingering: Bool { phase == .lingering }
+
+    /// A handler call is running for this connection: not idle, however long the call takes.
+    var waitsForCall: Bool { runningCall != nil }
 
     /// The events this connection waits for now (none during a stall: the loop's timer ends it; none while a
     /// call runs and bytes wait unread: the loop hands the call back).

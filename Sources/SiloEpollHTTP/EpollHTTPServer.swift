@@ -129,7 +129,11 @@ private final class LoopThread: Sendable {
             throw HTTPServerError(.startFailed, "cannot create an eventfd", cause: error)
         }
         let loop = EventLoop(state: state, epollFD: epollFD, wakeFD: wakeFD)
-        guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, EventLoop.wakeToken) == 0,
+        // Edge-triggered: every write to an eventfd is a new edge, so the loop never reads it back (one syscall
+        // less per wake-up; workers wake it once per batch of finished calls). The counter cannot fill up: it
+        // holds 2^64 - 2.
+        let wakeEvents = EPOLLIN.rawValue | EPOLLET.rawValue
+        guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, wakeEvents, EventLoop.wakeToken) == 0,
             loop.startListening()
         else {
             let error = SystemCallError.now("epoll_ctl")

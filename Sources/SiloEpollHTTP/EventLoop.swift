@@ -102,9 +102,8 @@ final class EventLoop {
                         acceptConnections()
                     }
                 case Self.wakeToken:
+                    // Registered edge-triggered: nothing to read back (see LoopThread.start).
                     woken = true
-                    var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
                 default:
                     guard let pointer = UnsafeRawPointer(bitPattern: UInt(token)) else { continue }
                     // Ownership: unretained; `connections` holds the object until connectionClosed, which
@@ -240,7 +239,7 @@ final class EventLoop {
     }
 
     private func sweep(idle idleLimit: Double, head headLimit: Double) {
-        for connection in Array(connections.values) {
+        for connection in Array(connections.values) where !connection.waitsForCall {
             let idle = now - connection.lastActivity
             let headAge = connection.headAge(now: now)
             // A lingering close waits for the client's last bytes only briefly.

@@ -138,21 +138,26 @@ final class LoopMailbox: Sendable {
     init(wakeFD: Int32) { self.wakeFD = wakeFD }
 
     func post(_ call: HandlerCall) {
-        let (accepted, first) = box.withLock { box -> (Bool, Bool) in
-            guard !box.closed else { return (false, false) }
+        let accepted = box.withLock { box -> Bool in
+            guard !box.closed else { return false }
             box.finished.append(call)
-            return (true, box.finished.count == 1)
+            if box.finished.count == 1 { signal() }
+            return true
         }
-        guard accepted else {
-            // The loop is gone, and with it every connection: the result is released here, on the worker.
-            call.releaseUnclaimed()
-            return
-        }
-        if first { wake() }
+        // The loop is gone, and with it every connection: the result is released here, on the worker.
+        if !accepted { call.releaseUnclaimed() }
     }
 
-    /// Wakes the loop (a finished call, or room in the pool's queue).
+    /// Wakes the loop (room in the pool's queue), unless it has exited.
     func wake() {
+        box.withLock { box in
+            if !box.closed { signal() }
+        }
+    }
+
+    /// Writes the eventfd; only under the lock and while open, because the descriptor is closed (and its number
+    /// may be reused) once the loop has exited and closed the mailbox.
+    private func signal() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
