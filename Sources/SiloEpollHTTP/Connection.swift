@@ -88,6 +88,11 @@ final class Connection {
     /// Body bytes are read into this buffer while a sink receives, so a chunk with a worker is not overwritten by
     /// another connection's read (the loop's shared buffer serves discarded bodies and lingering).
     private var bodyBuffer: UnsafeMutableRawBufferPointer?
+    /// While the sink receives one chunk the loop reads the next into this buffer (`readAhead` bytes), so reading
+    /// and the sink's work overlap; it is handed on when the call returns, and the two buffers swap. One read
+    /// ahead at most: two buffers per uploading connection.
+    private var spareBuffer: UnsafeMutableRawBufferPointer?
+    private var readAhead = 0
 
     // Outbound: bytes [outStart, out.count) of `out`, then `outBody`.
     private var out: [UInt8] = []
@@ -126,6 +131,7 @@ final class Connection {
         if inbound.baseAddress != nil { inbound.deallocate() }
         streamBuffer?.deallocate()
         bodyBuffer?.deallocate()
+        spareBuffer?.deallocate()
     }
 
     private var state: ServerState { loop.state }
@@ -166,7 +172,12 @@ final class Connection {
             return
         }
         if events & EPOLLIN.rawValue != 0 && runningCall != nil {
-            // Nothing is read while a call runs: stop asking until it returns.
+            if canReadAhead {
+                readBodyAhead()
+                // Nothing there after all (EAGAIN): keep waiting for bytes.
+                if phase == .closed || readAhead == 0 { return }
+            }
+            // Nothing (more) is read while a call runs: stop asking until it returns.
             inputPaused = true
             updateInterest()
             return
@@ -213,14 +224,53 @@ final class Connection {
             return
         }
         lastActivity = loop.now
+        consumeRead(base, count)
+        guard phase != .closed else { return }
+        process()
+    }
+
+    /// Hands `count` body bytes read at `base` on; what follows the end of a chunked body goes to `inbound`.
+    private func consumeRead(_ base: UnsafeMutableRawPointer, _ count: Int) {
         let used = consumeBody(UnsafeMutableRawBufferPointer(start: base, count: count))
         guard phase != .closed else { return }
         if used < count && phase != .closing {
-            // (A chunk with a worker lies in `bodyBuffer`, before `used`; `inbound` holds none of it.)
+            // (A chunk with a worker lies in a body buffer, before `used`; `inbound` holds none of it.)
             // A chunked body ended inside this read: what follows is the next request.
             append(UnsafeRawBufferPointer(start: base + used, count: count - used))
         }
-        process()
+    }
+
+    /// The sink is receiving a chunk and more of the body may follow: the next read can go to the spare buffer.
+    private var canReadAhead: Bool {
+        guard readAhead == 0, phase == .readingBody, start == end, !bodyEndPending, case .receiving = machine.state
+        else { return false }
+        return chunked != nil || bodyRemaining > 0
+    }
+
+    /// Reads the next piece of the body into the spare buffer while the sink works on the previous one.
+    private func readBodyAhead() {
+        let buffer = spareBuffer ?? allocateBodyBuffer()
+        spareBuffer = buffer
+        guard let base = buffer.baseAddress else { return }
+        // `bodyRemaining` already excludes the chunk with the sink.
+        let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
+        let count = read(fd, base, limit)
+        if count <= 0 {
+            readFailed(count)
+            return
+        }
+        lastActivity = loop.now
+        readAhead = count
+    }
+
+    /// The sink is done with its chunk: what was read ahead goes on, and the buffers swap.
+    private func consumeReadAhead() {
+        let count = readAhead
+        readAhead = 0
+        guard let ahead = spareBuffer, let base = ahead.baseAddress else { return }
+        spareBuffer = bodyBuffer
+        bodyBuffer = ahead
+        consumeRead(base, count)
     }
 
     /// Where body bytes are read: the connection's own buffer while a sink may take them to a worker, the loop's
@@ -228,18 +278,25 @@ final class Connection {
     private func readBuffer() -> UnsafeMutableRawBufferPointer {
         guard case .readingBody = machine.state else { return loop.bodyBuffer }
         if let bodyBuffer { return bodyBuffer }
+        let buffer = allocateBodyBuffer()
+        bodyBuffer = buffer
+        return buffer
+    }
+
+    private func allocateBodyBuffer() -> UnsafeMutableRawBufferPointer {
         // No bigger than a body of known length needs: a small upload does not map and unmap a large block.
         let size = state.configuration.readBufferSize
         let capacity = chunked == nil ? Int(min(Int64(size), max(4096, bodyRemaining))) : size
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-        bodyBuffer = buffer
-        return buffer
+        return UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
     private func releaseBodyBuffer() {
         guard runningCall == nil else { return }
         bodyBuffer?.deallocate()
         bodyBuffer = nil
+        spareBuffer?.deallocate()
+        spareBuffer = nil
+        readAhead = 0
     }
 
     private func readFailed(_ result: Int) {
@@ -443,7 +500,11 @@ final class Connection {
             began(disposition)
         case .received(let answer):
             carryOut(machine.receiveReturned(answer))
-            if bodyEndPending && phase != .closed { bodyEnded() }
+            if bodyEndPending && phase != .closed {
+                bodyEnded()
+            } else if readAhead > 0 && phase == .readingBody {
+                consumeReadAhead()
+            }
         case .finished(let response):
             carryOut(machine.finishReturned(response))
         case .produced(let count):

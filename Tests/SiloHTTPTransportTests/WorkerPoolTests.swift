@@ -186,6 +186,47 @@ import Testing
         }
     }
 
+    /// A sink slower than the network: the loop reads the next chunk while a worker has the previous one.
+    private final class SlowSink: RequestBodySink {
+        let inner: PatternSink
+        init(_ inner: PatternSink) { self.inner = inner }
+        func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+            usleep(2_000)
+            return inner.receive(chunk)
+        }
+        func finish() -> HTTPResponse { inner.finish() }
+        func abort() { inner.abort() }
+    }
+
+    @Test func aSlowSinkGetsEveryByteInOrderWhileTheLoopReadsAhead() throws {
+        let recorder = Recorder()
+        try withEpoll(
+            inline: { head in head.rawPath == "/after" ? text("after") : nil },
+            blocking: { _ in .readBody(SlowSink(PatternSink(recorder: recorder))) }
+        ) { server in
+            let socket = try RawSocket(port: server.port)
+            let body = patternBytes(3_000_000)
+            let sum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
+            var bytes = Array("PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+            bytes += Array("PUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+            for piece in stride(from: 0, to: body.count, by: 100_000) {
+                let part = body[piece..<min(body.count, piece + 100_000)]
+                bytes += Array("\(String(part.count, radix: 16))\r\n".utf8) + part + Array("\r\n".utf8)
+            }
+            bytes += Array("0\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            // The answers are small, so writing everything before reading cannot deadlock.
+            try socket.write(bytes)
+            let received = String(decoding: try socket.readUntilClose(), as: UTF8.self)
+            let answer = "\(body.count) \(sum) true"
+            let first = try #require(received.range(of: "\r\n\r\n\(answer)"))
+            let second = try #require(
+                received.range(of: "\r\n\r\n\(answer)", range: first.upperBound..<received.endIndex))
+            #expect(received.range(of: "\r\n\r\nafter", range: second.upperBound..<received.endIndex) != nil)
+            #expect(recorder.all.filter { $0 == "finish" }.count == 2)
+            #expect(!recorder.contains("abort"))
+        }
+    }
+
     @Test func aBlockingProducerLeavesOtherConnectionsServed() throws {
         let gate = Gate()
         let recorder = Recorder()
