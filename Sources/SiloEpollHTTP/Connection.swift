@@ -211,8 +211,8 @@ final class Connection {
         process()
     }
 
-    /// Reads body bytes into the loop's large buffer and hands them to the sink from there, so uploads arrive in
-    /// big chunks without passing through the connection's buffer.
+    /// Reads body bytes into a large body buffer (``readBuffer()``) and hands them to the sink from there, so uploads
+    /// arrive in big chunks without passing through the head buffer.
     private func readBodyDirectly() {
         let buffer = readBuffer()
         guard let base = buffer.baseAddress else { return }
