@@ -39,8 +39,9 @@ extension EpollHTTPServer {
         /// is read and dropped so the client receives the answer; beyond this many bytes the connection is closed
         /// without an answer instead.
         public var maxDiscardedBodyBytes: Int64 = 64 * 1024 * 1024
-        /// Each event loop reads request bodies into one buffer of this size, so uploads reach the sink in chunks
-        /// of up to this many bytes (fewer syscalls and sink calls per GiB than small chunks).
+        /// The body buffers of one uploading connection, together: two halves, one read while a worker's sink has
+        /// the other, so uploads reach the sink in chunks of up to half this size (fewer syscalls and hand-offs per
+        /// GiB than small chunks). Each event loop also has one buffer of this size for bodies it only drops.
         public var readBufferSize: Int = 256 * 1024
 
         public init(host: String = "127.0.0.1", port: Int = 9199) {

@@ -90,7 +90,7 @@ final class Connection {
     private var bodyBuffer: UnsafeMutableRawBufferPointer?
     /// While the sink receives one chunk the loop reads the next into this buffer (`readAhead` bytes), so reading
     /// and the sink's work overlap; it is handed on when the call returns, and the two buffers swap. One read
-    /// ahead at most: two buffers per uploading connection.
+    /// ahead at most: two buffers per uploading connection, `readBufferSize` bytes together.
     private var spareBuffer: UnsafeMutableRawBufferPointer?
     private var readAhead = 0
 
@@ -284,8 +284,9 @@ final class Connection {
     }
 
     private func allocateBodyBuffer() -> UnsafeMutableRawBufferPointer {
-        // No bigger than a body of known length needs: a small upload does not map and unmap a large block.
-        let size = state.configuration.readBufferSize
+        // Half the configured size (there may be two); no bigger than a body of known length needs, so a small
+        // upload does not map and unmap a large block.
+        let size = state.configuration.readBufferSize / 2
         let capacity = chunked == nil ? Int(min(Int64(size), max(4096, bodyRemaining))) : size
         return UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
     }
