@@ -10,9 +10,15 @@ extension EpollHTTPServer {
         public var host: String = "127.0.0.1"
         /// 0 binds an ephemeral port; read it back from ``EpollHTTPServer/port``.
         public var port: Int = 9199
-        /// Event loops, one thread each. Handlers run inline and block on disk and SQLite, so size this for blocking
-        /// work, not for cores: a loop busy in a handler serves none of its other connections meanwhile.
+        /// Event loops, one thread each. They run only what cannot block (socket I/O, `beginInline` answers), so
+        /// about one per core is enough.
         public var threadCount: Int = 8
+        /// Worker threads for the handler calls that may block (store transactions, fsync, PostgreSQL, S3,
+        /// hashing): size this for the stores' pools, not for cores.
+        public var workerCount: Int = 16
+        /// Calls that wait for a worker, across all loops; past this a loop keeps the call and that connection
+        /// reads nothing more until there is room (further clients wait in the kernel's socket buffers).
+        public var workerQueueLimit: Int = 1024
         /// Simultaneous connections. At the limit a new connection takes the place of this loop's longest-idle
         /// keep-alive connection (one with no request under way); if there is none it is closed at once.
         public var connectionLimit: Int = 1024
@@ -33,8 +39,9 @@ extension EpollHTTPServer {
         /// is read and dropped so the client receives the answer; beyond this many bytes the connection is closed
         /// without an answer instead.
         public var maxDiscardedBodyBytes: Int64 = 64 * 1024 * 1024
-        /// Each event loop reads request bodies into one buffer of this size, so uploads reach the sink in chunks
-        /// of up to this many bytes (fewer syscalls and sink calls per GiB than small chunks).
+        /// The body buffers of one uploading connection, together: two halves, one read while a worker's sink has
+        /// the other, so uploads reach the sink in chunks of up to half this size (fewer syscalls and hand-offs per
+        /// GiB than small chunks). Each event loop also has one buffer of this size for bodies it only drops.
         public var readBufferSize: Int = 256 * 1024
 
         public init(host: String = "127.0.0.1", port: Int = 9199) {
@@ -51,6 +58,10 @@ extension EpollHTTPServer.Configuration {
         guard threadCount >= 1 && threadCount <= 1024 else {
             throw invalid("threadCount \(threadCount) is outside 1...1024")
         }
+        guard workerCount >= 1 && workerCount <= 1024 else {
+            throw invalid("workerCount \(workerCount) is outside 1...1024")
+        }
+        guard workerQueueLimit >= 1 else { throw invalid("workerQueueLimit must be positive") }
         guard connectionLimit >= 1 else { throw invalid("connectionLimit must be positive") }
         guard connectionTimeoutSeconds >= 0 else { throw invalid("connectionTimeoutSeconds must not be negative") }
         guard headTimeoutSeconds >= 0 else { throw invalid("headTimeoutSeconds must not be negative") }

@@ -5,13 +5,19 @@ import SiloCore
 import SiloHTTP
 import Synchronization
 
-/// One client connection: its buffers, the request being read and the response being written. Lives on one event
-/// loop and is touched only by that loop's thread (hence not Sendable).
+/// One client connection: the I/O shell around the shared ``RequestStateMachine``. It owns the buffers, parses
+/// heads, frames bodies and writes responses; the machine decides what each event means for the request. Lives on
+/// one event loop and is touched only by that loop's thread (hence not Sendable).
 ///
-/// A keep-alive exchange costs one read() (the head, parsed in place from `inbound`) and one send() (head and a
-/// small body from `out`, whose capacity is reused). Requests already buffered are served in order before the
-/// next read; when the socket is full the connection waits for EPOLLOUT and reads nothing meanwhile, so neither
-/// pipelined requests nor response bytes pile up.
+/// Handler calls that may block (`begin`, a sink's calls, a streamed body's `produce`) run on the server's
+/// ``WorkerPool``, one at a time per connection and in order: while one runs (``runningCall``) the connection reads,
+/// parses and produces nothing, and it carries on when the loop hands the finished call back. `beginInline`
+/// answers, in-memory bodies and sendfile stay on the loop.
+///
+/// A keep-alive exchange answered inline costs one read() (the head, parsed in place from `inbound`) and one send()
+/// (head and a small body from `out`, whose capacity is reused). Requests already buffered are served in order
+/// before the next read; when the socket is full the connection waits for EPOLLOUT and reads nothing meanwhile, so
+/// neither pipelined requests nor response bytes pile up.
 final class Connection {
     enum Phase {
         case awaitingHead
@@ -23,13 +29,6 @@ final class Connection {
         /// answer before the client has read it).
         case lingering
         case closed
-    }
-
-    /// Where the bytes of the request body go.
-    private enum BodyConsumer {
-        case sink(any RequestBodySink)
-        /// The answer is known; the body is dropped. `gaveUp` is a sink that answered early (aborted at the end).
-        case discard(HTTPResponse, gaveUp: (any RequestBodySink)?, dropped: Int64)
     }
 
     /// What follows the bytes in `out`.
@@ -73,11 +72,27 @@ final class Connection {
     private var headScanResume = 0
 
     private var exchange = Exchange()
-    /// The handler has the request and no response was planned yet.
-    private var exchangeOpen = false
-    private var consumer: BodyConsumer?
+    private var machine: RequestStateMachine
+    /// How the body of the request being served is framed.
+    private var framing = RequestFraming.none
     private var bodyRemaining: Int64 = 0
     private var chunked: ChunkedDecoder?
+    /// The handler call this connection waits for (on a worker, or queued for one); nil when none runs. Only its
+    /// identity: the call holds the connection (so the buffers a chunk lies in outlive it), not the other way round.
+    private var runningCall: ObjectIdentifier?
+    /// The body's last bytes went with the chunk the sink is receiving: the body ends when that call returns.
+    private var bodyEndPending = false
+    /// EPOLLIN was turned off because bytes arrived while a call ran (it is turned off only then, to spare two
+    /// epoll_ctl calls per request in the common case where the client waits quietly).
+    private var inputPaused = false
+    /// Body bytes are read into this buffer while a sink receives, so a chunk with a worker is not overwritten by
+    /// another connection's read (the loop's shared buffer serves discarded bodies and lingering).
+    private var bodyBuffer: UnsafeMutableRawBufferPointer?
+    /// While the sink receives one chunk the loop reads the next into this buffer (`readAhead` bytes), so reading
+    /// and the sink's work overlap; it is handed on when the call returns, and the two buffers swap. One read
+    /// ahead at most: two buffers per uploading connection, `readBufferSize` bytes together.
+    private var spareBuffer: UnsafeMutableRawBufferPointer?
+    private var readAhead = 0
 
     // Outbound: bytes [outStart, out.count) of `out`, then `outBody`.
     private var out: [UInt8] = []
@@ -101,6 +116,7 @@ final class Connection {
         self.peer = peer
         self.loop = loop
         self.registeredEvents = registeredEvents
+        self.machine = RequestStateMachine(maxDiscardedBodyBytes: loop.state.configuration.maxDiscardedBodyBytes)
         self.lastActivity = loop.now
         // The first head is due within the head timeout of the accept, even if no byte of it ever comes.
         self.partialHeadSince = loop.now
@@ -109,16 +125,21 @@ final class Connection {
     /// Part of a head has arrived (or, on a new connection, none yet): not a connection to evict.
     var hasPartialHead: Bool { phase == .awaitingHead && partialHeadSince != nil && start < end }
 
+    /// The last reference may go with a finished ``HandlerCall`` on a worker, after the loop is done with the
+    /// connection; nothing here touches the loop.
     deinit {
         if inbound.baseAddress != nil { inbound.deallocate() }
         streamBuffer?.deallocate()
+        bodyBuffer?.deallocate()
+        spareBuffer?.deallocate()
     }
 
     private var state: ServerState { loop.state }
 
     /// No request has started and nothing is left to send: safe to close when draining.
     var isIdle: Bool {
-        phase == .awaitingHead && !exchangeOpen && start == end && unsentResponses == 0 && !outputBlocked
+        phase == .awaitingHead && machine.isIdle && runningCall == nil && start == end && unsentResponses == 0
+            && !outputBlocked
     }
 
     // MARK: - Events
@@ -143,8 +164,22 @@ final class Connection {
             updateInterest()
             return
         }
-        if events & EPOLLIN.rawValue == 0 && events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+        let hangUp = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+        if hangUp && (events & EPOLLIN.rawValue == 0 || runningCall != nil) {
+            // With a call running the bytes are not read; a reset or a full close ends the connection now (the
+            // call's result is dropped when it returns).
             close(reason: "hang-up")
+            return
+        }
+        if events & EPOLLIN.rawValue != 0 && runningCall != nil {
+            if canReadAhead {
+                readBodyAhead()
+                // Nothing there after all (EAGAIN): keep waiting for bytes.
+                if phase == .closed || readAhead == 0 { return }
+            }
+            // Nothing (more) is read while a call runs: stop asking until it returns.
+            inputPaused = true
+            updateInterest()
             return
         }
         if events & EPOLLIN.rawValue != 0 {
@@ -176,10 +211,10 @@ final class Connection {
         process()
     }
 
-    /// Reads body bytes into the loop's large buffer and hands them to the sink from there, so uploads arrive in
-    /// big chunks without passing through the connection's buffer.
+    /// Reads body bytes into a large body buffer (``readBuffer()``) and hands them to the sink from there, so uploads
+    /// arrive in big chunks without passing through the head buffer.
     private func readBodyDirectly() {
-        let buffer = loop.bodyBuffer
+        let buffer = readBuffer()
         guard let base = buffer.baseAddress else { return }
         // With a known length nothing past the body is read, so no bytes of the next request land here.
         let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
@@ -189,13 +224,80 @@ final class Connection {
             return
         }
         lastActivity = loop.now
+        consumeRead(base, count)
+        guard phase != .closed else { return }
+        process()
+    }
+
+    /// Hands `count` body bytes read at `base` on; what follows the end of a chunked body goes to `inbound`.
+    private func consumeRead(_ base: UnsafeMutableRawPointer, _ count: Int) {
         let used = consumeBody(UnsafeMutableRawBufferPointer(start: base, count: count))
         guard phase != .closed else { return }
         if used < count && phase != .closing {
+            // (A chunk with a worker lies in a body buffer, before `used`; `inbound` holds none of it.)
             // A chunked body ended inside this read: what follows is the next request.
             append(UnsafeRawBufferPointer(start: base + used, count: count - used))
         }
-        process()
+    }
+
+    /// The sink is receiving a chunk and more of the body may follow: the next read can go to the spare buffer.
+    private var canReadAhead: Bool {
+        guard readAhead == 0, phase == .readingBody, start == end, !bodyEndPending, case .receiving = machine.state
+        else { return false }
+        return chunked != nil || bodyRemaining > 0
+    }
+
+    /// Reads the next piece of the body into the spare buffer while the sink works on the previous one.
+    private func readBodyAhead() {
+        let buffer = spareBuffer ?? allocateBodyBuffer()
+        spareBuffer = buffer
+        guard let base = buffer.baseAddress else { return }
+        // `bodyRemaining` already excludes the chunk with the sink.
+        let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
+        let count = read(fd, base, limit)
+        if count <= 0 {
+            readFailed(count)
+            return
+        }
+        lastActivity = loop.now
+        readAhead = count
+    }
+
+    /// The sink is done with its chunk: what was read ahead goes on, and the buffers swap.
+    private func consumeReadAhead() {
+        let count = readAhead
+        readAhead = 0
+        guard let ahead = spareBuffer, let base = ahead.baseAddress else { return }
+        spareBuffer = bodyBuffer
+        bodyBuffer = ahead
+        consumeRead(base, count)
+    }
+
+    /// Where body bytes are read: the connection's own buffer while a sink may take them to a worker, the loop's
+    /// while they are only dropped.
+    private func readBuffer() -> UnsafeMutableRawBufferPointer {
+        guard case .readingBody = machine.state else { return loop.bodyBuffer }
+        if let bodyBuffer { return bodyBuffer }
+        let buffer = allocateBodyBuffer()
+        bodyBuffer = buffer
+        return buffer
+    }
+
+    private func allocateBodyBuffer() -> UnsafeMutableRawBufferPointer {
+        // Half the configured size (there may be two); no bigger than a body of known length needs, so a small
+        // upload does not map and unmap a large block.
+        let size = state.configuration.readBufferSize / 2
+        let capacity = chunked == nil ? Int(min(Int64(size), max(4096, bodyRemaining))) : size
+        return UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+    }
+
+    private func releaseBodyBuffer() {
+        guard runningCall == nil else { return }
+        bodyBuffer?.deallocate()
+        bodyBuffer = nil
+        spareBuffer?.deallocate()
+        spareBuffer = nil
+        readAhead = 0
     }
 
     private func readFailed(_ result: Int) {
@@ -246,7 +348,7 @@ final class Connection {
     /// Stops when more bytes are needed or output must drain first.
     private func process() {
         while phase != .closed {
-            if outputBlocked || stalled { return }
+            if outputBlocked || stalled || runningCall != nil { return }
             if case .none = outBody {
                 if out.count - outStart > 64 * 1024 { flush() }
             } else {
@@ -292,6 +394,7 @@ final class Connection {
                     flush()
                     return
                 }
+                // A chunk handed to a worker stays where it is: nothing touches `inbound` until the call returns.
                 start += consumeBody(UnsafeMutableRawBufferPointer(start: base + start, count: end - start))
             case .closing, .lingering, .closed:
                 flush()
@@ -309,37 +412,142 @@ final class Connection {
         request.head.peer = peer
         exchange = Exchange(
             keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10)
-        exchangeOpen = true
+        framing = request.framing
+        guard
+            case .callBegin = machine.headArrived(
+                hasBody: request.framing != .none, awaitsContinue: request.awaitsContinue)
+        else {
+            close(reason: "request out of order")
+            return
+        }
         state.inFlight.add(1, ordering: .relaxed)
-        let disposition = state.handler.begin(request.head)
-        loop.refreshClock()
-        lastActivity = loop.now
-        switch (disposition, request.framing) {
-        case (.respond(let response), _) where response.transportFault == .resetConnection:
-            // Before any body is read: the client sees its connection reset mid-request.
-            respond(response)
-        case (.respond(let response), .none):
-            respond(response)
-        case (.respond(let response), _) where request.awaitsContinue:
-            // The client waits for 100 Continue and will not send the body: answer now, and close, since the
-            // body (if the client sends it anyway) cannot be told apart from a next request.
-            exchange.keepAlive = false
-            lingers = true
-            respond(response)
-        case (.respond(let response), let framing):
-            startBody(framing, .discard(response, gaveUp: nil, dropped: 0))
-        case (.readBody(let sink), .none):
-            let response = sink.finish()
+        if let answer = state.handler.beginInline(request.head) {
             loop.refreshClock()
-            respond(response)
-        case (.readBody(let sink), let framing):
-            if request.awaitsContinue { ResponseWriter.append("HTTP/1.1 100 Continue\r\n\r\n", to: &out) }
-            startBody(framing, .sink(sink))
+            lastActivity = loop.now
+            began(answer)
+            return
+        }
+        // Answers already queued go out before the connection waits for the worker.
+        if outStart < out.count {
+            flush()
+            guard phase != .closed else { return }
+        }
+        call(.begin(state.handler, request.head))
+    }
+
+    private func began(_ disposition: RequestDisposition) {
+        switch machine.began(disposition) {
+        case .readBody(let sendContinue):
+            if sendContinue { ResponseWriter.append("HTTP/1.1 100 Continue\r\n\r\n", to: &out) }
+            startBody()
+        case .proceed:
+            // The answer is known; the body, if any, is read and dropped first.
+            startBody()
+        case let action:
+            carryOut(action)
         }
     }
 
-    private func startBody(_ framing: RequestFraming, _ consumer: BodyConsumer) {
-        self.consumer = consumer
+    /// Hands a call that may block to a worker; the connection waits (reads and produces nothing) until
+    /// ``callReturned(_:)``.
+    private func call(_ work: HandlerCall.Work) {
+        let call = HandlerCall(work, for: self)
+        runningCall = ObjectIdentifier(call)
+        loop.submit(call)
+    }
+
+    /// A call nobody waits for (aborting a sink, closing a producer), on a worker.
+    private func callDetached(_ work: HandlerCall.Work) {
+        loop.submitDetached(HandlerCall(work, for: nil))
+    }
+
+    /// Does what the machine asked for after a head, a chunk, the end of the body or a handler call.
+    private func carryOut(_ action: RequestStateMachine.Action) {
+        switch action {
+        case .proceed, .discard, .callBegin, .readBody:
+            break
+        case .deliver(let sink):
+            // Only ``deliver(_:)`` gets this action, and passes the chunk itself.
+            assertionFailure("deliver without a chunk for \(sink)")
+        case .finish(let sink):
+            call(.finish(sink))
+        case .respond(let response, let closing, let gaveUp):
+            if let gaveUp { callDetached(.abort(gaveUp)) }
+            if closing == .lingering {
+                exchange.keepAlive = false
+                lingers = true
+            }
+            respond(response)
+        case .closeConnection:
+            close(reason: "request out of order")
+        case .abort(let sink):
+            callDetached(.abort(sink))
+        case .drop(let response):
+            callDetached(.drop(response))
+        }
+    }
+
+    /// The loop hands back a finished call of this connection.
+    func callReturned(_ finished: HandlerCall) {
+        guard ObjectIdentifier(finished) == runningCall else { return }
+        runningCall = nil
+        if phase == .closed {
+            releaseAbandoned(finished)
+            return
+        }
+        lastActivity = loop.now
+        switch finished.result {
+        case .began(let disposition):
+            began(disposition)
+        case .received(let answer):
+            carryOut(machine.receiveReturned(answer))
+            if bodyEndPending && phase != .closed {
+                bodyEnded()
+            } else if readAhead > 0 && phase == .readingBody {
+                consumeReadAhead()
+            }
+        case .finished(let response):
+            carryOut(machine.finishReturned(response))
+        case .produced(let count):
+            streamProduced(count)
+        case .produceFailed(let error):
+            state.logger.debug("response body producer failed", metadata: ["silo.error": "\(error)"])
+            close(reason: "producer failed")
+        case .pending, .done:
+            break
+        }
+        guard phase != .closed else { return }
+        if runningCall == nil {
+            flush()
+            guard phase != .closed else { return }
+            if !outputBlocked && runningCall == nil { process() }
+        }
+        guard phase != .closed else { return }
+        if runningCall == nil && inputPaused { inputPaused = false }
+        updateInterest()
+    }
+
+    /// A call returned after the connection closed: its result is released as the machine says (a sink aborted,
+    /// an answer dropped); a producer it was producing from is closed now that it is free.
+    private func releaseAbandoned(_ finished: HandlerCall) {
+        let action: RequestStateMachine.Action
+        switch (finished.work, finished.result) {
+        case (.begin, .began(let disposition)): action = machine.began(disposition)
+        case (.receive, .received(let answer)): action = machine.receiveReturned(answer)
+        case (.finish, .finished(let response)): action = machine.finishReturned(response)
+        case (.produce(let producer, _), _):
+            callDetached(.closeProducer(producer))
+            return
+        default: return
+        }
+        switch action {
+        case .abort(let sink): callDetached(.abort(sink))
+        case .drop(let response): callDetached(.drop(response))
+        default: break
+        }
+    }
+
+    private func startBody() {
         switch framing {
         case .chunked:
             chunked = ChunkedDecoder(maxTrailerBytes: state.configuration.maxRequestHeadBytes)
@@ -351,6 +559,7 @@ final class Connection {
             bodyRemaining = 0
         }
         phase = .readingBody
+        if framing == .none { bodyEnded() }
     }
 
     /// Feeds body bytes to the consumer; returns how many were part of the body. The buffer is this connection's
@@ -375,7 +584,7 @@ final class Connection {
                 case .end:
                     chunked = decoder
                     deliver(UnsafeRawBufferPointer(start: base, count: gathered))
-                    if phase == .readingBody { bodyEnded() }
+                    endBodyAfterDelivery()
                     return index
                 case .invalid(let reason):
                     failBody(reason)
@@ -386,66 +595,49 @@ final class Connection {
         let count = Int(min(Int64(bytes.count), bodyRemaining))
         bodyRemaining -= Int64(count)
         deliver(UnsafeRawBufferPointer(start: base, count: count))
-        if bodyRemaining == 0 && phase == .readingBody { bodyEnded() }
+        if bodyRemaining == 0 { endBodyAfterDelivery() }
         return count
     }
 
-    private func deliver(_ chunk: UnsafeRawBufferPointer) {
-        guard chunk.count > 0, let consumer else { return }
-        switch consumer {
-        case .sink(let sink):
-            if var early = sink.receive(chunk) {
-                // The interface promises the connection is closed after an early answer.
-                early.headers.set("Connection", "close")
-                self.consumer = .discard(early, gaveUp: sink, dropped: 0)
-            }
-            loop.refreshClock()
-        case .discard(let response, let gaveUp, let dropped):
-            let total = dropped + Int64(chunk.count)
-            if total > state.configuration.maxDiscardedBodyBytes {
-                state.logger.debug("request body too long to drop, closing")
-                close(reason: "body too long to drop")
-                return
-            }
-            self.consumer = .discard(response, gaveUp: gaveUp, dropped: total)
+    /// The last body byte was seen: the body ends now, or when the sink has received it.
+    private func endBodyAfterDelivery() {
+        guard phase == .readingBody else { return }
+        if runningCall != nil {
+            bodyEndPending = true
+        } else {
+            bodyEnded()
         }
     }
 
-    private func bodyEnded() {
-        let finished = consumer
-        consumer = nil
-        chunked = nil
-        phase = .awaitingHead
-        switch finished {
-        case .sink(let sink):
-            let response = sink.finish()
-            loop.refreshClock()
-            respond(response)
-        case .discard(let response, let gaveUp, _):
-            gaveUp?.abort()
-            respond(response)
-        case nil:
+    private func deliver(_ chunk: UnsafeRawBufferPointer) {
+        guard chunk.count > 0 else { return }
+        switch machine.bodyChunk(count: chunk.count) {
+        case .deliver(let sink):
+            call(.receive(sink, chunk))
+        case .closeConnection:
+            state.logger.debug("request body too long to drop, closing")
+            close(reason: "body too long to drop")
+        default:
             break
         }
     }
 
+    private func bodyEnded() {
+        bodyEndPending = false
+        chunked = nil
+        phase = .awaitingHead
+        releaseBodyBuffer()
+        carryOut(machine.bodyEnded())
+    }
+
     /// A malformed chunked body: the sink is aborted and the client told why; the connection closes.
     private func failBody(_ reason: String) {
-        abortConsumer()
+        carryOut(machine.bodyFailed())
         chunked = nil
+        releaseBodyBuffer()
         exchange.keepAlive = false
         lingers = true
         respond(errorResponse(400, reason))
-    }
-
-    private func abortConsumer() {
-        let pending = consumer
-        consumer = nil
-        switch pending {
-        case .sink(let sink): sink.abort()
-        case .discard(_, let gaveUp, _): gaveUp?.abort()
-        case nil: break
-        }
     }
 
     /// A head the parser refused: answer and close (the stream cannot be trusted to find the next request).
@@ -464,7 +656,8 @@ final class Connection {
     }
 
     private func respond(_ response: HTTPResponse) {
-        exchangeOpen = false
+        // From here the response counts in flight (`unsentResponses`) until it is written; the machine is done.
+        _ = machine.completed()
         queue(response, countsInFlight: true)
     }
 
@@ -575,7 +768,8 @@ final class Connection {
             case .file(let descriptor, let offset, let remaining):
                 guard sendFile(descriptor, offset: offset, remaining: remaining) else { return }
             case .stream(let producer, let remaining, let chunked):
-                guard produce(producer, remaining: remaining, chunked: chunked) else { return }
+                // While a worker produces the next block, only what is already in `out` goes out.
+                guard runningCall == nil, produce(producer, remaining: remaining, chunked: chunked) else { return }
             }
         }
     }
@@ -619,7 +813,8 @@ final class Connection {
         return true
     }
 
-    /// Produces the next block of a streamed body into `out`; returns true to go on flushing.
+    /// Has a worker produce the next block of a streamed body; returns true to go on flushing (never: the block
+    /// comes back in ``streamProduced(_:)``).
     private func produce(_ producer: any ResponseBodyProducer, remaining: Int64?, chunked: Bool) -> Bool {
         let blockSize = state.configuration.streamBlockSize
         let buffer: UnsafeMutableRawBufferPointer
@@ -637,25 +832,26 @@ final class Connection {
             stall(staged.seconds)
             return false
         }
-        let count: Int
-        do {
-            count = try producer.produce(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit]))
-        } catch {
-            state.logger.debug("response body producer failed", metadata: ["silo.error": "\(error)"])
-            close(reason: "producer failed")
-            return false
+        call(.produce(producer, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit])))
+        return false
+    }
+
+    /// A worker produced `count` bytes into `streamBuffer`: they go into `out`, framed when chunked.
+    private func streamProduced(_ count: Int) {
+        guard case .stream(let producer, let remaining, let chunked) = outBody, let buffer = streamBuffer else {
+            return
         }
-        loop.refreshClock()
+        let limit = remaining.map { Int(min(Int64(buffer.count), $0)) } ?? buffer.count
         let produced = min(max(count, 0), limit)
         if produced == 0 {
             if remaining != nil {
                 // Fewer bytes than the declared Content-Length: the client must see a cut connection.
                 close(reason: "stream shorter than its declared length")
-                return false
+                return
             }
             finishStream(producer)
             if chunked { ResponseWriter.append("0\r\n\r\n", to: &out) }
-            return true
+            return
         }
         if chunked {
             ResponseWriter.appendHex(produced, to: &out)
@@ -671,7 +867,6 @@ final class Connection {
                 outBody = .stream(producer, remaining: left, chunked: chunked)
             }
         }
-        return true
     }
 
     private func finishStream(_ producer: any ResponseBodyProducer) {
@@ -714,9 +909,15 @@ final class Connection {
 
     var isLingering: Bool { phase == .lingering }
 
-    /// The events this connection waits for now (none during a stall: the loop's timer ends it).
+    /// A handler call is running for this connection: not idle, however long the call takes.
+    var waitsForCall: Bool { runningCall != nil }
+
+    /// The events this connection waits for now (none during a stall: the loop's timer ends it; none while a
+    /// call runs and bytes wait unread: the loop hands the call back).
     var wantedEvents: UInt32 {
-        stalled ? 0 : outputBlocked ? EPOLLOUT.rawValue : EPOLLIN.rawValue
+        if stalled { return 0 }
+        if outputBlocked { return EPOLLOUT.rawValue }
+        return inputPaused && runningCall != nil ? 0 : EPOLLIN.rawValue
     }
 
     // MARK: - Staged faults (`TransportFault`; only responses of the fault-injection handler carry one)
@@ -762,18 +963,21 @@ final class Connection {
         if let reason {
             state.logger.trace("connection closed", metadata: ["silo.http.reason": reason])
         }
-        abortConsumer()
+        let completion = machine.completed()
+        if let sink = completion.abort { callDetached(.abort(sink)) }
         switch outBody {
-        case .stream(let producer, _, _): producer.close()
+        case .stream(let producer, _, _):
+            // A producer a worker is using is closed when its call returns (``releaseAbandoned(_:)``).
+            if runningCall == nil { producer.close() }
         case .file, .none: break
         }
         outBody = .none
         stalledBody = nil
         stalled = false
         var ended = unsentResponses
-        if exchangeOpen { ended += 1 }
-        exchangeOpen = false
+        if completion.endsRequest { ended += 1 }
         unsentResponses = 0
+        releaseBodyBuffer()
         if ended > 0 { state.inFlight.subtract(ended, ordering: .releasing) }
         loop.connectionClosed(self)
     }

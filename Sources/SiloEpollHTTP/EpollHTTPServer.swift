@@ -6,8 +6,8 @@ public import SiloHTTP
 import Synchronization
 
 /// An ``HTTPServer`` written for Silo on epoll: N event-loop threads, each with its own epoll instance, sharing
-/// one non-blocking listener registered with EPOLLEXCLUSIVE. The handler runs inline on the loop thread that read
-/// the request (and may block it). See docs/architecture-notes.md, "HTTP transport".
+/// one non-blocking listener registered with EPOLLEXCLUSIVE, and a bounded pool of worker threads for the handler
+/// calls that may block. See docs/transport.md.
 ///
 /// The server is bound and running when `init` returns. Call ``shutdown(drainTimeout:)`` to stop it gracefully;
 /// deinit stops it at once if that was not done.
@@ -30,8 +30,16 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
         let host = ServerLifecycle.normalizedHost(configuration.host)
         let listener = try Listener.open(host: host, port: configuration.port, backlog: configuration.listenBacklog)
         self.port = listener.port
+        let pool: WorkerPool
+        do {
+            pool = try WorkerPool(
+                workers: configuration.workerCount, queueLimit: configuration.workerQueueLimit, logger: logger)
+        } catch {
+            _ = close(listener.fd)
+            throw error
+        }
         let state = ServerState(
-            handler: handler, configuration: configuration, logger: logger, listenFD: listener.fd)
+            handler: handler, configuration: configuration, logger: logger, listenFD: listener.fd, pool: pool)
         self.state = state
         var started: [LoopThread] = []
         do {
@@ -85,12 +93,14 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
     }
 
     /// Ends the loops, joins their threads, then closes their descriptors and the listener (each exactly once:
-    /// the caller took `running` out of the Mutex).
+    /// the caller took `running` out of the Mutex), and last stops the workers, which finish what is queued (the
+    /// results of calls the loops no longer wait for are released on the workers).
     private static func stop(_ running: [LoopThread], state: ServerState) {
         state.stopping.store(true, ordering: .releasing)
         for loop in running { loop.wake() }
         for loop in running { loop.join() }
         _ = close(state.listenFD)
+        state.pool.stop()
     }
 }
 
@@ -119,7 +129,11 @@ private final class LoopThread: Sendable {
             throw HTTPServerError(.startFailed, "cannot create an eventfd", cause: error)
         }
         let loop = EventLoop(state: state, epollFD: epollFD, wakeFD: wakeFD)
-        guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, EventLoop.wakeToken) == 0,
+        // Edge-triggered: every write to an eventfd is a new edge, so the loop never reads it back (one syscall
+        // less per wake-up; workers wake it once per batch of finished calls). The counter cannot fill up: it
+        // holds 2^64 - 2.
+        let wakeEvents = EPOLLIN.rawValue | EPOLLET.rawValue
+        guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, wakeEvents, EventLoop.wakeToken) == 0,
             loop.startListening()
         else {
             let error = SystemCallError.now("epoll_ctl")

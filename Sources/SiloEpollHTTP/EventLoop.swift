@@ -5,8 +5,10 @@ import SiloCore
 import SiloHTTP
 import Synchronization
 
-/// One event-loop thread: its epoll instance, its connections and the buffers they share. Handlers run inline on
-/// this thread. Everything here is confined to that thread (not Sendable); other threads only write to `wakeFD`.
+/// One event-loop thread: its epoll instance, its connections and the buffers they share. Only `beginInline` runs
+/// on this thread; handler calls that may block go to the server's ``WorkerPool`` and come back through `mailbox`.
+/// Everything here is confined to that thread (not Sendable); other threads only post to `mailbox` and write to
+/// `wakeFD`.
 final class EventLoop {
     /// epoll tokens below this are not connections (connection tokens are object addresses).
     static let listenerToken: UInt64 = 0
@@ -15,6 +17,10 @@ final class EventLoop {
     let state: ServerState
     let epollFD: Int32
     let wakeFD: Int32
+    /// Where workers hand back this loop's finished calls.
+    let mailbox: LoopMailbox
+    /// Calls that did not fit in the pool's queue, oldest first; their connections read nothing until they run.
+    private var waitingForRoom: [HandlerCall] = []
     /// Monotonic seconds, refreshed after each epoll_wait and after each handler call (for idle timeouts).
     private(set) var now: Double = 0
     /// `Date: ...\r\n`, rebuilt when the second changes.
@@ -34,6 +40,7 @@ final class EventLoop {
         self.state = state
         self.epollFD = epollFD
         self.wakeFD = wakeFD
+        self.mailbox = LoopMailbox(wakeFD: wakeFD)
         bodyBuffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: state.configuration.readBufferSize, alignment: 16)
         refreshClock()
@@ -95,9 +102,8 @@ final class EventLoop {
                         acceptConnections()
                     }
                 case Self.wakeToken:
+                    // Registered edge-triggered: nothing to read back (see LoopThread.start).
                     woken = true
-                    var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
                 default:
                     guard let pointer = UnsafeRawPointer(bitPattern: UInt(token)) else { continue }
                     // Ownership: unretained; `connections` holds the object until connectionClosed, which
@@ -108,6 +114,7 @@ final class EventLoop {
             }
             // Control work happens after the batch: closing a connection while later events of the same batch may
             // still name it would leave them pointing at a freed object.
+            if woken { takeFinishedCalls() }
             if woken || state.draining.load(ordering: .relaxed) {
                 if state.stopping.load(ordering: .acquiring) { break }
                 if state.draining.load(ordering: .acquiring) { drain() }
@@ -120,6 +127,34 @@ final class EventLoop {
         }
         stopListening()
         for connection in Array(connections.values) { connection.close(reason: "server stopped") }
+        // Calls finished or never run are released as a closed connection would (sinks aborted, answers dropped).
+        for call in mailbox.close() { call.releaseUnclaimed() }
+        for call in waitingForRoom { call.releaseUnrun() }
+        waitingForRoom = []
+    }
+
+    /// Queues a connection's call with the pool, or keeps it (in order) until the pool has room.
+    func submit(_ call: HandlerCall) {
+        if waitingForRoom.isEmpty && state.pool.submit(call, replyingTo: mailbox) { return }
+        waitingForRoom.append(call)
+    }
+
+    /// Queues a call whose result nobody waits for.
+    func submitDetached(_ call: HandlerCall) {
+        state.pool.submitDetached(call)
+    }
+
+    /// After a wake-up: calls that waited for room go to the pool, finished calls go back to their connections.
+    private func takeFinishedCalls() {
+        var queued = 0
+        while queued < waitingForRoom.count && state.pool.submit(waitingForRoom[queued], replyingTo: mailbox) {
+            queued += 1
+        }
+        if queued > 0 { waitingForRoom.removeFirst(queued) }
+        let finished = mailbox.take()
+        guard !finished.isEmpty else { return }
+        refreshClock()
+        for call in finished { call.connection?.callReturned(call) }
     }
 
     private func acceptConnections() {
@@ -204,7 +239,7 @@ final class EventLoop {
     }
 
     private func sweep(idle idleLimit: Double, head headLimit: Double) {
-        for connection in Array(connections.values) {
+        for connection in Array(connections.values) where !connection.waitsForCall {
             let idle = now - connection.lastActivity
             let headAge = connection.headAge(now: now)
             // A lingering close waits for the client's last bytes only briefly.

@@ -9,6 +9,8 @@ final class ServerState: Sendable {
     let configuration: EpollHTTPServer.Configuration
     let logger: Logger
     let listenFD: Int32
+    /// Runs the handler calls that may block, for every loop.
+    let pool: WorkerPool
     /// Requests that reached the handler and whose response has not been sent in full (nor the connection
     /// closed); shutdown waits for it to reach 0.
     let inFlight = Atomic<Int>(0)
@@ -42,8 +44,12 @@ final class ServerState: Sendable {
         }
     }
 
-    init(handler: any HTTPHandler, configuration: EpollHTTPServer.Configuration, logger: Logger, listenFD: Int32) {
+    init(
+        handler: any HTTPHandler, configuration: EpollHTTPServer.Configuration, logger: Logger, listenFD: Int32,
+        pool: WorkerPool
+    ) {
         self.handler = handler
+        self.pool = pool
         self.configuration = configuration
         self.logger = logger
         self.listenFD = listenFD

@@ -158,6 +158,7 @@ struct ServeCommand: ParsableCommand {
         if options.httpEngine == "epoll" {
             var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
             http.threadCount = options.threads
+            http.workerCount = options.workers
             http.connectionLimit = options.limits.maxConnections
             http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
             http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds

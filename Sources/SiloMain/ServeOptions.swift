@@ -24,6 +24,8 @@ struct ServeOptions {
     var signedURLHosts: [String] = []
     var project: String?
     var threads = 8
+    /// `--workers N`: the epoll engine's threads for handler calls that block (the event loops are `--threads`).
+    var workers = 16
     /// The HTTP transport: `epoll` (Silo's own, the default on Linux) or `mhd` (libmicrohttpd).
     var httpEngine = ServeOptions.defaultHTTPEngine
     var drainSeconds = 30.0
@@ -111,12 +113,15 @@ struct ServeOptions {
             ),
             .flag("insecure-allow-all", help: "allow every request on a non-loopback address without rules"),
             .value(
-                "threads", valueName: "N", help: "request threads (handlers block on disk and SQLite)",
+                "threads", valueName: "N", help: "epoll engine: event loops; mhd engine: request threads",
                 defaultValue: "8"),
             .value(
                 "http-engine", valueName: "NAME",
                 help: "HTTP transport: epoll (Silo's own, leaner per request) or mhd (libmicrohttpd)",
                 defaultValue: ServeOptions.defaultHTTPEngine),
+            .value(
+                "workers", valueName: "N", help: "epoll engine: threads for handler calls that block (stores, fsync)",
+                defaultValue: "16"),
             .value(
                 "drain-seconds", valueName: "S", help: "how long SIGINT/SIGTERM waits for requests in flight",
                 defaultValue: "30"),
@@ -222,6 +227,7 @@ struct ServeOptions {
         }
         project = values.value("project")
         threads = try values.integer("threads", in: 1...256) ?? threads
+        workers = try values.integer("workers", in: 1...1024) ?? workers
         if let engine = values.value("http-engine") {
             guard ServeOptions.httpEngines.contains(engine) else {
                 throw ValidationError(

@@ -27,7 +27,10 @@ final class DaemonContext: Sendable {
 final class RequestContext {
     /// The request target exactly as sent (`/path?query`), before MHD splits or decodes anything.
     let rawTarget: String
+    /// The shared request machine (SiloHTTP), fed with libmicrohttpd's calls; see RequestCallbacks.swift.
     var machine: RequestStateMachine
+    /// The first access-handler call (the head) has been made.
+    var headSeen = false
     /// MHD sends no body for HEAD; set once the head is parsed.
     var isHead = false
     /// Content-Length of the request body; nil when chunked or absent.

@@ -30,6 +30,7 @@ func requestCompleted(
     // Ownership: balances the passRetained in requestURILogged; the slot is cleared so nothing can use it again.
     let request = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
     conCls.pointee = nil
+    // Handler calls run inside the access handler on this thread, so none is running now.
     let completion = request.machine.completed()
     if let sink = completion.abort {
         daemon.logger.debug(
@@ -37,12 +38,18 @@ func requestCompleted(
             metadata: ["silo.http.reason": "\(reason.rawValue)", "silo.http.target": request.rawTarget])
         sink.abort()
     }
-    if completion.endsInFlightRequest {
+    if completion.endsRequest {
         daemon.inFlight.subtract(1, ordering: .releasing)
     }
 }
 
 /// Access handler: called once with the head, then once per body chunk, then once more when the body is done.
+///
+/// libmicrohttpd's quirks, as inputs to the shared ``RequestStateMachine``: the machine answers on the first call
+/// only to refuse a body the client waits to send (`Expect: 100-continue`: queueing then suppresses the
+/// `100 Continue`) or to stage a reset; every other answer waits for the last call, because 0.9.75 closes the
+/// connection when a response is queued on the first call (halving throughput) and cannot send one before the body
+/// was consumed. MHD sends `100 Continue` itself. Handler calls run here, on MHD's thread.
 func requestAccess(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
     _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
@@ -53,18 +60,19 @@ func requestAccess(
     // Ownership: borrowed; the completion callback holds the reference we release.
     let request = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
 
-    if request.machine.isAwaitingHead {
+    if !request.headSeen {
+        request.headSeen = true
         let head = makeRequestHead(
             connection: connection, rawTarget: request.rawTarget,
             method: method.map { String(cString: $0) } ?? "",
             version: version.map { String(cString: $0) } ?? "")
         request.isHead = head.method == "HEAD"
         request.declaredBodyLength = head.declaredBodyLength
+        guard case .callBegin = request.machine.headArrived(hasBody: head.hasBody, awaitsContinue: head.awaitsContinue)
+        else { return .NO }
         daemon.inFlight.add(1, ordering: .relaxed)
-        let disposition = daemon.handler.begin(head)
-        let step = request.machine.began(
-            disposition, requestHasBody: head.hasBody, clientAwaitsContinue: head.awaitsContinue)
-        return perform(step, connection: connection, request: request, daemon: daemon)
+        let disposition = daemon.handler.beginInline(head) ?? daemon.handler.begin(head)
+        return perform(request.machine.began(disposition), connection: connection, request: request, daemon: daemon)
     }
 
     let count = uploadSize.pointee
@@ -78,12 +86,12 @@ func requestAccess(
             let answer = sink.receive(UnsafeRawBufferPointer(start: uploadData, count: count))
             result = perform(
                 request.machine.receiveReturned(answer), connection: connection, request: request, daemon: daemon)
-        case .discard:
-            result = .YES
         case .closeConnection:
             daemon.logger.debug(
                 "request body too long to drop, closing", metadata: ["silo.http.target": request.rawTarget])
             return .NO
+        default:
+            result = .YES
         }
         // See silo_mhd_peer_has_closed: without this, a client gone mid-upload is noticed only at the timeout.
         if result == .YES && request.bodyMayContinue && silo_mhd_peer_has_closed(connection) != 0 {
@@ -93,26 +101,30 @@ func requestAccess(
         return result
     }
 
-    switch request.machine.bodyEnded() {
-    case .finish(let sink):
-        return perform(.queue(sink.finish()), connection: connection, request: request, daemon: daemon)
-    case .queue(let response):
-        return perform(.queue(response), connection: connection, request: request, daemon: daemon)
-    case .proceed:
-        return .YES
-    }
+    var action = request.machine.bodyEnded()
+    if case .finish(let sink) = action { action = request.machine.finishReturned(sink.finish()) }
+    return perform(action, connection: connection, request: request, daemon: daemon)
 }
 
+/// Carries out one action of the machine (the ones that remain once the handler calls above are made).
 private func perform(
-    _ step: RequestStateMachine.Step, connection: OpaquePointer, request: RequestContext, daemon: DaemonContext
+    _ action: RequestStateMachine.Action, connection: OpaquePointer, request: RequestContext, daemon: DaemonContext
 ) -> MHD_Result {
-    switch step {
-    case .proceed:
-        return .YES
-    case .closeConnection:
-        return .NO
-    case .queue(var response):
+    switch action {
+    case .respond(var response, _, let gaveUp):
+        // MHD decides itself how the connection goes on after a refused `100-continue` body.
+        gaveUp?.abort()
         if daemon.draining.load(ordering: .relaxed) { response.headers.set("Connection", "close") }
         return queueResponse(response, on: connection, request: request, daemon: daemon)
+    case .abort(let sink):
+        sink.abort()
+        return .NO
+    case .closeConnection:
+        return .NO
+    case .drop(let response):
+        if case .stream(_, let producer) = response.body { producer.close() }
+        return .NO
+    case .proceed, .readBody, .discard, .callBegin, .deliver, .finish:
+        return .YES
     }
 }

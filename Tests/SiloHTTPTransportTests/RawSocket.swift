@@ -46,6 +46,13 @@ final class RawSocket {
         fd = -1
     }
 
+    /// Closes with a TCP reset (SO_LINGER 0): the server sees the connection fail at once, whatever it was doing.
+    func reset() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        close()
+    }
+
     /// Shrinks the receive buffer (before much data arrives) so a slow reader pushes back sooner.
     func setReceiveBuffer(_ bytes: Int32) {
         var size = bytes

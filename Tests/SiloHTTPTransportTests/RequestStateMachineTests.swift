@@ -1,8 +1,6 @@
 import SiloHTTP
 import Testing
 
-@testable import SiloMicroHTTPD
-
 /// A sink that records nothing; the machine only hands it back.
 private final class DummySink: RequestBodySink {
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? { nil }
@@ -10,43 +8,64 @@ private final class DummySink: RequestBodySink {
     func abort() {}
 }
 
+/// The shared request machine on its own: events in, actions out, no sockets.
 @Suite struct RequestStateMachineTests {
-    private func status(_ step: RequestStateMachine.Step) -> Int? {
-        if case .queue(let response) = step { return response.status }
+    private func started(
+        _ disposition: RequestDisposition, hasBody: Bool, awaitsContinue: Bool = false, bound: Int64 = 100
+    ) -> (RequestStateMachine, RequestStateMachine.Action) {
+        var machine = RequestStateMachine(maxDiscardedBodyBytes: bound)
+        guard case .callBegin = machine.headArrived(hasBody: hasBody, awaitsContinue: awaitsContinue) else {
+            Issue.record("head not taken")
+            return (machine, .closeConnection)
+        }
+        #expect(machine.callRunning)
+        let action = machine.began(disposition)
+        return (machine, action)
+    }
+
+    private func response(_ action: RequestStateMachine.Action) -> (HTTPResponse, RequestStateMachine.Closing)? {
+        if case .respond(let response, let closing, _) = action { return (response, closing) }
         return nil
     }
 
-    @Test func answerWithoutBodyIsQueuedOnTheSecondCall() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
-        #expect(machine.isAwaitingHead)
-        let first = machine.began(
-            .respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
+    @Test func answerWithoutBodyIsSentWhenTheBodyEnds() {
+        var (machine, first) = started(.respond(HTTPResponse(status: 200)), hasBody: false)
         guard case .proceed = first else {
-            Issue.record("queued on the first call")
+            Issue.record("answered at begin")
             return
         }
-        guard case .queue(let response) = machine.bodyEnded() else {
-            Issue.record("not queued")
-            return
-        }
-        #expect(response.status == 200)
+        let answer = response(machine.bodyEnded())
+        #expect(answer?.0.status == 200)
+        #expect(answer?.1 == .asNegotiated)
         let completion = machine.completed()
         #expect(completion.abort == nil)
-        #expect(completion.endsInFlightRequest)
+        #expect(completion.endsRequest)
+        #expect(machine.isIdle)
     }
 
-    @Test func refusalOfAnAwaitedBodyIsQueuedAtOnce() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
-        let step = machine.began(.respond(HTTPResponse(status: 403)), requestHasBody: true, clientAwaitsContinue: true)
-        #expect(status(step) == 403)
+    @Test func refusalOfAnAwaitedBodyIsSentAtOnceAndLingers() {
+        var (machine, action) = started(.respond(HTTPResponse(status: 403)), hasBody: true, awaitsContinue: true)
+        #expect(response(action)?.0.status == 403)
+        #expect(response(action)?.1 == .lingering)
+        guard case .discard = machine.bodyChunk(count: 10) else {
+            Issue.record("a body sent anyway is not dropped")
+            return
+        }
         #expect(machine.completed().abort == nil)
     }
 
-    @Test func bodyGoesToTheSinkThenFinish() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
+    @Test func stagedResetIsSentAtOnce() {
+        var reset = HTTPResponse(status: 200)
+        reset.transportFault = .resetConnection
+        let (_, action) = started(.respond(reset), hasBody: true)
+        #expect(response(action)?.0.transportFault == .resetConnection)
+    }
+
+    @Test func bodyGoesToTheSinkOneCallAtATimeThenFinish() {
         let sink = DummySink()
-        guard case .proceed = machine.began(.readBody(sink), requestHasBody: true, clientAwaitsContinue: true) else {
-            Issue.record("expected proceed")
+        var (machine, action) = started(.readBody(sink), hasBody: true, awaitsContinue: true)
+        guard case .readBody(sendContinue: true) = action else {
+            Issue.record("expected readBody with 100 Continue")
             return
         }
         for _ in 0..<3 {
@@ -55,6 +74,12 @@ private final class DummySink: RequestBodySink {
                 return
             }
             #expect(target === sink)
+            #expect(machine.callRunning)
+            // A second chunk while the sink still has the first is refused: calls never overlap.
+            guard case .closeConnection = machine.bodyChunk(count: 1) else {
+                Issue.record("overlapping delivery")
+                return
+            }
             guard case .proceed = machine.receiveReturned(nil) else {
                 Issue.record("expected proceed")
                 return
@@ -65,34 +90,51 @@ private final class DummySink: RequestBodySink {
             return
         }
         #expect(target === sink)
+        #expect(response(machine.finishReturned(HTTPResponse(status: 201)))?.0.status == 201)
         // finish was called, so completion must not abort.
         let completion = machine.completed()
         #expect(completion.abort == nil)
-        #expect(completion.endsInFlightRequest)
+        #expect(completion.endsRequest)
     }
 
-    @Test func earlyAnswerFromTheSinkDropsTheRestClosesAndAborts() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
+    @Test func noContinueWithoutBodyOrWithoutExpect() {
+        let (_, withoutExpect) = started(.readBody(DummySink()), hasBody: true)
+        guard case .readBody(sendContinue: false) = withoutExpect else {
+            Issue.record("100 Continue without Expect")
+            return
+        }
+        let (_, withoutBody) = started(.readBody(DummySink()), hasBody: false, awaitsContinue: true)
+        guard case .readBody(sendContinue: false) = withoutBody else {
+            Issue.record("100 Continue without a body")
+            return
+        }
+    }
+
+    @Test func earlyAnswerFromTheSinkDropsTheRestClosesAndAbortsAtTheEnd() {
         let sink = DummySink()
-        _ = machine.began(.readBody(sink), requestHasBody: true, clientAwaitsContinue: false)
+        var (machine, _) = started(.readBody(sink), hasBody: true)
         _ = machine.bodyChunk(count: 10)
         _ = machine.receiveReturned(HTTPResponse(status: 413))
         guard case .discard = machine.bodyChunk(count: 60) else {
             Issue.record("not discarded")
             return
         }
-        guard case .queue(let response) = machine.bodyEnded() else {
-            Issue.record("not queued")
+        guard case .respond(let answer, _, let gaveUp) = machine.bodyEnded() else {
+            Issue.record("not answered")
             return
         }
-        #expect(response.status == 413)
-        #expect(response.headers["Connection"] == "close")
-        #expect(machine.completed().abort === sink)
+        #expect(answer.status == 413)
+        #expect(answer.headers["Connection"] == "close")
+        #expect(gaveUp === sink)
+        // Aborted once, with the answer: not again at completion.
+        #expect(machine.completed().abort == nil)
     }
 
-    @Test func tooMuchToDropClosesTheConnection() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
-        _ = machine.began(.respond(HTTPResponse(status: 404)), requestHasBody: true, clientAwaitsContinue: false)
+    @Test func tooMuchToDropClosesTheConnectionAndAbortsAtCompletion() {
+        let sink = DummySink()
+        var (machine, _) = started(.readBody(sink), hasBody: true)
+        _ = machine.bodyChunk(count: 1)
+        _ = machine.receiveReturned(HTTPResponse(status: 413))
         guard case .discard = machine.bodyChunk(count: 100) else {
             Issue.record("not discarded")
             return
@@ -101,35 +143,99 @@ private final class DummySink: RequestBodySink {
             Issue.record("not closed")
             return
         }
+        #expect(machine.completed().abort === sink)
     }
 
     @Test func clientGoneMidBodyAbortsTheSinkOnce() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
         let sink = DummySink()
-        _ = machine.began(.readBody(sink), requestHasBody: true, clientAwaitsContinue: false)
+        var (machine, _) = started(.readBody(sink), hasBody: true)
         _ = machine.bodyChunk(count: 10)
         _ = machine.receiveReturned(nil)
-        #expect(machine.completed().abort === sink)
+        let completion = machine.completed()
+        #expect(completion.abort === sink)
+        #expect(!completion.callRunning)
         let again = machine.completed()
         #expect(again.abort == nil)
-        #expect(!again.endsInFlightRequest)
+        #expect(!again.endsRequest)
+    }
+
+    @Test func clientGoneWhileTheSinkReceivesAbortsWhenTheCallReturns() {
+        let sink = DummySink()
+        var (machine, _) = started(.readBody(sink), hasBody: true)
+        _ = machine.bodyChunk(count: 10)
+        let completion = machine.completed()
+        // Not now: the sink is inside `receive` on another thread.
+        #expect(completion.abort == nil)
+        #expect(completion.callRunning)
+        #expect(completion.endsRequest)
+        guard case .abort(let target) = machine.receiveReturned(nil) else {
+            Issue.record("not aborted when the call returned")
+            return
+        }
+        #expect(target === sink)
+        #expect(machine.completed().abort == nil)
+    }
+
+    @Test func clientGoneDuringBeginAbortsTheSinkItReturnsOrDropsTheAnswer() {
+        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
+        _ = machine.headArrived(hasBody: true, awaitsContinue: false)
+        #expect(machine.completed().callRunning)
+        let sink = DummySink()
+        guard case .abort(let target) = machine.began(.readBody(sink)) else {
+            Issue.record("sink from an abandoned begin not aborted")
+            return
+        }
+        #expect(target === sink)
+
+        var other = RequestStateMachine(maxDiscardedBodyBytes: 100)
+        _ = other.headArrived(hasBody: false, awaitsContinue: false)
+        _ = other.completed()
+        guard case .drop(let dropped) = other.began(.respond(HTTPResponse(status: 200))) else {
+            Issue.record("answer of an abandoned begin not dropped")
+            return
+        }
+        #expect(dropped.status == 200)
+    }
+
+    @Test func clientGoneDuringFinishDropsTheAnswerWithoutAbort() {
+        var (machine, _) = started(.readBody(DummySink()), hasBody: false)
+        _ = machine.bodyEnded()
+        let completion = machine.completed()
+        #expect(completion.abort == nil)
+        #expect(completion.callRunning)
+        guard case .drop = machine.finishReturned(HTTPResponse(status: 201)) else {
+            Issue.record("answer of an abandoned finish not dropped")
+            return
+        }
+    }
+
+    @Test func malformedBodyAbortsTheSink() {
+        let sink = DummySink()
+        var (machine, _) = started(.readBody(sink), hasBody: true)
+        guard case .abort(let target) = machine.bodyFailed() else {
+            Issue.record("not aborted")
+            return
+        }
+        #expect(target === sink)
+        #expect(machine.completed().abort == nil)
     }
 
     @Test func requestThatNeverReachedTheHandlerIsNotInFlight() {
         var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
         let completion = machine.completed()
         #expect(completion.abort == nil)
-        #expect(!completion.endsInFlightRequest)
+        #expect(!completion.endsRequest)
     }
 
-    @Test func headCannotArriveTwice() {
-        var machine = RequestStateMachine(maxDiscardedBodyBytes: 100)
-        _ = machine.began(.respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
-        guard
-            case .closeConnection = machine.began(
-                .respond(HTTPResponse(status: 200)), requestHasBody: false, clientAwaitsContinue: false)
-        else {
+    @Test func headCannotArriveDuringARequest() {
+        var (machine, _) = started(.readBody(DummySink()), hasBody: true)
+        guard case .closeConnection = machine.headArrived(hasBody: false, awaitsContinue: false) else {
             Issue.record("second head accepted")
+            return
+        }
+        _ = machine.completed()
+        guard case .callBegin = machine.headArrived(hasBody: false, awaitsContinue: false) else {
+            Issue.record("keep-alive head refused")
             return
         }
     }
