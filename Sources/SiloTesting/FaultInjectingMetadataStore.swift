@@ -116,6 +116,10 @@ public final class FaultInjectingMetadataStore: MetadataStore {
             try inner.restoreBucket(name, generation: generation, at: time)
         }
     }
+    /// Passed through without hooks or a record: a memory lookup, no store call (what answers cache hits inline).
+    public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
+        inner.cachedObject(bucket, name)
+    }
     public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
         try hooks.around(object("object", bucket, name)) { try inner.object(bucket, name, generation: generation) }
     }
