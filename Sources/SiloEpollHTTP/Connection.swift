@@ -215,15 +215,7 @@ final class Connection {
     /// arrive in big chunks without passing through the head buffer.
     private func readBodyDirectly() {
         let buffer = readBuffer()
-        guard let base = buffer.baseAddress else { return }
-        // With a known length nothing past the body is read, so no bytes of the next request land here.
-        let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
-        let count = read(fd, base, limit)
-        if count <= 0 {
-            readFailed(count)
-            return
-        }
-        lastActivity = loop.now
+        guard let count = readBody(into: buffer), let base = buffer.baseAddress else { return }
         consumeRead(base, count)
         guard phase != .closed else { return }
         process()
@@ -251,16 +243,24 @@ final class Connection {
     private func readBodyAhead() {
         let buffer = spareBuffer ?? allocateBodyBuffer()
         spareBuffer = buffer
-        guard let base = buffer.baseAddress else { return }
         // `bodyRemaining` already excludes the chunk with the sink.
+        guard let count = readBody(into: buffer) else { return }
+        readAhead = count
+    }
+
+    /// One read of body bytes into `buffer`: with a known length no further than the body's end, so no bytes of the
+    /// next request land there. Nil when the read failed or hit the end of the stream (``readFailed(_:)`` has
+    /// dealt with the connection).
+    private func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let base = buffer.baseAddress else { return nil }
         let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
         let count = read(fd, base, limit)
         if count <= 0 {
             readFailed(count)
-            return
+            return nil
         }
         lastActivity = loop.now
-        readAhead = count
+        return count
     }
 
     /// The sink is done with its chunk: what was read ahead goes on, and the buffers swap.

@@ -85,7 +85,7 @@ public final class FaultInjectingHandler: HTTPHandler {
             change(&response)
             return .respond(response)
         case .readBody(let sink):
-            return .readBody(TransformingSink(sink, change))
+            return .readBody(DecoratingSink(sink, decorate: change))
         }
     }
 }
@@ -97,29 +97,4 @@ struct FaultTarget {
     let operation: String
 
     func consume(_ instruction: FaultInstruction) { registry.consume(id, operation, instruction) }
-}
-
-/// A body sink whose answer is changed on the way out.
-private final class TransformingSink: RequestBodySink {
-    private let inner: any RequestBodySink
-    private let change: (inout HTTPResponse) -> Void
-
-    init(_ inner: any RequestBodySink, _ change: @escaping (inout HTTPResponse) -> Void) {
-        self.inner = inner
-        self.change = change
-    }
-
-    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
-        guard var early = inner.receive(chunk) else { return nil }
-        change(&early)
-        return early
-    }
-
-    func finish() -> HTTPResponse {
-        var response = inner.finish()
-        change(&response)
-        return response
-    }
-
-    func abort() { inner.abort() }
 }

@@ -92,6 +92,9 @@ struct RequestPipeline: Sendable {
         let context: RequestContext
         do {
             parsed = try route(of: head)
+            // Only a read of one object can be answered inline: decline anything else before authenticating it
+            // or rendering an answer nobody reads.
+            if inline && parsed?.readsOneObject != true { return Self.declined("this route") }
             context = try RequestContext(
                 head: head, credentials: service.credentials, signedURLs: parsed?.isXML == true)
         } catch {
@@ -102,9 +105,6 @@ struct RequestPipeline: Sendable {
             return .respond(response)
         }
         let route = parsed ?? .unknown
-        if inline && !route.readsOneObject {
-            return .respond(APIShape.of(route, rawPath: head.rawPath).error(InlineAttempt.wouldBlock("this route")))
-        }
         for bucket in route.buckets {
             do { try service.checkServed(bucket) } catch {
                 return .respond(
@@ -115,10 +115,18 @@ struct RequestPipeline: Sendable {
             return try handle(route, context)
         } catch {
             // A declined inline attempt's answer is dropped: no need to render it.
-            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
+            if inline && InlineAttempt.current?.refused == true { return .respond(Self.declinedAnswer) }
             return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
         }
     }
+
+    /// What a declined inline attempt returns: marked refused, so that `beginInline` drops it.
+    private static func declined(_ what: @autoclosure () -> String) -> RequestDisposition {
+        _ = InlineAttempt.wouldBlock(what())
+        return .respond(declinedAnswer)
+    }
+
+    private static var declinedAnswer: HTTPResponse { HTTPResponse(status: 503) }
 
     /// A handler's thrown error is answered in the shape of the route's API (errors of a body's completion come
     /// later, and the sink renders them).
@@ -261,29 +269,4 @@ struct RequestPipeline: Sendable {
             return sink.finish()
         }
     }
-}
-
-/// Lets the pipeline post-process the response a body sink produces (CORS headers, the failure log line).
-private final class DecoratingSink: RequestBodySink {
-    private let inner: any RequestBodySink
-    private let decorate: (inout HTTPResponse) -> Void
-
-    init(_ inner: any RequestBodySink, decorate: @escaping (inout HTTPResponse) -> Void) {
-        self.inner = inner
-        self.decorate = decorate
-    }
-
-    func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
-        guard var response = inner.receive(chunk) else { return nil }
-        decorate(&response)
-        return response
-    }
-
-    func finish() -> HTTPResponse {
-        var response = inner.finish()
-        decorate(&response)
-        return response
-    }
-
-    func abort() { inner.abort() }
 }
