@@ -1,6 +1,7 @@
 import Dispatch
 import SiloCore
 import SiloHashing
+import Synchronization
 
 /// Appends upload bytes to a blob in batches: the transport's pieces (32 KiB from libmicrohttpd, any size from a
 /// multipart parser) are gathered into one buffer, and the writer and the hashes get a full buffer at a time. One
@@ -12,12 +13,24 @@ import SiloHashing
 /// pinned to one core it costs one thread hand-off per batch. Before that (small objects), and for a piece at least a
 /// batch long arriving on an empty buffer, the bytes are written and hashed in place, with no copy.
 ///
-/// Memory is at most two buffers per upload, whatever the object's size. Bytes still in the buffer are not in the
-/// blob: ``flush()`` must run before the writer is synced (``BlobIngest`` and ``ResumableChunkSink`` do).
+/// Batches end at multiples of the batch size in the blob (a resumed chunk's first batch is shorter), and the buffers
+/// are page-aligned: so every full batch is a write the disk store can send to the device without the page cache.
+///
+/// Memory is at most two buffers per upload, whatever the object's size. An upload that starts its pipeline while
+/// a slot of ``LongBatchSlots`` is free switches to two long buffers: each batch is then one
+/// device write, and per-write costs (a virtio notification, an interrupt, two thread hand-offs) are paid eight times
+/// less often. The slots bound that memory process-wide, so many concurrent uploads stay at the small size.
+/// Bytes still in the buffer are not in the blob: ``flush()`` must run before the writer is synced (``BlobIngest``
+/// and ``ResumableChunkSink`` do).
 final class BlobAppender {
-    /// 128 KiB: large enough that per-call costs vanish next to MD5 and the page-cache copy, small enough that
-    /// 32 concurrent uploads stay within the RSS budget (two buffers each).
+    /// 128 KiB: large enough that per-call costs are small next to MD5, small enough that 32 concurrent uploads stay
+    /// within the RSS budget (two buffers each).
     static let defaultBatchBytes = 128 << 10
+    /// 1 MiB, for the few uploads that get a slot: a direct write of this size keeps the device ahead of MD5.
+    static let defaultLongBatchBytes = 1 << 20
+
+    /// A page: what direct I/O needs of a buffer's address.
+    private static let bufferAlignment = 4096
 
     let writer: any BlobWriter
     /// Nil when a resumable session has lost its running hashes (they are recomputed from the blob at finalize).
@@ -29,17 +42,26 @@ final class BlobAppender {
     private var spare: UnsafeMutableRawBufferPointer?
     private var pipeline: HashPipeline?
     private let pipelined: Bool
+    /// The long batch size and where its slots come from, nil for none; `holdsLongSlot` once this upload has one.
+    private let longBatches: (bytes: Int, slots: LongBatchSlots)?
+    private var holdsLongSlot = false
 
-    /// - Parameter pipelined: whether full batches may be hashed on a second thread (tests check both ways agree).
+    /// - Parameters:
+    ///   - pipelined: whether full batches may be hashed on a second thread (tests check both ways agree).
+    ///   - longBatches: the batch size once the pipeline runs, if one of `slots` is free; nil keeps `batchBytes`.
     init(
         writer: any BlobWriter, hasher: ObjectHasher?, batchBytes: Int = BlobAppender.defaultBatchBytes,
+        longBatches: (bytes: Int, slots: LongBatchSlots)? = (BlobAppender.defaultLongBatchBytes, .shared),
         pipelined: Bool = true
     ) {
         precondition(batchBytes > 0, "BlobAppender needs a positive batch size")
+        precondition(
+            (longBatches?.bytes ?? batchBytes) >= batchBytes, "BlobAppender's long batches must not be shorter")
         self.writer = writer
         self.hasher = hasher
         self.pipelined = pipelined
-        buffer = .allocate(byteCount: batchBytes, alignment: 64)
+        self.longBatches = longBatches
+        buffer = .allocate(byteCount: batchBytes, alignment: Self.bufferAlignment)
     }
 
     deinit {
@@ -47,6 +69,7 @@ final class BlobAppender {
         pipeline?.wait()
         buffer.deallocate()
         spare?.deallocate()
+        if holdsLongSlot { longBatches?.slots.give() }
     }
 
     /// Bytes appended so far, including those still buffered.
@@ -54,47 +77,47 @@ final class BlobAppender {
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         var rest = bytes
-        if buffered > 0 {
-            let n = min(buffer.count - buffered, rest.count)
+        while !rest.isEmpty {
+            let room = batchEnd - buffered
+            if buffered == 0, pipeline == nil, rest.count >= room {
+                // In place up to the last batch boundary the piece reaches: the caller's bytes are valid only during
+                // this call, so they are hashed here too.
+                let n = room + (rest.count - room) / buffer.count * buffer.count
+                let piece = UnsafeRawBufferPointer(rebasing: rest[0..<n])
+                try writer.write(piece)
+                hasher?.update(piece)
+                startPipeline()
+                rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+                continue
+            }
+            let n = min(room, rest.count)
             UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<(buffered + n)])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<n]))
             buffered += n
             rest = UnsafeRawBufferPointer(rebasing: rest[n...])
-            guard buffered == buffer.count else { return }
-            try flush()
-        }
-        while rest.count >= buffer.count {
-            if pipeline == nil {
-                // In place: the caller's bytes are valid only during this call, so they are hashed here too.
-                try writer.write(rest)
-                hasher?.update(rest)
-                startPipeline()
-                return
-            }
-            let n = buffer.count
-            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n]).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: rest[0..<n]))
-            buffered = n
-            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
-            try flush()
-        }
-        if !rest.isEmpty {
-            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<rest.count]).copyMemory(from: rest)
-            buffered = rest.count
+            if n == room { try flush() }
         }
     }
+
+    /// How many bytes the batch being filled holds when full: up to the next multiple of the batch size in the blob.
+    private var batchEnd: Int { buffer.count - Int(writer.offset % Int64(buffer.count)) }
 
     /// Writes out whatever is buffered (its hashing may still be under way; ``takeHasher()`` waits for it).
     func flush() throws {
         guard buffered > 0 else { return }
         let batch = UnsafeRawBufferPointer(rebasing: buffer[0..<buffered])
-        let full = buffered == buffer.count
+        let full = buffered == batchEnd
         // Emptied first: after a failed write the writer refuses further use anyway, and the bytes must not be
         // written twice.
         buffered = 0
         try writer.write(batch)
         guard let hasher else { return }
-        if pipeline == nil, full { startPipeline() }
+        if pipeline == nil, full {
+            // Hashed here, so that the pipeline may start with buffers of another size.
+            hasher.update(batch)
+            startPipeline()
+            return
+        }
         guard let pipeline, let other = spare else {
             hasher.update(batch)
             return
@@ -112,11 +135,43 @@ final class BlobAppender {
         return hasher
     }
 
+    /// Called with the buffer empty and nothing in flight.
     private func startPipeline() {
         guard pipelined, let hasher, pipeline == nil else { return }
         pipeline = HashPipeline(hasher)
-        spare = .allocate(byteCount: buffer.count, alignment: 64)
+        if let longBatches, longBatches.bytes > buffer.count, longBatches.slots.take() {
+            holdsLongSlot = true
+            buffer.deallocate()
+            buffer = .allocate(byteCount: longBatches.bytes, alignment: Self.bufferAlignment)
+        }
+        spare = .allocate(byteCount: buffer.count, alignment: Self.bufferAlignment)
     }
+}
+
+/// How many uploads may hold long batch buffers at once: the bound on that memory, whatever the number of uploads.
+final class LongBatchSlots: Sendable {
+    /// Four: 8 MiB of long buffers in the process.
+    static let shared = LongBatchSlots(limit: 4)
+
+    let limit: Int
+    private let used = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    var inUse: Int { used.load(ordering: .relaxed) }
+
+    /// Takes a slot if one is free.
+    func take() -> Bool {
+        var current = used.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, found) = used.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = found
+        }
+        return false
+    }
+
+    func give() { used.subtract(1, ordering: .relaxed) }
 }
 
 /// Hashes one batch at a time on a serial queue while its owner fills the next batch.
