@@ -7,10 +7,11 @@ import Synchronization
 /// multipart parser) are gathered into one buffer, and the writer and the hashes get a full buffer at a time. One
 /// `pwrite` and one hash update per batch instead of per piece.
 ///
-/// Once an upload has filled a whole batch, it hashes on a second thread: each full batch is written at once and then
-/// handed to a serial queue for MD5 and CRC32C while the next batch fills a second buffer. MD5 is the largest single
-/// cost of an upload and cannot be split, so on a machine with a spare core this takes it off the receiving thread;
-/// pinned to one core it costs one thread hand-off per batch. Before that (small objects), and for a piece at least a
+/// Once an upload has filled a whole batch, each full batch is handed to two serial queues, one that writes it and
+/// one that hashes it (MD5 and CRC32C), while the next batch fills a second buffer. MD5 is the largest single cost of
+/// an upload and cannot be split, so on a machine with a spare core this takes it off the receiving thread; pinned to
+/// one core it still overlaps the device's time on a write (a direct write waits for the device) with hashing and
+/// receiving, at the cost of thread hand-offs per batch. Before that (small objects), and for a piece at least a
 /// batch long arriving on an empty buffer, the bytes are written and hashed in place, with no copy.
 ///
 /// Batches end at multiples of the batch size in the blob (a resumed chunk's first batch is shorter), and the buffers
@@ -38,9 +39,11 @@ final class BlobAppender {
     /// The buffer being filled.
     private var buffer: UnsafeMutableRawBufferPointer
     private var buffered = 0
+    /// Bytes handed to the writer, including a batch whose write may still be under way.
+    private var handedOver: Int64
     /// The second buffer and the hashing queue, from the first full batch on; `spare` may be being hashed.
     private var spare: UnsafeMutableRawBufferPointer?
-    private var pipeline: HashPipeline?
+    private var pipeline: BatchPipeline?
     private let pipelined: Bool
     /// The long batch size and where its slots come from, nil for none; `holdsLongSlot` once this upload has one.
     private let longBatches: (bytes: Int, slots: LongBatchSlots)?
@@ -61,11 +64,12 @@ final class BlobAppender {
         self.hasher = hasher
         self.pipelined = pipelined
         self.longBatches = longBatches
+        handedOver = writer.offset
         buffer = .allocate(byteCount: batchBytes, alignment: Self.bufferAlignment)
     }
 
     deinit {
-        // The queue may still be reading a buffer.
+        // The queues may still be reading a buffer.
         pipeline?.wait()
         buffer.deallocate()
         spare?.deallocate()
@@ -73,7 +77,7 @@ final class BlobAppender {
     }
 
     /// Bytes appended so far, including those still buffered.
-    var appended: Int64 { writer.offset + Int64(buffered) }
+    var appended: Int64 { handedOver + Int64(buffered) }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         var rest = bytes
@@ -85,6 +89,7 @@ final class BlobAppender {
                 let n = room + (rest.count - room) / buffer.count * buffer.count
                 let piece = UnsafeRawBufferPointer(rebasing: rest[0..<n])
                 try writer.write(piece)
+                handedOver += Int64(n)
                 hasher?.update(piece)
                 startPipeline()
                 rest = UnsafeRawBufferPointer(rebasing: rest[n...])
@@ -95,22 +100,41 @@ final class BlobAppender {
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<n]))
             buffered += n
             rest = UnsafeRawBufferPointer(rebasing: rest[n...])
-            if n == room { try flush() }
+            if n == room { try flushBatch() }
         }
     }
 
     /// How many bytes the batch being filled holds when full: up to the next multiple of the batch size in the blob.
-    private var batchEnd: Int { buffer.count - Int(writer.offset % Int64(buffer.count)) }
+    private var batchEnd: Int { buffer.count - Int(handedOver % Int64(buffer.count)) }
 
-    /// Writes out whatever is buffered (its hashing may still be under way; ``takeHasher()`` waits for it).
+    /// Writes out whatever is buffered and waits until every write is done, reporting any that failed; the writer
+    /// may then be synced. (Hashing may still be under way; ``takeHasher()`` waits for it.)
     func flush() throws {
+        try flushBatch()
+        try pipeline?.finishWrites()
+    }
+
+    /// Hands the buffered bytes to the writer: at once before the pipeline runs, on its write queue after.
+    private func flushBatch() throws {
         guard buffered > 0 else { return }
         let batch = UnsafeRawBufferPointer(rebasing: buffer[0..<buffered])
         let full = buffered == batchEnd
         // Emptied first: after a failed write the writer refuses further use anyway, and the bytes must not be
         // written twice.
         buffered = 0
+        if let pipeline, let other = spare {
+            // The other buffer's write and hashing are done: it can be filled, and the hashes stay in order. A
+            // failed write of that batch is reported here.
+            try pipeline.finishWrites()
+            pipeline.wait()
+            pipeline.submit(batch)
+            handedOver += Int64(batch.count)
+            spare = buffer
+            buffer = other
+            return
+        }
         try writer.write(batch)
+        handedOver += Int64(batch.count)
         guard let hasher else { return }
         if pipeline == nil, full {
             // Hashed here, so that the pipeline may start with buffers of another size.
@@ -118,14 +142,7 @@ final class BlobAppender {
             startPipeline()
             return
         }
-        guard let pipeline, let other = spare else {
-            hasher.update(batch)
-            return
-        }
-        pipeline.wait()  // the other buffer's hashing is done: it can be filled, and the hashes stay in order
-        pipeline.submit(batch)
-        spare = buffer
-        buffer = other
+        hasher.update(batch)
     }
 
     /// Stops hashing and returns the hasher with every flushed byte in it (the caller finalizes or keeps it).
@@ -138,7 +155,7 @@ final class BlobAppender {
     /// Called with the buffer empty and nothing in flight.
     private func startPipeline() {
         guard pipelined, let hasher, pipeline == nil else { return }
-        pipeline = HashPipeline(hasher)
+        pipeline = BatchPipeline(writer: writer, hasher: hasher)
         if let longBatches, longBatches.bytes > buffer.count, longBatches.slots.take() {
             holdsLongSlot = true
             buffer.deallocate()
@@ -174,35 +191,63 @@ final class LongBatchSlots: Sendable {
     func give() { used.subtract(1, ordering: .relaxed) }
 }
 
-/// Hashes one batch at a time on a serial queue while its owner fills the next batch.
+/// Writes and hashes one batch at a time, each on its own serial queue, while its owner fills the next batch. The
+/// two only read the batch, so they run at once: the write may wait for the device while the hash runs.
 ///
-/// `@unchecked Sendable`: the hasher and the submitted bytes are used by the queue only between `submit` and the
-/// matching `wait`, and by the owner only outside that window; `inFlight` is the owner's alone.
-private final class HashPipeline: @unchecked Sendable {
+/// `@unchecked Sendable`: the writer, the hasher, the submitted bytes and `writeError` are used by the queues only
+/// between `submit` and the matching `wait`, and by the owner only outside that window; `inFlight` is the owner's.
+private final class BatchPipeline: @unchecked Sendable {
+    private let writer: any BlobWriter
     private let hasher: ObjectHasher
+    /// Not on the shared pool: a write can block its thread on the device, and the pool has about one thread per
+    /// core for everyone's hashing.
+    private let writes = DispatchQueue(label: "silo.upload-write")
     /// On the shared (not overcommitting) pool, so many concurrent uploads share about one thread per core.
-    private let queue = DispatchQueue(label: "silo.upload-hash", target: .global())
-    private let hashed = DispatchSemaphore(value: 0)
+    private let hashes = DispatchQueue(label: "silo.upload-hash", target: .global())
+    private let done = DispatchGroup()
+    private var writeError: (any Error)?
     private var inFlight = false
 
-    init(_ hasher: ObjectHasher) { self.hasher = hasher }
+    init(writer: any BlobWriter, hasher: ObjectHasher) {
+        self.writer = writer
+        self.hasher = hasher
+    }
 
-    /// Starts hashing `bytes`, which must stay valid and unchanged until `wait` returns.
+    /// Starts writing and hashing `bytes`, which must stay valid and unchanged until `wait` returns.
     func submit(_ bytes: UnsafeRawBufferPointer) {
-        precondition(!inFlight, "HashPipeline.submit with a batch still in flight")
+        precondition(!inFlight, "BatchPipeline.submit with a batch still in flight")
         inFlight = true
         let address = UInt(bitPattern: bytes.baseAddress)
         let count = bytes.count
-        queue.async {
-            self.hasher.update(UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count))
-            self.hashed.signal()
+        done.enter()
+        writes.async {
+            do { try self.writer.write(Self.batch(address, count)) } catch { self.writeError = error }
+            self.done.leave()
+        }
+        done.enter()
+        hashes.async {
+            self.hasher.update(Self.batch(address, count))
+            self.done.leave()
         }
     }
 
-    /// Returns once the submitted batch, if any, is in the hasher.
+    private static func batch(_ address: UInt, _ count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count)
+    }
+
+    /// Returns once the submitted batch, if any, is written (or failed) and in the hasher.
     func wait() {
         guard inFlight else { return }
-        hashed.wait()
+        done.wait()
         inFlight = false
+    }
+
+    /// Waits for the batch in flight and throws if its write failed (once: the writer refuses further writes).
+    func finishWrites() throws {
+        wait()
+        if let error = writeError {
+            writeError = nil
+            throw error
+        }
     }
 }
