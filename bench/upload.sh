@@ -22,44 +22,22 @@ export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 size_mib=${UPLOAD_MIB:-256}
+BENCH_WORK_PREFIX=silo-upload
+BENCH_SILO_ARGS=${UPLOAD_SILO_ARGS:-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 if [ -n "${UPLOAD_SILO_BIN:-}" ]; then
-    bin=$UPLOAD_SILO_BIN
+    mkdir "$work/bin"
+    ln -s "$(realpath "$UPLOAD_SILO_BIN")" "$work/bin/silo"
+    bin=$work/bin
 else
     swift build -c release --product silo >/dev/null
-    bin=$(swift build -c release --show-bin-path)/silo
+    bin=$(swift build -c release --show-bin-path)
 fi
-server_cpu=0 load_cpu=1
-[ "$(nproc)" -ge 2 ] || load_cpu=0
-
-work=$(mktemp -d /tmp/silo-upload-XXXXXX)
-server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# Public rules, so every request goes through the rules engine as in bench/run.
-cat >"$work/public.rules" <<'EOF'
-rules_version = '2';
-service firebase.storage {
-  match /b/{bucket}/o {
-    match /{allPaths=**} {
-      allow read: if true;
-      allow write: if true;
-    }
-  }
-}
-EOF
-taskset -c "$server_cpu" "$bin" serve --port 0 --data "$work/data" --rules "$work/public.rules" --create-buckets-on-upload true \
-    ${UPLOAD_SILO_ARGS:-} >"$work/log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do grep -q 'http://127.0.0.1:' "$work/log" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/log" | head -1 | cut -d: -f3)
-[ -n "$port" ] || { cat "$work/log" >&2; exit 1; }
-base="http://127.0.0.1:$port/v0/b/bench.appspot.com/o"
+start_silo "$work/data"
+server_pid=$silo_pid
+[ -n "$silo_port" ] || { cat "$work/data.log" >&2; exit 1; }
+base="http://127.0.0.1:$silo_port/v0/b/bench.appspot.com/o"
 
 head -c $((size_mib << 20)) /dev/urandom >"$work/object"
 boundary=silo-upload-boundary
@@ -71,22 +49,19 @@ boundary=silo-upload-boundary
     printf -- '\r\n--%s--\r\n' "$boundary"
 } >"$work/multipart.body"
 
-clk_tck=$(getconf CLK_TCK)
-cpu_ticks() { sed 's/^.*) //' "/proc/$server_pid/stat" | awk '{print $12 + $13}'; }
 # Runs one upload; appends its wall MiB/s to the array named $2 and its server-CPU MiB/s to the array named $3.
 measure() {
     local before after seconds
-    before=$(cpu_ticks)
+    before=$(cpu_ticks "$server_pid")
     seconds=$("$1")
-    after=$(cpu_ticks)
+    after=$(cpu_ticks "$server_pid")
     declare -n wall_rates=$2 cpu_rates=$3
     wall_rates+=("$(mibs "$seconds")")
     cpu_rates+=("$(echo "$size_mib * $clk_tck / ($after - $before + 0.0001)" | bc -l)")
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.0f", v[int((NR+1)/2)]}'; }
 mibs() { echo "$size_mib / $1" | bc -l; }
 md5_speed() {
-    taskset -c "$server_cpu" openssl speed -seconds 2 -bytes 1048576 md5 2>/dev/null \
+    on_server openssl speed -seconds 2 -bytes 1048576 md5 2>/dev/null \
         | awk '$1 == "md5" {v = $NF; sub(/k$/, "", v); print v * 1000 / 1048576}'
 }
 resumable() {
@@ -94,15 +69,15 @@ resumable() {
     url=$(curl -sS -f -D - -o /dev/null -X POST -H 'X-Goog-Upload-Protocol: resumable' \
         -H 'X-Goog-Upload-Command: start' -H "X-Goog-Upload-Header-Content-Length: $((size_mib << 20))" \
         "$base?name=up-resumable.bin" | tr -d '\r' | awk -F': ' 'tolower($1)=="x-goog-upload-url" {print $2}')
-    taskset -c "$load_cpu" curl -sS -f -o /dev/null -w '%{time_total}' -X POST \
+    on_load curl -sS -f -o /dev/null -w '%{time_total}' -X POST \
         -H 'X-Goog-Upload-Command: upload, finalize' -H 'X-Goog-Upload-Offset: 0' -T "$work/object" "$url"
 }
 multipart() {
-    taskset -c "$load_cpu" curl -sS -f -o /dev/null -w '%{time_total}' -X POST -H 'X-Goog-Upload-Protocol: multipart' \
+    on_load curl -sS -f -o /dev/null -w '%{time_total}' -X POST -H 'X-Goog-Upload-Protocol: multipart' \
         -H "Content-Type: multipart/related; boundary=$boundary" -T "$work/multipart.body" "$base"
 }
 media() {
-    taskset -c "$load_cpu" curl -sS -f -o /dev/null -w '%{time_total}' -X POST \
+    on_load curl -sS -f -o /dev/null -w '%{time_total}' -X POST \
         -H 'Content-Type: application/octet-stream' -T "$work/object" "$base?name=up-media.bin"
 }
 
@@ -128,7 +103,7 @@ if [ "$rss_mib" -gt 0 ]; then
     truncate -s "$((rss_mib << 20))" "$work/sparse"
     p=()
     for i in $(seq 32); do
-        taskset -c "$load_cpu" curl -sS -f -o /dev/null --max-time 600 -X POST \
+        on_load curl -sS -f -o /dev/null --max-time 600 -X POST \
             -H 'Content-Type: application/octet-stream' -T "$work/sparse" "$base?name=rss-$i" &
         p+=($!)
     done
@@ -138,17 +113,17 @@ peak_rss=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$server_pid/status")
 cmp -s <(curl -sS "$base/up-resumable.bin?alt=media") "$work/object" \
     || { echo "resumable upload stored different bytes" >&2; exit 1; }
 
-m=$(median "${md5[@]}")
-ratio() { echo "$1 / $m" | bc -l | xargs printf '%.2f'; }
-all() { printf '%.0f ' "$@"; }
+m=$(fmt "$(median "${md5[@]}")")
+listed() { printf '%.0f ' "$@"; }
 echo "$rounds rounds of $size_mib MiB, server on CPU $server_cpu, curl on CPU $load_cpu; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$bin"
+readlink -f "$bin/silo"
 printf '%-10s %12s %6s   %16s %6s\n' "" "wall MiB/s" "/md5" "MiB/server-CPU-s" "/md5"
-printf '%-10s %12s %6s   %16s %6s   (md5: %s)\n' md5 "$m" "1.00" "$m" "1.00" "$(all "${md5[@]}")"
+printf '%-10s %12s %6s   %16s %6s   (md5: %s)\n' md5 "$m" "1.00" "$m" "1.00" "$(listed "${md5[@]}")"
 for f in resumable:res multipart:mul media:med; do
     declare -n wall="${f#*:}" cpu="${f#*:}_cpu"
-    w=$(median "${wall[@]}") c=$(median "${cpu[@]}")
-    printf '%-10s %12s %6s   %16s %6s   (wall: %s)\n' "${f%%:*}" "$w" "$(ratio "$w")" "$c" "$(ratio "$c")" "$(all "${wall[@]}")"
+    w=$(fmt "$(median "${wall[@]}")") c=$(fmt "$(median "${cpu[@]}")")
+    printf '%-10s %12s %6s   %16s %6s   (wall: %s)\n' "${f%%:*}" "$w" "$(ratio "$w" "$m")" "$c" "$(ratio "$c" "$m")" \
+        "$(listed "${wall[@]}")"
 done
 [ "$rss_mib" -gt 0 ] && echo "peak RSS over the run, with 32 concurrent $rss_mib MiB uploads: $peak_rss MiB"
 if [ "${UPLOAD_PERF_STAT:-}" = 1 ]; then
