@@ -126,7 +126,6 @@ final class BlobAppender {
             // The other buffer's write and hashing are done: it can be filled, and the hashes stay in order. A
             // failed write of that batch is reported here.
             try pipeline.finishWrites()
-            pipeline.wait()
             pipeline.submit(batch)
             handedOver += Int64(batch.count)
             spare = buffer
