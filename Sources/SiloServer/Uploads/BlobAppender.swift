@@ -33,7 +33,13 @@ final class BlobAppender {
     /// A page: what direct I/O needs of a buffer's address.
     private static let bufferAlignment = 4096
 
-    let writer: any BlobWriter
+    /// The writer, once no batch is being written: a caller may sync, read the offset or close it (an aborted
+    /// upload closes it at once, which must not pull the descriptor from under a write in flight).
+    var writer: any BlobWriter {
+        pipeline?.wait()
+        return target
+    }
+    private let target: any BlobWriter
     /// Nil when a resumable session has lost its running hashes (they are recomputed from the blob at finalize).
     private var hasher: ObjectHasher?
     /// The buffer being filled.
@@ -60,7 +66,7 @@ final class BlobAppender {
         precondition(batchBytes > 0, "BlobAppender needs a positive batch size")
         precondition(
             (longBatches?.bytes ?? batchBytes) >= batchBytes, "BlobAppender's long batches must not be shorter")
-        self.writer = writer
+        self.target = writer
         self.hasher = hasher
         self.pipelined = pipelined
         self.longBatches = longBatches
@@ -88,7 +94,7 @@ final class BlobAppender {
                 // this call, so they are hashed here too.
                 let n = room + (rest.count - room) / buffer.count * buffer.count
                 let piece = UnsafeRawBufferPointer(rebasing: rest[0..<n])
-                try writer.write(piece)
+                try target.write(piece)
                 handedOver += Int64(n)
                 hasher?.update(piece)
                 startPipeline()
@@ -132,7 +138,7 @@ final class BlobAppender {
             buffer = other
             return
         }
-        try writer.write(batch)
+        try target.write(batch)
         handedOver += Int64(batch.count)
         guard let hasher else { return }
         if pipeline == nil, full {
@@ -154,7 +160,7 @@ final class BlobAppender {
     /// Called with the buffer empty and nothing in flight.
     private func startPipeline() {
         guard pipelined, let hasher, pipeline == nil else { return }
-        pipeline = BatchPipeline(writer: writer, hasher: hasher)
+        pipeline = BatchPipeline(writer: target, hasher: hasher)
         if let longBatches, longBatches.bytes > buffer.count, longBatches.slots.take() {
             holdsLongSlot = true
             buffer.deallocate()
