@@ -36,7 +36,8 @@ service firebase.storage {
   }
 }
 EOF
-taskset -c "$server_cpu" "$bin" serve --port 0 --data "$work/data" --rules "$work/public.rules" >"$work/log" 2>&1 &
+taskset -c "$server_cpu" "$bin" serve --port 0 --data "$work/data" --rules "$work/public.rules" \
+    --create-buckets-on-upload true >"$work/log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do grep -q 'http://127.0.0.1:' "$work/log" && break; sleep 0.1; done
 port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/log" | head -1 | cut -d: -f3)

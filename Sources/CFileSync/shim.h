@@ -11,3 +11,15 @@ static inline unsigned int silo_sync_file_range_write(void) { return 2; }
 // are spelled as the LP64 types they are, so this header needs no system header whose types would then be seen
 // through this module.
 long copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, unsigned long len, unsigned int flags);
+
+// O_DIRECT, likewise hidden behind _GNU_SOURCE. Its value differs by architecture; 0 where it is not known here,
+// which the caller treats as "no direct I/O".
+static inline int silo_o_direct(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return 040000;
+#elif defined(__aarch64__) || defined(__arm__)
+    return 0200000;
+#else
+    return 0;
+#endif
+}

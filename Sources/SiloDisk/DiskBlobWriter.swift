@@ -18,12 +18,26 @@ final class DiskBlobWriter: BlobWriter {
     private var failure: StorageError?
     /// Everything before this offset has been handed to the kernel's writeback (see ``writeBehindBytes``).
     private var writebackStart: Int64
+    /// Bytes written through the page cache since `writebackStart`: direct writes leave nothing to write back.
+    private var cachedSinceWriteback: Int64 = 0
+    /// Whether the descriptor has `O_DIRECT` set now, and whether it may (the filesystem or device refused it).
+    private var directIO = false
+    private var directIOUsable = true
 
     /// Once this many written bytes are waiting, the writer asks the kernel to start writing them out. The device then
     /// works while the upload goes on, so `sync()` at the end waits for at most this much instead of the whole blob
     /// (measured on a 256 MiB upload: the final fdatasync went from 117 ms to 1.4 ms). Durability still comes only from `sync()`;
     /// writeback errors stay recorded for it to report.
     static let writeBehindBytes: Int64 = 4 << 20
+
+    /// A write whose buffer address, file offset and length are multiples of this (and that is at least
+    /// ``directIOMinimum`` long) goes straight from the caller's buffer to the device (`O_DIRECT`): no copy into the
+    /// page cache and no writeback work later, which measured on a 256 MiB upload took more CPU than the MD5 of the
+    /// same bytes. 4 KiB satisfies every common logical block size; a device that wants more answers EINVAL, and the
+    /// writer then stays with the page cache. Durability is unchanged: the device may still hold the bytes in a
+    /// volatile cache and the file's size is not yet journaled, so only `sync()` makes them durable.
+    static let directIOAlignment = 4096
+    static let directIOMinimum = 64 << 10
 
     init(syscalls: Syscalls, path: String, directory: String, fd: Int32, offset: Int64, isNew: Bool) {
         self.syscalls = syscalls
@@ -43,24 +57,60 @@ final class DiskBlobWriter: BlobWriter {
         var done = 0
         do {
             while done < bytes.count {
-                let written = try syscall("pwrite", path) {
-                    syscalls.pwrite(fd, base + done, bytes.count - done, off_t(offset))
+                // Decided per call: a short write can leave the rest unaligned.
+                let direct = try useDirectIO(directIOFits(base + done, bytes.count - done))
+                let written: Int
+                do {
+                    written = try syscall("pwrite", path) {
+                        syscalls.pwrite(fd, base + done, bytes.count - done, off_t(offset))
+                    }
+                } catch let error as StorageError where direct && (error.cause as? SystemCallError)?.errno == EINVAL {
+                    // The device wants a coarser alignment than 4 KiB: the page cache from now on.
+                    directIOUsable = false
+                    continue
                 }
                 guard written > 0 else {
                     throw StorageError(.ioError, "pwrite(\(path)) wrote nothing at offset \(offset)")
                 }
                 done += written
                 offset += Int64(written)
+                if !direct {
+                    cachedSinceWriteback += Int64(written)
+                } else if cachedSinceWriteback == 0 {
+                    writebackStart = offset
+                }
             }
         } catch let error as StorageError {
             failure = error
             throw error
         }
-        if offset - writebackStart >= Self.writeBehindBytes {
+        if cachedSinceWriteback >= Self.writeBehindBytes {
             // A hint: failure (EIO, a filesystem without it) changes nothing; sync() reports real write errors.
             _ = syscalls.startWriteback(fd, writebackStart, offset - writebackStart)
             writebackStart = offset
+            cachedSinceWriteback = 0
         }
+    }
+
+    private func directIOFits(_ address: UnsafeRawPointer, _ count: Int) -> Bool {
+        let alignment = Self.directIOAlignment
+        return directIOUsable && count >= Self.directIOMinimum && count % alignment == 0
+            && Int(offset) % alignment == 0 && UInt(bitPattern: address) % UInt(alignment) == 0
+    }
+
+    /// Sets or clears `O_DIRECT` on the descriptor if it is not already so; returns whether it is set. A filesystem
+    /// without direct I/O refuses to set it (EINVAL), and the writer stays with the page cache.
+    private func useDirectIO(_ wanted: Bool) throws -> Bool {
+        guard wanted != directIO else { return directIO }
+        if syscalls.setDirectIO(fd, wanted) == 0 {
+            directIO = wanted
+        } else if wanted {
+            directIOUsable = false
+        } else {
+            // Clearing it cannot fail short of a bad descriptor; writing on in direct mode would misalign.
+            throw SystemCallError(call: "fcntl(F_SETFL)", path: path, errno: errno).storageError()
+        }
+        return directIO
     }
 
     /// Appends the first `length` bytes of the open file `source` with `copy_file_range`. Where the kernel cannot
@@ -70,6 +120,8 @@ final class DiskBlobWriter: BlobWriter {
         try checkUsable("copy into")
         var sourceOffset: Int64 = 0
         do {
+            // The kernel's copy and the buffered fallback go through the page cache.
+            _ = try useDirectIO(false)
             while sourceOffset < length {
                 var targetOffset = offset
                 let copied: Int

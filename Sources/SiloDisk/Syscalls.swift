@@ -28,6 +28,9 @@ internal import CFileSync
             _ source: Int32, _ sourceOffset: UnsafeMutablePointer<Int64>, _ target: Int32,
             _ targetOffset: UnsafeMutablePointer<Int64>, _ count: Int
         ) -> Int
+    /// Turns `O_DIRECT` on or off for an open descriptor (`fcntl` `F_SETFL`): writes then go from the caller's
+    /// buffer to the device without the page cache. Fails with EINVAL where the filesystem has no direct I/O.
+    public var setDirectIO: @Sendable (_ fd: Int32, _ on: Bool) -> Int32
     public var mkdir: @Sendable (_ path: UnsafePointer<CChar>, _ mode: mode_t) -> Int32
     public var unlink: @Sendable (_ path: UnsafePointer<CChar>) -> Int32
 
@@ -53,6 +56,20 @@ internal import CFileSync
             errno = ENOSYS
             return -1
             #endif
+        },
+        setDirectIO: { fd, on in
+            #if canImport(CFileSync)
+            let direct = silo_o_direct()
+            #else
+            let direct: Int32 = 0
+            #endif
+            guard direct != 0 else {
+                errno = EINVAL
+                return -1
+            }
+            let flags = fcntl(fd, F_GETFL)
+            guard flags != -1 else { return -1 }
+            return fcntl(fd, F_SETFL, on ? flags | direct : flags & ~direct)
         },
         mkdir: { path, mode in Glibc.mkdir(path, mode) },
         unlink: { path in Glibc.unlink(path) }

@@ -30,7 +30,7 @@ import Testing
     func run(_ data: [UInt8], pieces: [Int], pipelined: Bool = true) throws -> (RecordingWriter, BlobSummary) {
         let writer = RecordingWriter()
         let appender = BlobAppender(
-            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch, pipelined: pipelined)
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch, longBatches: nil, pipelined: pipelined)
         var start = 0
         var i = 0
         while start < data.count {
@@ -72,16 +72,64 @@ import Testing
         #expect(writer.writes.map(\.count) == Array(repeating: Self.batch, count: 10) + [5])
     }
 
-    @Test func aBigPieceOnAnEmptyBufferIsWrittenAsIs() throws {
+    @Test func aBigPieceOnAnEmptyBufferIsWrittenAsIsUpToABatchBoundary() throws {
         let data = pattern(3 * Self.batch + 1)
         let (writer, _) = try run(data, pieces: [.max])
-        #expect(writer.writes.map(\.count) == [3 * Self.batch + 1])
+        #expect(writer.writes.map(\.count) == [3 * Self.batch, 1])
+    }
+
+    /// A writer that starts mid-blob (a resumed chunk) gets a short first batch, then batches that end at multiples
+    /// of the batch size in the blob: what lets the disk store write them without the page cache.
+    @Test(arguments: [true, false])
+    func batchesEndAtBatchMultiplesOfTheBlob(pipelined: Bool) throws {
+        let writer = RecordingWriter()
+        writer.writes = [pattern(Self.batch + 10)]  // already in the blob
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch, longBatches: nil, pipelined: pipelined)
+        let data = pattern(4 * Self.batch, seed: 9)
+        for piece in stride(from: 0, to: data.count, by: 7) {
+            try data[piece..<min(data.count, piece + 7)].withUnsafeBytes { try appender.append($0) }
+        }
+        try appender.flush()
+        #expect(writer.writes.dropFirst().map(\.count) == [Self.batch - 10, Self.batch, Self.batch, Self.batch, 10])
+        #expect(Array(writer.writes.dropFirst().joined()) == data)
+        #expect(appender.takeHasher()?.finalize().md5 == MD5Hasher.digest(data))
+    }
+
+    /// Once the pipeline runs, an upload that gets a slot moves to long batches (still ending at multiples of the
+    /// long size in the blob); one that finds no slot free stays at the short size; the slot is given back at the end.
+    @Test func longUploadsMoveToLongBatchesWhileSlotsLast() throws {
+        let slots = LongBatchSlots(limit: 1)
+        let data = pattern(12 * Self.batch + 3, seed: 4)
+        func feed(_ appender: BlobAppender) throws {
+            for piece in stride(from: 0, to: data.count, by: 5) {
+                try data[piece..<min(data.count, piece + 5)].withUnsafeBytes { try appender.append($0) }
+            }
+            try appender.flush()
+            #expect(appender.takeHasher()?.finalize().md5 == MD5Hasher.digest(data))
+        }
+        let first = RecordingWriter()
+        let second = RecordingWriter()
+        var long: BlobAppender? = BlobAppender(
+            writer: first, hasher: ObjectHasher(), batchBytes: Self.batch, longBatches: (4 * Self.batch, slots))
+        try feed(long!)
+        do {
+            let short = BlobAppender(
+                writer: second, hasher: ObjectHasher(), batchBytes: Self.batch, longBatches: (4 * Self.batch, slots))
+            try feed(short)
+        }
+        #expect(first.writes.map(\.count) == [Self.batch, 3 * Self.batch, 4 * Self.batch, 4 * Self.batch, 3])
+        #expect(second.writes.map(\.count) == Array(repeating: Self.batch, count: 12) + [3])
+        #expect(Array(first.writes.joined()) == data && Array(second.writes.joined()) == data)
+        #expect(slots.inUse == 1)
+        long = nil
+        #expect(slots.inUse == 0)
     }
 
     @Test func aFailedWriteIsNotRepeatedByFlush() throws {
         let writer = RecordingWriter()
         writer.failAfter = 1
-        let appender = BlobAppender(writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch)
+        let appender = BlobAppender(writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch, longBatches: nil)
         let data = pattern(3 * Self.batch)
         try data[0..<Self.batch].withUnsafeBytes { try appender.append($0) }  // written through
         try data[Self.batch..<(Self.batch + 10)].withUnsafeBytes { try appender.append($0) }  // buffered

@@ -21,6 +21,14 @@ import Glibc
         /// Ranges handed to startWriteback, and the errno to fail it with.
         let writebacks = Mutex<[Range<Int64>]>([])
         let writebackErrno = Mutex<Int32?>(nil)
+        /// O_DIRECT switches asked for (and whether they took), the errno to refuse them with, and the errno to fail
+        /// writes with while O_DIRECT is on (a device that wants a coarser alignment).
+        let directSwitches = Mutex<[(on: Bool, took: Bool)]>([])
+        let directErrno = Mutex<Int32?>(nil)
+        let directWriteErrno = Mutex<Int32?>(nil)
+        let directOn = Mutex(false)
+        /// Bytes written while O_DIRECT was on.
+        let directBytes = Mutex(0)
 
         func syscalls() -> Syscalls {
             var syscalls = Syscalls.system
@@ -35,7 +43,26 @@ import Glibc
                     errno = code
                     return -1
                 }
-                return system.pwrite(fd, buffer, min(count, self.maxWrite.withLock { $0 } ?? count), offset)
+                let direct = self.directOn.withLock { $0 }
+                if direct, let code = self.directWriteErrno.withLock({ $0 }) {
+                    errno = code
+                    return -1
+                }
+                let written = system.pwrite(fd, buffer, min(count, self.maxWrite.withLock { $0 } ?? count), offset)
+                if direct, written > 0 { self.directBytes.withLock { $0 += written } }
+                return written
+            }
+            syscalls.setDirectIO = { fd, on in
+                let result: Int32
+                if let code = self.directErrno.withLock({ $0 }) {
+                    errno = code
+                    result = -1
+                } else {
+                    result = system.setDirectIO(fd, on)
+                }
+                if result == 0 { self.directOn.withLock { $0 = on } }
+                self.directSwitches.withLock { $0.append((on, result == 0)) }
+                return result
             }
             syscalls.fdatasync = { fd in
                 self.calls.withLock { $0.append("fdatasync") }
@@ -176,6 +203,72 @@ import Glibc
         for _ in 0..<15 { try resumed.write(piece) }
         let start: Int64 = 45 * 300_000
         #expect(faults.writebacks.withLock { $0 }.map(\.lowerBound) == [start])
+    }
+
+    /// A page-aligned buffer of `count` pattern bytes, as the upload batcher hands the writer.
+    func withAlignedPattern(_ count: Int, seed: UInt8 = 0, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 4096)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: pattern(count, seed: seed))
+        try body(UnsafeRawBufferPointer(buffer))
+    }
+
+    /// Aligned batches go to the device without the page cache (where the filesystem allows it, as ext4 and XFS do),
+    /// other writes through it; either way the bytes read back the same, and only page-cache bytes get writeback
+    /// hints.
+    @Test func alignedWritesBypassThePageCacheAndTheRestDoNot() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let faults = Faults()
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        let id = BlobID.random()
+        let writer = try store.makeWriter(id, at: 0)
+        for seed in 0..<6 { try withAlignedPattern(1 << 20, seed: UInt8(seed)) { try writer.write($0) } }
+        let odd = pattern(1000, seed: 9)
+        try writer.write(odd)  // a tail: not a multiple of 4 KiB
+        try writer.sync()
+        writer.close()
+        let switches = faults.directSwitches.withLock { $0 }
+        #expect(switches.first?.on == true, "the first aligned write asks for O_DIRECT")
+        var expected = (0..<6).flatMap { pattern(1 << 20, seed: UInt8($0)) }
+        expected += odd
+        #expect(try store.openReader(id).readAll() == expected)
+        if switches.first?.took == true {
+            #expect(faults.directBytes.withLock { $0 } == 6 << 20)
+            #expect(switches.map(\.on) == [true, false], "one switch each way")
+            #expect(faults.writebacks.withLock { $0 } == [], "direct bytes need no writeback hint")
+        } else {
+            #expect(switches.count == 1, "a filesystem without direct I/O is asked once")
+        }
+    }
+
+    /// A filesystem without O_DIRECT (tmpfs on older kernels) and a device that refuses 4 KiB alignment (EINVAL on
+    /// the write) both leave the writer on the page cache, with every byte written once.
+    @Test(arguments: [true, false])
+    func withoutDirectIOTheWriterUsesThePageCache(refusedAtWrite: Bool) throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let faults = Faults()
+        if refusedAtWrite {
+            faults.directWriteErrno.withLock { $0 = EINVAL }
+        } else {
+            faults.directErrno.withLock { $0 = EINVAL }
+        }
+        let store = try DiskBlobStore(root: directory.path + "/blobs", syscalls: faults.syscalls())
+        let id = BlobID.random()
+        let writer = try store.makeWriter(id, at: 0)
+        for seed in 0..<3 { try withAlignedPattern(256 << 10, seed: UInt8(seed)) { try writer.write($0) } }
+        try writer.sync()
+        writer.close()
+        #expect(try store.openReader(id).readAll() == (0..<3).flatMap { pattern(256 << 10, seed: UInt8($0)) })
+        #expect(faults.directBytes.withLock { $0 } == 0)
+        let switches = faults.directSwitches.withLock { $0 }
+        if refusedAtWrite {
+            // Where the filesystem has O_DIRECT: on for the first write, off after its EINVAL, never on again.
+            #expect(switches.map(\.on) == [true, false] || switches.map(\.took) == [false])
+        } else {
+            #expect(switches.map(\.on) == [true])
+        }
     }
 
     @Test func shortWritesAndEINTRAreRetried() throws {
