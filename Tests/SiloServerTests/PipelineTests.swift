@@ -80,6 +80,21 @@ import Testing
         #expect(calls.isEmpty)
     }
 
+    /// What Silo does not implement is 501 whatever the bucket (docs/openapi.json), served or not, and touches no store.
+    @Test func anUnimplementedFeatureIs501EvenOnAnUnservedBucket() throws {
+        for bucketName in [bucket, "elsewhere"] {
+            for (method, path) in [
+                ("GET", "folders"), ("POST", "anywhereCaches"), ("GET", "managedFolders/m/iam"),
+                ("GET", "o/a.txt/iam"), ("POST", "o/watch"), ("POST", "o/bulkRestore"),
+            ] {
+                let (answer, calls) = try send(method, "/storage/v1/b/\(bucketName)/\(path)", body: bytes("{}"))
+                #expect(answer.status == 501, "\(method) \(bucketName)/\(path)")
+                #expect(try answer.json()["error"]?.objectValue?["code"]?.int64Value == 501)
+                #expect(calls.isEmpty, "\(method) \(bucketName)/\(path)")
+            }
+        }
+    }
+
     @Test func aServedBucketStillAnswers() throws {
         #expect(try client.mediaUpload("here.txt", bytes("here")).status == 200)
         #expect(try client.get(objectPath("here.txt") + "?alt=media").text == "here")

@@ -177,10 +177,6 @@ struct GCSBucketRoutes {
         case _ where path.count <= 2 && (path.first == "acl" || path.first == "defaultObjectAcl"):
             return GCSAccessControlRoutes(service: service).handle(
                 context, name, path.first == "acl" ? .bucket : .defaultObject, entity: path.dropFirst().first)
-        case _ where path.first == "managedFolders" && path.count >= 3 && path[2] == "iam":
-            return .respond(
-                Reply.gcsError(
-                    StorageError(.unimplemented, "managed folder IAM policies are not implemented by this server")))
         case _ where path.first == "managedFolders" && path.count <= 2:
             return ManagedFolders(service: service).handle(context, name, path.dropFirst().first)
         case ("GET", ["iam"]):
@@ -189,24 +185,12 @@ struct GCSBucketRoutes {
             return GCSBody.json(service, context) { try BucketIAM(service: service).set(context, name, $0) }
         case ("GET", ["iam", "testPermissions"]):
             return .respond(run { try BucketIAM(service: service).test(context, name) })
-        case _ where path.first.map(Self.unimplemented.contains) == true:
-            return .respond(
-                Reply.gcsError(
-                    StorageError(
-                        .unimplemented,
-                        "\(path[0]) is not implemented by this server (docs/gcs-api.md lists what is)")))
         default:
             return .respond(
                 Reply.gcsError(
                     StorageError(.notFound, "Not Found: no \(path.joined(separator: "/").prefix(100)) on buckets")))
         }
     }
-
-    /// Bucket sub-resources of GCS's JSON API that Silo does not serve: answered 501, not 404, so a client can tell
-    /// "not here" from "no such thing".
-    static let unimplemented: Set<String> = [
-        "folders", "notificationConfigs", "anywhereCaches", "operations", "relocate", "storageLayout",
-    ]
 
     /// `POST /b/{b}/lockRetentionPolicy?ifMetagenerationMatch=M`: GCS requires the metageneration; once locked the
     /// policy can only be lengthened.

@@ -18,8 +18,6 @@ struct GCSObjectRoutes {
         case "PATCH": return metadataWrite(context, bucket, name, replace: false)
         case "PUT": return metadataWrite(context, bucket, name, replace: true)
         case "DELETE": return .respond(try delete(context, bucket, name))
-        case "POST" where name.rawValue == "watch" || name.rawValue == "bulkRestore":
-            throw StorageError(.unimplemented, "objects.\(name.rawValue) is not implemented by this server")
         default:
             throw StorageError(.invalidArgument, "\(context.method) is not supported here")
         }
@@ -121,10 +119,6 @@ struct GCSObjectRoutes {
         case (_, 1, "acl"), (_, 2, "acl"):
             return GCSAccessControlRoutes(service: service).handle(
                 context, bucket, .object(name), entity: path.count == 2 ? path[1] : nil)
-        case (_, _, "iam"):
-            return .respond(
-                Reply.gcsError(
-                    StorageError(.unimplemented, "object IAM policies are not implemented by this server")))
         default:
             return .respond(
                 Reply.gcsError(

@@ -105,6 +105,11 @@ struct RequestPipeline: Sendable {
             return .respond(response)
         }
         let route = parsed ?? .unknown
+        if let feature = route.unimplementedFeature(method: head.method) {
+            let missing = StorageError(
+                .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(missing))
+        }
         for bucket in route.buckets {
             do { try service.checkServed(bucket) } catch {
                 return .respond(

@@ -17,6 +17,33 @@ extension Route {
         }
     }
 
+    /// The GCS JSON API feature the request asks for that Silo does not serve, if it does: answered 501 whatever the
+    /// request holds and whether or not the bucket exists (docs/openapi.json), so that a client can tell "not here"
+    /// from "no such thing". The one list the pipeline and the handlers go by.
+    func unimplementedFeature(method: String) -> String? {
+        switch self {
+        case .gcsUnimplemented(let what):
+            return what
+        case .gcsBucketSub(_, let path):
+            if let first = path.first, Self.unimplementedBucketResources.contains(first) { return first }
+            if path.first == "managedFolders" && path.count >= 3 && path[2] == "iam" {
+                return "managed folder IAM policies"
+            }
+            return nil
+        case .gcsObjectSub(_, _, let path):
+            return path.first == "iam" ? "object IAM policies" : nil
+        case .gcsObject(_, let name) where method == "POST" && ["watch", "bulkRestore"].contains(name.rawValue):
+            return "objects.\(name.rawValue)"
+        default:
+            return nil
+        }
+    }
+
+    /// Bucket sub-resources of GCS's JSON API that Silo does not serve.
+    static let unimplementedBucketResources: Set<String> = [
+        "folders", "notificationConfigs", "anywhereCaches", "operations", "relocate", "storageLayout",
+    ]
+
     /// An object's bytes or metadata, not a listing or a sub-resource (what may be answered inline).
     var readsOneObject: Bool {
         switch self {
