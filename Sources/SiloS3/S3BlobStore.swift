@@ -17,13 +17,16 @@ import SiloWire
 ///
 /// - A writer buffers at most ``Configuration/partSize`` bytes. Once the buffer is full it becomes a part of a
 ///   multipart upload of the current segment, so memory stays bounded whatever the blob's size.
-/// - `sync()` (and `close()`) publishes the current segment: a single PUT, or the last part plus
+/// - `sync()` publishes the current segment: a single PUT, or the last part plus
 ///   CompleteMultipartUpload. When it returns, every byte written so far is in S3, and the next bytes start a new
-///   segment at the current offset. A plain upload (write…, sync, close) is therefore one object; a resumable
-///   upload that syncs after each chunk is one object per chunk.
+///   segment at the current offset. A plain upload (write…, sync, close) is therefore one object (two with the
+///   new blob's empty first segment); a resumable upload that syncs after each chunk is one object per chunk.
+///   `close()` publishes nothing: it may run late, after a failed request answered and a retry wrote the same
+///   segment key, so what was not synced is dropped.
 /// - `makeWriter(id, at: n)` lists the blob, refuses `n` past its end, deletes the segments starting after `n`
 ///   (highest first, so the chain stays contiguous if it is interrupted), and, if the blob is still longer than
-///   `n`, writes an empty segment at `n`, which cuts off everything after `n`. Any node can do this: the state is
+///   `n`, writes an empty segment at `n`, which cuts off everything after `n`. A new blob (no segments) gets its
+///   empty first segment here, so it exists once `makeWriter` returns, as on disk. Any node can do this: the state is
 ///   only in the bucket, so nothing is lost with the node that started the upload.
 /// - A reader lists the segments once at open, then serves `read(into:at:)` with ranged GETs of a read-ahead window
 ///   that starts at 256 KiB and doubles on sequential access up to 4 MiB.
@@ -79,12 +82,12 @@ public final class S3BlobStore: BlobStore, BlobListing {
             try storage { () throws(S3Error) in try deleteObject(last.key) }
             remaining.removeLast()
         }
-        if let last = remaining.last, last.start + last.storedSize > offset {
+        if remaining.isEmpty || remaining.last!.start + remaining.last!.storedSize > offset {
             try storage { () throws(S3Error) in
                 try putObject(layout.segmentKey(id, start: offset), body: Data(), summary: "truncate blob \(id)")
             }
         }
-        return S3BlobWriter(store: self, id: id, offset: offset, mustPublish: remaining.isEmpty)
+        return S3BlobWriter(store: self, id: id, offset: offset)
     }
 
     public func openReader(_ id: BlobID) throws -> any BlobReader {

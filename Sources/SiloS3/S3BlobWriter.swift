@@ -5,7 +5,10 @@ import SiloS3Signer
 import SiloWire
 
 /// Writes one blob as segments (see ``S3BlobStore``): buffers up to one part, streams full parts into a multipart
-/// upload, and publishes the current segment on `sync()` and `close()`.
+/// upload, and publishes the current segment on `sync()` only. `close()` drops what was not synced: a request that
+/// failed or was aborted closes its writer only when its answer is on its way, perhaps after the client's retry
+/// wrote the same segment key through a newer writer, so publishing then could replace acknowledged bytes with
+/// stale ones (and break the object's checksums).
 final class S3BlobWriter: BlobWriter {
     private let store: S3BlobStore
     private let id: BlobID
@@ -16,8 +19,6 @@ final class S3BlobWriter: BlobWriter {
     private var buffer = Data()
     /// The multipart upload of the current segment once its first part went out.
     private var upload: (id: String, key: String, etags: [String])?
-    /// A new blob must get its (possibly empty) first segment even if nothing is written.
-    private var mustPublish: Bool
     private var closed = false
     /// After a failed S3 call the segment's state is unknown; the writer refuses further use.
     private var failure: StorageError?
@@ -26,12 +27,11 @@ final class S3BlobWriter: BlobWriter {
     /// Multipart parts sent so far, for tests of the multipart threshold.
     private(set) var partsSent = 0
 
-    init(store: S3BlobStore, id: BlobID, offset: Int64, mustPublish: Bool) {
+    init(store: S3BlobStore, id: BlobID, offset: Int64) {
         self.store = store
         self.id = id
         self.offset = offset
         self.segmentStart = offset
-        self.mustPublish = mustPublish
     }
 
     deinit { close() }
@@ -60,17 +60,8 @@ final class S3BlobWriter: BlobWriter {
     func close() {
         guard !closed else { return }
         closed = true
-        guard failure == nil else {
-            abandonUpload()
-            return
-        }
-        // close() cannot report errors: callers that need the bytes durable call sync() first, as BlobIngest
-        // does. What is lost here is only what was never acknowledged.
-        do {
-            try publish()
-        } catch {
-            abandonUpload()
-        }
+        // Unsynced bytes were never acknowledged; the next writer truncates to the acknowledged offset anyway.
+        abandonUpload()
         buffer = Data()
     }
 
@@ -107,11 +98,10 @@ final class S3BlobWriter: BlobWriter {
                     upload.key, uploadID: upload.id, etags: upload.etags, size: offset - segmentStart)
             }
             upload = nil
-        } else if !buffer.isEmpty || mustPublish {
+        } else if !buffer.isEmpty {
             try store.putObject(key, body: buffer, summary: "blob \(id) segment")
         }
         buffer.removeAll(keepingCapacity: true)
-        mustPublish = false
         segmentStart = offset
     }
 

@@ -103,6 +103,7 @@ struct S3LiveTests {
         try writer.write(pattern(3000))
         try writer.sync()
         try writer.write(pattern(3000, from: 3000))
+        try writer.sync()
         writer.close()
         #expect(try live.segments(id).map(\.0) == [0, 3000])
 
@@ -112,6 +113,7 @@ struct S3LiveTests {
         #expect(try live.segments(id).map { [$0.0, $0.1] } == [[0, 3000], [1000, 0]])
         #expect(try other.openReader(id).size == 1000, "the cut is visible before anything is written")
         try resumed.write(pattern(500, seed: 1))
+        try resumed.sync()
         resumed.close()
         #expect(try live.segments(id).map { [$0.0, $0.1] } == [[0, 3000], [1000, 500]])
         #expect(try other.openReader(id).readAll() == pattern(1000) + pattern(500, seed: 1))
@@ -126,6 +128,24 @@ struct S3LiveTests {
         try other.makeWriter(id, at: 0).close()
         #expect(try live.segments(id).map { [$0.0, $0.1] } == [[0, 0]])
         #expect(try other.openReader(id).size == 0)
+    }
+
+    /// A failed request closes its writer only once its answer is on its way, perhaps after the client's retry wrote
+    /// the same segment through a newer writer: closing must not publish the unsynced bytes over the retry's.
+    @Test func closingWithoutSyncPublishesNothing() throws {
+        let live = try LiveS3()
+        let id = BlobID.random()
+        let failed = try live.store.makeWriter(id, at: 0)
+        #expect(try live.segments(id).map { [$0.0, $0.1] } == [[0, 0]], "a new blob exists once makeWriter returns")
+        try failed.write(pattern(1000, seed: 2))  // never acknowledged
+
+        let retry = try live.anotherNode().makeWriter(id, at: 0)
+        try retry.write(pattern(3000))
+        try retry.sync()
+        retry.close()
+        failed.close()
+        #expect(try live.segments(id).map { [$0.0, $0.1] } == [[0, 3000]])
+        #expect(try live.store.openReader(id).readAll() == pattern(3000))
     }
 
     @Test func rangedReadsAcrossSegmentsWithReadAhead() throws {
