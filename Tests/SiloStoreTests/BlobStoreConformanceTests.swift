@@ -129,12 +129,14 @@ import Glibc
         // Continuing exactly at the end appends.
         let appender = try fixture.store.makeWriter(id, at: 70)
         try appender.write([1, 2, 3])
+        try appender.sync()
         appender.close()
         #expect(try fixture.store.openReader(id).size == 73)
 
         // Offset 0 starts the blob over.
         let restart = try fixture.store.makeWriter(id, at: 0)
         try restart.write([9])
+        try restart.sync()
         restart.close()
         #expect(try fixture.store.openReader(id).readAll() == [9])
     }
@@ -146,6 +148,7 @@ import Glibc
         let id = BlobID.random()
         let writer = try fixture.store.makeWriter(id, at: 0)
         try writer.write(pattern(10))
+        try writer.sync()
         writer.close()
         let pastEnd = #expect(throws: StorageError.self) { _ = try fixture.store.makeWriter(id, at: 11) }
         #expect(pastEnd?.code == .corrupt)

@@ -92,7 +92,9 @@ public protocol BlobWriter: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws
     /// Makes everything written so far durable (fsync of data and, for a new blob, its directory entry).
     func sync() throws
-    /// Releases the handle; idempotent, also done by deinit.
+    /// Releases the handle; idempotent, also done by deinit. Bytes written since the last `sync()` may be dropped
+    /// (a store that buffers, like S3's, never publishes them late: a retry may already have rewritten that range),
+    /// so a reader is sure to see only what was synced.
     func close()
 }
 
