@@ -106,12 +106,11 @@ import Glibc
                     closed = true
                     break
                 }
-                if Date().timeIntervalSince(start) > 20 { break }
             }
-            // Trickling the whole head takes a minute (one byte per second-long read); a server that bounds the head's
-            // time closes after about one timeout. 20 s leaves room for a loaded machine without hiding the bug.
-            #expect(closed)
-            #expect(Date().timeIntervalSince(start) < 20)
+            // Trickling the whole head takes about a minute (one byte per second-long read); a server that bounds the
+            // head's time closes the connection before the head is complete. No clock is asserted: on a loaded
+            // machine the close comes later, but it must still come before the last byte.
+            #expect(closed, "the server took the whole trickled head (\(Date().timeIntervalSince(start)) s)")
         }
     }
 
