@@ -12,10 +12,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The server binary with aggressive cross-module optimization (Package.swift: an unsafe flag, so never in what apps
-# depend on).
+# The server binary with aggressive cross-module optimization, passed on the command line so that Package.swift
+# carries no unsafe flag (SwiftPM refuses a product with one as a versioned dependency).
 release: deps
-	SILO_CROSS_MODULE_OPTIMIZATION=1 $(SWIFT) build -c release --product silo
+	$(SWIFT) build -c release -Xswiftc -cross-module-optimization --product silo
 
 # Runs the server on the embedded default (SQLite + local disk in ./silo-data, 127.0.0.1:9199).
 run: release

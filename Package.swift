@@ -1,5 +1,4 @@
 // swift-tools-version:6.1
-import Foundation
 import PackageDescription
 
 // Settings applied to every Swift target in one loop at the bottom, so no target is left out.
@@ -9,15 +8,6 @@ var swiftSettings: [SwiftSetting] = [
     // A bare `import` is internal: a module's dependencies become part of its API only through `public import`.
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
-
-// Aggressive cross-module optimization, for the `silo` binary this repository builds (`make release` sets
-// SILO_CROSS_MODULE_OPTIMIZATION=1): it lets release builds specialize and inline generic library code across module
-// boundaries. It is an unsafe flag, which SwiftPM refuses in a package that others depend on by version, so it is
-// off unless asked for: an app that depends on SiloStorage gets the default (conservative) cross-module
-// optimization, and so does a plain `swift build -c release`. bench/results/cmo.md measures the difference.
-if ProcessInfo.processInfo.environment["SILO_CROSS_MODULE_OPTIMIZATION"] == "1" {
-    swiftSettings.append(.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)))
-}
 
 let package = Package(
     name: "Silo",

@@ -5,8 +5,6 @@
 # reopening small blobs per request, an extra SQLite lock round trip or a per-request write shows up here as a
 # changed count. Runs in a few seconds. Usage: bench/guard.sh [--print]   (--print: show counts, never fail)
 set -euo pipefail
-# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
-export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 requests=200
 command -v strace >/dev/null || {
@@ -15,7 +13,7 @@ command -v strace >/dev/null || {
     "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends strace >/dev/null
 }
 binary=.build/release/silo
-[ -x "$binary" ] || swift build -c release --product silo >/dev/null
+[ -x "$binary" ] || swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
 work=$(mktemp -d /tmp/silo-guard-XXXXXX)
 server_pid="" tracer_pid=""
 cleanup() {

@@ -3,12 +3,10 @@
 # stay under 64 MiB whatever the object size, with curl's throughput next to a `dd conv=fsync` disk reference from
 # the same run. Loopback only; stops what it starts. Usage: bench/rss-1gib.sh [SIZE_MIB]
 set -euo pipefail
-# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
-export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 size_mib=${1:-1024}
 binary=.build/release/silo
-[ -x "$binary" ] || swift build -c release --product silo >/dev/null
+[ -x "$binary" ] || swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
 work=$(mktemp -d /tmp/silo-bench-XXXXXX)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }

@@ -6,13 +6,11 @@
 # download. Goal: libcurl transport >= 0.9x curl, peak RSS flat in object size.
 # Writes bench/results/sdk-download.md. Stops what it starts. Usage: bench/sdk-download.sh [ROUNDS]
 set -euo pipefail
-# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
-export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
-swift build -c release --product silo >/dev/null
-swift build -c release --product SiloBenchSDK >/dev/null
-bin=$(swift build -c release --show-bin-path)
+swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
+swift build -c release -Xswiftc -cross-module-optimization --product SiloBenchSDK >/dev/null
+bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
 work=$(mktemp -d /tmp/silo-sdk-bench-XXXXXX)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }

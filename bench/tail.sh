@@ -12,7 +12,6 @@
 # does not change.
 set -euo pipefail
 [ -n "${BENCH_TRACE:-}" ] && set -x
-export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 seconds=${BENCH_SECONDS:-5}
 rounds=${BENCH_ROUNDS:-3}
@@ -29,8 +28,8 @@ if [ -z "${BENCH_BIN:-}" ]; then
         command -v "$tool" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool"
     done
     progress "building silo (release)…"
-    swift build -c release --product silo >/dev/null
-    bin=$(swift build -c release --show-bin-path)
+    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
+    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
 else
     bin=$BENCH_BIN
 fi

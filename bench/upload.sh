@@ -17,8 +17,6 @@
 #   UPLOAD_RSS_MIB=64        then 32 concurrent media uploads of this size (sparse); prints the server's peak RSS
 #                            (VmHWM) over the run, which must stay < 64 MiB. 0 skips it.
 set -euo pipefail
-# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
-export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 size_mib=${UPLOAD_MIB:-256}
@@ -31,8 +29,8 @@ if [ -n "${UPLOAD_SILO_BIN:-}" ]; then
     ln -s "$(realpath "$UPLOAD_SILO_BIN")" "$work/bin/silo"
     bin=$work/bin
 else
-    swift build -c release --product silo >/dev/null
-    bin=$(swift build -c release --show-bin-path)
+    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
+    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
 fi
 start_silo "$work/data"
 server_pid=$silo_pid
