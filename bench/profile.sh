@@ -6,41 +6,18 @@
 # The server runs on CPU 0 and the load on CPU 1 (with 2+ cores), with the same public rules file as bench/run.
 # Needs perf (linux-perf) and, for get/metadata, wrk. Prints the top of `perf report`; keeps nothing.
 set -euo pipefail
-# The server as `make release` builds it (Package.swift: cross-module optimization for the binary only).
-export SILO_CROSS_MODULE_OPTIMIZATION=1
 cd "$(dirname "$0")/.."
 mode=${1:-get}
 case "$mode" in get | metadata | upload) ;; *) echo "usage: bench/profile.sh get|metadata|upload" >&2; exit 64 ;; esac
 command -v perf >/dev/null || { echo "perf is not installed (apt install linux-perf)" >&2; exit 69; }
-swift build -c release --product silo >/dev/null
-bin=$(swift build -c release --show-bin-path)/silo
-server_cpu=0 load_cpu=1
-[ "$(nproc)" -ge 2 ] || load_cpu=0
-
-work=$(mktemp -d /tmp/silo-profile-XXXXXX)
-server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-cat >"$work/public.rules" <<'EOF'
-rules_version = '2';
-service firebase.storage {
-  match /b/{bucket}/o {
-    match /{allPaths=**} {
-      allow read: if true;
-      allow write: if true;
-    }
-  }
-}
-EOF
-taskset -c "$server_cpu" "$bin" serve --port 0 --data "$work/data" --rules "$work/public.rules" \
-    --create-buckets-on-upload true >"$work/log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do grep -q 'http://127.0.0.1:' "$work/log" && break; sleep 0.1; done
-port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/log" | head -1 | cut -d: -f3)
+swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
+bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
+BENCH_WORK_PREFIX=silo-profile
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+start_silo "$work/data"
+server_pid=$silo_pid
+port=$silo_port
 base="http://127.0.0.1:$port/v0/b/bench.appspot.com/o"
 
 record() { perf record -F 4000 -g -p "$server_pid" -o "$work/perf.data" -- sleep "$1" >/dev/null 2>&1; }
