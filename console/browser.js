@@ -89,7 +89,7 @@ export async function list(more) {
   const rows = $("object-rows");
   if (!more) clear(rows);
   for (const folder of page.prefixes || []) {
-    const label = folder.slice(state.prefix.length);
+    const label = folder.slice(state.prefix.length).replace(/\/$/, "");
     rows.append(
       el(
         "tr",
@@ -156,12 +156,14 @@ function uploadRow(file) {
 
 async function uploadOne(bucket, { file, name, row }) {
   row.stateText.textContent = "starting";
+  let interruptions = 0;
   try {
     await uploadFile(bucket, name, file, (sent, total, note) => {
       const percent = total === 0 ? 100 : Math.floor((sent / total) * 100);
       row.progress.value = percent;
       row.row.dataset.percent = String(percent);
       row.stateText.textContent = note || `${percent}% of ${humanSize(total)}`;
+      if (note.startsWith("connection interrupted")) row.row.dataset.interruptions = String(++interruptions);
     });
     row.row.classList.add("done");
     row.row.dataset.state = "done";

@@ -121,26 +121,30 @@ function renderTokens(object) {
   const tokens = tokensOf(object);
   if (tokens.length === 0) list.append(el("li", {}, "No download tokens."));
   for (const token of tokens) {
-    list.append(
-      el(
+    const item = el(
         "li",
         { dataset: { tokenSuffix: token.slice(-6) } },
         el("code", {}, `…${token.slice(-6)}`),
-        el("button", { type: "button", onclick: () => copyURL(token), "aria-label": `Copy download URL of token ending ${token.slice(-6)}` }, "Copy URL"),
+        el("button", { type: "button", onclick: () => copyURL(token, item), "aria-label": `Copy download URL of token ending ${token.slice(-6)}` }, "Copy URL"),
         el("button", { type: "button", class: "danger", onclick: () => revokeToken(token), "aria-label": `Revoke token ending ${token.slice(-6)}` }, "Revoke"),
-      ),
-    );
+      );
+    list.append(item);
   }
 }
 
-async function copyURL(token) {
+async function copyURL(token, item) {
   const url = v0.tokenURL(current.bucket, current.name, token);
   try {
     await navigator.clipboard.writeText(url);
     announce("Download URL copied.");
   } catch (_) {
-    // No clipboard permission (an insecure origin): show it in a prompt the user can copy from.
-    window.prompt("Download URL", url);
+    // No clipboard here (no permission, or not a secure origin): show the URL, selected, to copy by hand. Only on
+    // request: the list itself never shows a whole token.
+    const field = el("input", { readonly: true, value: url, "aria-label": "Download URL", class: "token-url" });
+    item.querySelector(".token-url")?.remove();
+    item.append(field);
+    field.focus();
+    field.select();
   }
 }
 

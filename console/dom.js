@@ -30,7 +30,12 @@ export function announce(text, isError = false) {
   const toast = $("toast");
   toast.textContent = text;
   toast.classList.toggle("error", isError);
+  clearTimeout(announceTimer);
+  announceTimer = setTimeout(() => {
+    if (toast.textContent === text) toast.textContent = "";
+  }, 8000);
 }
+let announceTimer = null;
 
 // Asks before something irreversible; resolves true when confirmed. A modal <dialog> traps focus and closes on
 // Escape, so the keyboard path is the browser's own.

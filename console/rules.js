@@ -40,6 +40,7 @@ function showResult(result) {
   });
   for (const line of result.debug || []) trace.append(el("li", {}, `debug: ${line}`));
   if (result.truncated) trace.append(el("li", {}, "… more statements were tried than are shown"));
+  $("sim-result").scrollIntoView({ block: "start" });
 }
 
 async function simulate(event) {

@@ -194,7 +194,7 @@ enum ConsoleAssets {
 
         """#),
         "browser.js": ConsoleAsset(
-            contentType: "text/javascript; charset=utf-8", etag: #""8537544edbe5d72a8630""#,
+            contentType: "text/javascript; charset=utf-8", etag: #""c0aea7f9fce992b24737""#,
             text: #"""
         // The file browser: buckets (GCS JSON API bucket list), folders of a bucket (GCS JSON API object list with
         // delimiter "/", so folders are the listing's prefixes), breadcrumbs, prefix search, paging, uploads and new
@@ -287,7 +287,7 @@ enum ConsoleAssets {
           const rows = $("object-rows");
           if (!more) clear(rows);
           for (const folder of page.prefixes || []) {
-            const label = folder.slice(state.prefix.length);
+            const label = folder.slice(state.prefix.length).replace(/\/$/, "");
             rows.append(
               el(
                 "tr",
@@ -354,12 +354,14 @@ enum ConsoleAssets {
 
         async function uploadOne(bucket, { file, name, row }) {
           row.stateText.textContent = "starting";
+          let interruptions = 0;
           try {
             await uploadFile(bucket, name, file, (sent, total, note) => {
               const percent = total === 0 ? 100 : Math.floor((sent / total) * 100);
               row.progress.value = percent;
               row.row.dataset.percent = String(percent);
               row.stateText.textContent = note || `${percent}% of ${humanSize(total)}`;
+              if (note.startsWith("connection interrupted")) row.row.dataset.interruptions = String(++interruptions);
             });
             row.row.classList.add("done");
             row.row.dataset.state = "done";
@@ -435,7 +437,7 @@ enum ConsoleAssets {
 
         """#),
         "console.css": ConsoleAsset(
-            contentType: "text/css; charset=utf-8", etag: #""efea0fc48dc18f99950f""#,
+            contentType: "text/css; charset=utf-8", etag: #""920790a1a5b82c1a550c""#,
             text: #"""
         /* The Silo console. Colors keep WCAG AA contrast (4.5:1 for text) on their backgrounds; focus is always visible. */
         :root {
@@ -457,6 +459,8 @@ enum ConsoleAssets {
         }
 
         * { box-sizing: border-box; }
+        /* `hidden` wins over every display rule below. */
+        [hidden] { display: none !important; }
         body { margin: 0; }
         h1 { font-size: 1.25rem; margin: 0; }
         h2 { font-size: 1.2rem; margin: 0 0 .5rem; }
@@ -574,7 +578,7 @@ enum ConsoleAssets {
 
         dialog { border: 1px solid var(--muted); border-radius: 8px; max-width: min(32rem, 92vw); }
         dialog::backdrop { background: rgb(0 0 0 / 40%); }
-        .toast { position: fixed; bottom: 1rem; right: 1rem; max-width: 90vw; background: var(--fg); color: var(--bg); padding: .5rem .8rem; border-radius: 6px; }
+        .toast { pointer-events: none; position: fixed; bottom: 1rem; right: 1rem; max-width: 90vw; background: var(--fg); color: var(--bg); padding: .5rem .8rem; border-radius: 6px; }
         .toast:empty { display: none; }
         .toast.error { background: var(--danger); color: #ffffff; }
 
@@ -588,7 +592,7 @@ enum ConsoleAssets {
 
         """#),
         "detail.js": ConsoleAsset(
-            contentType: "text/javascript; charset=utf-8", etag: #""1f95142891b3f1a01f9b""#,
+            contentType: "text/javascript; charset=utf-8", etag: #""224bcceb44f4c954454a""#,
             text: #"""
         // The object panel: fields and metadata (GCS JSON API get and patch), preview and download (the GCS JSON API's
         // media, or a v0 download-token URL), delete, and download tokens (the v0 API's create_token / delete_token).
@@ -713,26 +717,30 @@ enum ConsoleAssets {
           const tokens = tokensOf(object);
           if (tokens.length === 0) list.append(el("li", {}, "No download tokens."));
           for (const token of tokens) {
-            list.append(
-              el(
+            const item = el(
                 "li",
                 { dataset: { tokenSuffix: token.slice(-6) } },
                 el("code", {}, `…${token.slice(-6)}`),
-                el("button", { type: "button", onclick: () => copyURL(token), "aria-label": `Copy download URL of token ending ${token.slice(-6)}` }, "Copy URL"),
+                el("button", { type: "button", onclick: () => copyURL(token, item), "aria-label": `Copy download URL of token ending ${token.slice(-6)}` }, "Copy URL"),
                 el("button", { type: "button", class: "danger", onclick: () => revokeToken(token), "aria-label": `Revoke token ending ${token.slice(-6)}` }, "Revoke"),
-              ),
-            );
+              );
+            list.append(item);
           }
         }
 
-        async function copyURL(token) {
+        async function copyURL(token, item) {
           const url = v0.tokenURL(current.bucket, current.name, token);
           try {
             await navigator.clipboard.writeText(url);
             announce("Download URL copied.");
           } catch (_) {
-            // No clipboard permission (an insecure origin): show it in a prompt the user can copy from.
-            window.prompt("Download URL", url);
+            // No clipboard here (no permission, or not a secure origin): show the URL, selected, to copy by hand. Only on
+            // request: the list itself never shows a whole token.
+            const field = el("input", { readonly: true, value: url, "aria-label": "Download URL", class: "token-url" });
+            item.querySelector(".token-url")?.remove();
+            item.append(field);
+            field.focus();
+            field.select();
           }
         }
 
@@ -879,7 +887,7 @@ enum ConsoleAssets {
 
         """#),
         "dom.js": ConsoleAsset(
-            contentType: "text/javascript; charset=utf-8", etag: #""543befb5e0420d526963""#,
+            contentType: "text/javascript; charset=utf-8", etag: #""6acd3e5eafab159fae22""#,
             text: #"""
         // Small DOM helpers. Every text from the server (object names, metadata, rules) goes in as text nodes, never as
         // markup: object names are untrusted input.
@@ -913,7 +921,12 @@ enum ConsoleAssets {
           const toast = $("toast");
           toast.textContent = text;
           toast.classList.toggle("error", isError);
+          clearTimeout(announceTimer);
+          announceTimer = setTimeout(() => {
+            if (toast.textContent === text) toast.textContent = "";
+          }, 8000);
         }
+        let announceTimer = null;
 
         // Asks before something irreversible; resolves true when confirmed. A modal <dialog> traps focus and closes on
         // Escape, so the keyboard path is the browser's own.
@@ -1110,7 +1123,7 @@ enum ConsoleAssets {
 
         """##),
         "rules.js": ConsoleAsset(
-            contentType: "text/javascript; charset=utf-8", etag: #""2a0c625a108cff7657a0""#,
+            contentType: "text/javascript; charset=utf-8", etag: #""07d8176d3de2cd3e1b02""#,
             text: #"""
         // The rules playground: loads the rules in force (GET /console/api/rules) and simulates a request with
         // POST /console/api/rules/explain, showing the decision and the explain trace.
@@ -1154,6 +1167,7 @@ enum ConsoleAssets {
           });
           for (const line of result.debug || []) trace.append(el("li", {}, `debug: ${line}`));
           if (result.truncated) trace.append(el("li", {}, "… more statements were tried than are shown"));
+          $("sim-result").scrollIntoView({ block: "start" });
         }
 
         async function simulate(event) {
