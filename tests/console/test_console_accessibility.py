@@ -1,8 +1,6 @@
 """Accessibility and small screens, on the signed-in console that test_console.py left behind: every form control has
 a label and every button a name, Tab reaches every visible control, text keeps WCAG AA contrast, the keyboard alone
 opens folders and closes dialogs, and at phone width nothing scrolls sideways."""
-import time
-
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -142,7 +140,7 @@ def test_keyboard_alone_opens_a_folder_and_closes_a_dialog(browser, shot):
 
 def test_phone_width(browser, shot):
     browser.set_window_size(390, 844)
-    time.sleep(0.2)  # Let layout settle after the resize; nothing below depends on timing beyond that.
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return window.innerWidth") <= 390)
     for view in ("files", "rules"):
         browser.find_element(By.ID, f"tab-{view}").click()
         WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, view).is_displayed())
