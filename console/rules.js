@@ -27,8 +27,11 @@ function showResult(result) {
     trace.append(
       el(
         "li",
-        { class: deciding ? "deciding" : null, dataset: { kind: step.kind, outcome: step.outcome } },
-        el("span", { class: "indent" }, "  ".repeat(step.depth)),
+        {
+          // Nesting as a class: the policy allows no inline style.
+          class: `depth-${Math.min(step.depth, 6)}${deciding ? " deciding" : ""}`,
+          dataset: { kind: step.kind, outcome: step.outcome },
+        },
         `line ${step.line}: `,
         el("code", {}, step.statement),
         " — ",

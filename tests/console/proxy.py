@@ -40,10 +40,11 @@ class Proxy:
             except OSError:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            threading.Thread(target=self._pump_up, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pump_down, args=(upstream, client), daemon=True).start()
+            connection = {"cut": False}
+            threading.Thread(target=self._pump_up, args=(client, upstream, connection), daemon=True).start()
+            threading.Thread(target=self._pump_down, args=(upstream, client, connection), daemon=True).start()
 
-    def _pump_up(self, client, upstream):
+    def _pump_up(self, client, upstream, connection):
         sent = 0
         try:
             while True:
@@ -59,17 +60,7 @@ class Proxy:
                         if self.drops_left <= 0:
                             self.drop_after = None
                 if drop:
-                    # Cut both sides: Silo sees a body end early; the browser sees an answer begin and break off.
-                    # (Cut without any answer, Chromium would silently resend the request on another connection.)
-                    try:
-                        client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
-                    except OSError:
-                        pass
-                    for s in (client, upstream):
-                        try:
-                            s.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
+                    self._cut(client, upstream, connection)
                     break
                 upstream.sendall(data)
                 if sent > self.throttle_after:
@@ -83,17 +74,41 @@ class Proxy:
                 except OSError:
                     pass
 
-    def _pump_down(self, upstream, client):
+    @staticmethod
+    def _cut(client, upstream, connection):
+        """Silo sees the body end early; the browser sees an answer begin and break off. (Closed without any answer,
+        Chromium would silently resend the request on another connection and the page would never know.) The rest
+        of the browser's chunk is read and dropped first, so that the browser reads the answer's head before the
+        close rather than failing its send."""
+        connection["cut"] = True
         try:
-            while True:
+            client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+        except OSError:
+            pass
+        try:
+            upstream.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        client.settimeout(1.0)
+        try:
+            while client.recv(64 << 10):
+                pass
+        except OSError:
+            pass  # The browser has sent its chunk and waits for the rest of the answer.
+
+    @staticmethod
+    def _pump_down(upstream, client, connection):
+        try:
+            while not connection["cut"]:
                 data = upstream.recv(64 << 10)
-                if not data:
+                if not data or connection["cut"]:
                     break
                 client.sendall(data)
         except OSError:
             pass
         finally:
-            try:
-                client.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
+            if not connection["cut"]:
+                try:
+                    client.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
