@@ -1,6 +1,7 @@
 """Accessibility and small screens, on the signed-in console that test_console.py left behind: every form control has
 a label and every button a name, Tab reaches every visible control, text keeps WCAG AA contrast, the keyboard alone
 opens folders and closes dialogs, and at phone width nothing scrolls sideways."""
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -98,11 +99,31 @@ def check_view(browser, name, shot):
     shot(f"a11y-{name}")
 
 
+def press_enter(browser, script, *args):
+    """Presses Enter on the element `script` finds, again if the listing re-rendered it meanwhile."""
+    def attempt(d):
+        element = d.execute_script(script, *args)
+        if element is None:
+            return False
+        try:
+            element.send_keys(Keys.ENTER)
+            return True
+        except StaleElementReferenceException:
+            return False
+    WebDriverWait(browser, 30).until(attempt)
+
+
+ROW = ("return Array.from(document.querySelectorAll('#object-rows button'))"
+       ".find((b) => b.textContent.trim().endsWith(arguments[0])) || null")
+
+
+def current_crumb(d):
+    return d.execute_script("return document.querySelector('#breadcrumbs [aria-current=page]').textContent")
+
+
 def test_files_view_with_object_panel(browser, shot):
-    browser.find_element(By.CSS_SELECTOR, "#object-rows button").click()  # the folder
-    WebDriverWait(browser, 30).until(
-        lambda d: d.find_elements(By.XPATH, "//*[@id='object-rows']//button[contains(., 'island.png')]"))
-    browser.find_element(By.XPATH, "//*[@id='object-rows']//button[contains(., 'island.png')]").click()
+    # test_console.py left the console in the folder "photos".
+    press_enter(browser, ROW, "island.png")
     WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "detail").is_displayed())
     check_view(browser, "files", shot)
 
@@ -115,19 +136,12 @@ def test_rules_view(browser, shot):
 
 
 def test_keyboard_alone_opens_a_folder_and_closes_a_dialog(browser, shot):
-    crumbs = browser.find_elements(By.CSS_SELECTOR, "#breadcrumbs button")
-    if crumbs:
-        crumbs[0].send_keys(Keys.ENTER)
-    WebDriverWait(browser, 30).until(
-        lambda d: d.find_element(By.CSS_SELECTOR, "#breadcrumbs [aria-current=page]").text == BUCKET)
-    folder = WebDriverWait(browser, 30).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#object-rows button"))[0]
-    folder.send_keys(Keys.ENTER)
-    WebDriverWait(browser, 30).until(
-        lambda d: d.find_element(By.CSS_SELECTOR, "#breadcrumbs [aria-current=page]").text == "photos")
-    item = WebDriverWait(browser, 30).until(
-        lambda d: d.find_elements(By.XPATH, "//*[@id='object-rows']//button[contains(., 'island.png')]"))[0]
-    item.send_keys(Keys.ENTER)
+    if browser.find_elements(By.CSS_SELECTOR, "#breadcrumbs button"):
+        press_enter(browser, "return document.querySelector('#breadcrumbs button')")
+    WebDriverWait(browser, 30).until(lambda d: current_crumb(d) == BUCKET)
+    press_enter(browser, ROW, "photos")
+    WebDriverWait(browser, 30).until(lambda d: current_crumb(d) == "photos")
+    press_enter(browser, ROW, "island.png")
     WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "detail").is_displayed())
     browser.find_element(By.ID, "delete").send_keys(Keys.ENTER)
     WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "confirm").is_displayed())
