@@ -329,6 +329,30 @@ def test_delete_with_confirmation(silo, browser, shot):
     shot("deleted")
 
 
+def test_paging_and_untrusted_names(silo, browser, shot):
+    # 104 objects: more than one page of 100. One name is markup, which must show as text and run nothing.
+    hostile = '<img src=x onerror="document.title=\'pwned\'">.txt'
+    names = [f"many/item-{i:03d}.txt" for i in range(103)] + ["many/" + hostile]
+    for name in names:
+        status, _, body = silo.api("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name="
+                                   + urllib.parse.quote(name, safe=""), body=b"x", headers={"Content-Type": "text/plain"})
+        assert status == 200, body
+    browser.find_element(By.CSS_SELECTOR, "#breadcrumbs button").click()
+    open_row(browser, "many")
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#object-rows tr")) == 100)
+    assert by_id(browser, "more").is_displayed()
+    by_id(browser, "more").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#object-rows tr")) == 104)
+    assert not by_id(browser, "more").is_displayed()
+    assert row_button(browser, hostile) is not None
+    assert browser.find_elements(By.CSS_SELECTOR, "#object-rows img") == []
+    assert browser.title == "Silo console"
+    shot("paging")
+    browser.find_element(By.CSS_SELECTOR, "#breadcrumbs button").click()
+    open_row(browser, FOLDER)
+    wait(browser, lambda d: row_button(d, "island.png") is not None)
+
+
 def test_no_policy_violations_or_errors_in_the_browser_log(browser):
     entries = browser.get_log("browser")
     violations = [e for e in entries if "Content Security Policy" in e["message"] or "Refused to" in e["message"]]
