@@ -49,8 +49,8 @@ extension Connection {
         lentFilled += count
         guard chunked != nil || lentFilled == buffer.count || Int64(lentFilled) == bodyRemaining else { return }
         let filled = lentFilled
-        // The buffer goes back to the sink with the chunk; the call's result lends the next one.
-        lent = nil
+        // The buffer goes back to the sink with the chunk (``deliver(_:)`` lets go of it; the call's result lends
+        // the next one). A read of chunked framing alone delivers nothing, and the buffer stays lent.
         lentFilled = 0
         consumeRead(base, filled)
         guard phase != .closed else { return }
