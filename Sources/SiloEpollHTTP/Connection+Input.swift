@@ -27,9 +27,32 @@ extension Connection {
     /// Reads body bytes into a large body buffer (``readBuffer()``) and hands them to the sink from there, so uploads
     /// arrive in big chunks without passing through the head buffer.
     private func readBodyDirectly() {
+        if let lent, case .readingBody = machine.state {
+            readIntoLent(lent)
+            return
+        }
         let buffer = readBuffer()
         guard let count = readBody(into: buffer), let base = buffer.baseAddress else { return }
         consumeRead(base, count)
+        guard phase != .closed else { return }
+        process()
+    }
+
+    /// Reads into the sink's buffer and hands it over once full, at the body's declared end, or after each read of a
+    /// chunked body (whose framing is squeezed out per read, as in any buffer).
+    private func readIntoLent(_ buffer: UnsafeMutableRawBufferPointer) {
+        let free = UnsafeMutableRawBufferPointer(rebasing: buffer[lentFilled...])
+        let limit = chunked == nil ? Int(min(Int64(free.count), bodyRemaining - Int64(lentFilled))) : free.count
+        guard let base = buffer.baseAddress,
+            let count = received(io.read(into: UnsafeMutableRawBufferPointer(rebasing: free[0..<limit])))
+        else { return }
+        lentFilled += count
+        guard chunked != nil || lentFilled == buffer.count || Int64(lentFilled) == bodyRemaining else { return }
+        let filled = lentFilled
+        // The buffer goes back to the sink with the chunk (``deliver(_:)`` lets go of it; the call's result lends
+        // the next one). A read of chunked framing alone delivers nothing, and the buffer stays lent.
+        lentFilled = 0
+        consumeRead(base, filled)
         guard phase != .closed else { return }
         process()
     }
@@ -47,7 +70,8 @@ extension Connection {
 
     /// The sink is receiving a chunk and more of the body may follow: the next read can go to the spare buffer.
     var canReadAhead: Bool {
-        guard readAhead == 0, phase == .readingBody, start == end, !bodyEndPending, case .receiving = machine.state
+        guard !sinkLends, readAhead == 0, phase == .readingBody, start == end, !bodyEndPending,
+            case .receiving = machine.state
         else { return false }
         return chunked != nil || bodyRemaining > 0
     }
@@ -98,6 +122,9 @@ extension Connection {
 
     func releaseBodyBuffer() {
         guard runningCall == nil else { return }
+        lent = nil
+        lentFilled = 0
+        sinkLends = false
         bodyBuffer?.deallocate()
         bodyBuffer = nil
         spareBuffer?.deallocate()

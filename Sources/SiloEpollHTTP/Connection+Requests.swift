@@ -203,6 +203,9 @@ extension Connection {
         guard chunk.count > 0 else { return }
         switch machine.bodyChunk(count: chunk.count) {
         case .deliver(let sink):
+            // A lent buffer is the sink's again from its next call on (the chunk came from there, or none was read).
+            assert(lentFilled == 0, "bytes read into a lent buffer were passed over")
+            lent = nil
             call(.receive(sink, chunk))
         case .closeConnection:
             state.logger.debug("request body too long to drop, closing")

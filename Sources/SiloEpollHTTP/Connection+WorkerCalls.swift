@@ -29,8 +29,11 @@ extension Connection {
         lastActivity = loop.now
         switch finished.result {
         case .began(let disposition):
+            lent = Self.usable(finished.lent)
+            sinkLends = lent != nil
             began(disposition)
         case .received(let answer):
+            lent = Self.usable(finished.lent)
             carryOut(machine.receiveReturned(answer))
             if bodyEndPending && phase != .closed {
                 bodyEnded()
@@ -56,6 +59,12 @@ extension Connection {
         guard phase != .closed else { return }
         if runningCall == nil && inputPaused { inputPaused = false }
         updateInterest()
+    }
+
+    /// A lent buffer with room in it, or nil (an empty one would read as the end of the stream).
+    private static func usable(_ buffer: UnsafeMutableRawBufferPointer?) -> UnsafeMutableRawBufferPointer? {
+        guard let buffer, buffer.count > 0 else { return nil }
+        return buffer
     }
 
     /// A call returned after the connection closed: its result is released as the machine says (a sink aborted,

@@ -103,6 +103,15 @@ final class Connection {
     /// ahead at most: two buffers per uploading connection, `readBufferSize` bytes together.
     var spareBuffer: UnsafeMutableRawBufferPointer?
     var readAhead = 0
+    /// The sink's own memory for the next body bytes (``RequestBodySink/nextChunkBuffer()``), of which `lentFilled`
+    /// bytes are read: body bytes go straight there and to the sink once it is full or the body ends, so the sink
+    /// copies nothing and gets one call per buffer rather than per read. Lent until the next call on the sink;
+    /// the connection's own body buffers are not used then (and not allocated).
+    var lent: UnsafeMutableRawBufferPointer?
+    var lentFilled = 0
+    /// The sink of this body lends its buffers: nothing is read ahead (the bytes would have nowhere to go but a
+    /// copy).
+    var sinkLends = false
 
     // Outbound: bytes [outStart, out.count) of `out`, then `outBody`.
     var out: [UInt8] = []
