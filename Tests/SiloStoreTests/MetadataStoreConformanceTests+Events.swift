@@ -1,5 +1,7 @@
 import Foundation
 import SiloCore
+import SiloPostgres
+import Synchronization
 import Testing
 
 /// The storage-event outbox and per-bucket usage, on every store: which events each write leaves (written in its
@@ -177,5 +179,33 @@ extension MetadataStoreConformanceTests {
         try fixture.store.reset()
         _ = try fixture.store.ensureBucket(plain)
         #expect(try fixture.store.bucketUsage() == [plain: .zero])
+    }
+}
+
+/// Nodes sharing one PostgreSQL database: concurrent claims never hand one event to two nodes.
+@Suite struct PostgresOutboxClaimTests {
+    @Test func concurrentClaimsFromTwoNodesAreDisjoint() throws {
+        let schema = try PostgresTestSchema()
+        var configuration = schema.configuration
+        configuration.recordsEvents = true
+        let nodeA = try schema.open(configuration)
+        let nodeB = try schema.open(configuration)
+        let time = Timestamp.now()
+        for i in 0..<200 { _ = try nodeA.insertObject(draft("o\(i)"), conditions: .none, at: time) }
+        let lease = Timestamp(microseconds: time.microseconds + 600_000_000)
+        let claimed = Mutex<[String: [Int64]]>([:])
+        // Four claimers on each node take small batches at once until nothing is left.
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            let (node, owner) = index % 2 == 0 ? (nodeA, "a") : (nodeB, "b")
+            while let batch = try? node.claimEvents(owner: owner, now: time, leaseUntil: lease, limit: 3),
+                !batch.isEmpty
+            {
+                claimed.withLock { $0[owner, default: []] += batch.map(\.sequence) }
+            }
+        }
+        let all = claimed.withLock { ($0["a"] ?? []) + ($0["b"] ?? []) }
+        #expect(all.count == 200, "every event claimed once")
+        #expect(Set(all).count == 200, "no event claimed by two claimers")
+        withExtendedLifetime(schema) {}
     }
 }
