@@ -77,13 +77,15 @@ let package = Package(
         // token endpoint the server checks and issues; which verifier turns headers into principals is still the
         // caller's choice (`credentials:`).
         .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
+        // Storage events from a metadata store's outbox to webhooks (CloudEvents over HTTP, libcurl through SiloCurl).
+        .target(name: "SiloEvents", dependencies: ["SiloCore", "SiloWire", "SiloCurl", "SiloHashing"]),
 
         // The only composition root.
         .executableTarget(
             name: "SiloMain",
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
-                "SiloCore",
+                "SiloCore", "SiloEvents",
                 "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI",
             ]
@@ -127,6 +129,7 @@ let package = Package(
         .executableTarget(name: "SiloBenchSeed", dependencies: ["SiloSQLite"]),
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
+        .testTarget(name: "SiloEventsTests", dependencies: ["SiloEvents", "SiloCore", "SiloHashing"]),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
         .testTarget(
             name: "SiloRulesTests",
