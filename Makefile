@@ -49,7 +49,7 @@ crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10
 
 # Storage events to a webhook receiver: counts per type across every kind of write, signatures, retries, and a
-# kill -9 mid-delivery (docs/events.md); ~40 s.
+# kill -9 mid-delivery (docs/events.md); about a minute.
 events: release
 	python3 tests/events/events_test.py --binary .build/release/silo
 
