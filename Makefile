@@ -51,7 +51,8 @@ crash: release
 # Storage events to a webhook receiver: counts per type across every kind of write, signatures, retries, and a
 # kill -9 mid-delivery (docs/events.md); about a minute.
 events: release
-	python3 tests/events/events_test.py --binary .build/release/silo
+	scripts/python-venv.sh .venv/events tests/events/requirements.txt
+	.venv/events/bin/python tests/events/events_test.py --binary .build/release/silo
 
 # Attacks a live server on 127.0.0.1 (header injection, unauthorized writes, size caps, slowloris, floods, smuggling,
 # malformed input, JSON and rules bombs) and checks it stays up and loses nothing; ~30 s (tests/hostile/README.md).

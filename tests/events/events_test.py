@@ -161,6 +161,68 @@ def gcs_upload(port, bucket, name, data, query=""):
                    {**ADMIN, "Content-Type": "text/plain"})
 
 
+def client_scenarios(s, port):
+    """The same writes through google-cloud-storage, the GCS Python client (skipped when it is not installed)."""
+    try:
+        from google.auth.credentials import Credentials
+        from google.cloud import storage
+    except ImportError:
+        print("skip google-cloud-storage scenarios: the package is not installed (make events installs it)")
+        return
+
+    class Owner(Credentials):
+        """The emulator's admin token, as a bearer token that never expires."""
+
+        def __init__(self):
+            super().__init__()
+            self.token = "owner"
+
+        def refresh(self, request):
+            pass
+
+    client = storage.Client(project="demo", credentials=Owner(),
+                            client_options={"api_endpoint": f"http://127.0.0.1:{port}"})
+    bucket = client.bucket(BUCKET)
+    s.expect("client: upload_from_string", {"finalize": 1},
+             lambda: bucket.blob("client/a.txt").upload_from_string(b"client bytes", content_type="text/plain"))
+
+    def chunked():
+        blob = bucket.blob("client/big.bin", chunk_size=256 * 1024)
+        blob.upload_from_string(os.urandom(600 * 1024))
+    s.expect("client: resumable upload in 256 KiB chunks", {"finalize": 1}, chunked)
+    s.expect("client: overwrite without versioning", {"finalize": 1, "delete": 1},
+             lambda: bucket.blob("client/a.txt").upload_from_string(b"again"))
+
+    def versioned():
+        b = client.bucket("events-client-versioned")
+        b.versioning_enabled = True
+        client.create_bucket(b)
+        b.blob("v.txt").upload_from_string(b"one")
+        b.blob("v.txt").upload_from_string(b"two")
+    s.expect("client: versioned bucket, upload and overwrite", {"finalize": 2, "archive": 1}, versioned)
+
+    def patch():
+        blob = bucket.blob("client/a.txt")
+        blob.metadata = {"colour": "blue"}
+        blob.patch()
+    s.expect("client: patch", {"metadataUpdate": 1}, patch)
+    s.expect("client: copy_blob", {"finalize": 1},
+             lambda: bucket.copy_blob(bucket.blob("client/a.txt"), bucket, "client/copy.txt"))
+    s.expect("client: compose", {"finalize": 1},
+             lambda: bucket.blob("client/composed.txt").compose([bucket.blob("client/a.txt"),
+                                                                 bucket.blob("client/copy.txt")]))
+
+    def refused():
+        from google.api_core.exceptions import PreconditionFailed
+        try:
+            bucket.blob("client/a.txt").upload_from_string(b"stale", if_generation_match=1)
+            check("client: the precondition refuses the upload", False, "uploaded")
+        except PreconditionFailed:
+            pass
+    s.expect("client: upload refused by a precondition", {}, refused)
+    s.expect("client: delete", {"delete": 1}, lambda: bucket.blob("client/copy.txt").delete())
+
+
 def counting(args, work):
     receiver = Receiver()
     rules = os.path.join(work, "storage.rules")
@@ -261,6 +323,8 @@ def counting(args, work):
                  lambda: request(port, "DELETE", f"/storage/v1/b/{BUCKET}/o/copy.txt", headers=ADMIN))
         s.expect("delete (v0)", {"delete": 1}, lambda: request(port, "DELETE", f"/v0/b/{BUCKET}/o/composed.txt", headers=ADMIN))
         s.expect("delete (XML)", {"delete": 1}, lambda: request(port, "DELETE", f"/{BUCKET}/xml.txt", headers=ADMIN))
+
+        client_scenarios(s, port)
 
         everything = receiver.accepted()
         bad = [h.get("ce-id") for h, b in everything
