@@ -34,17 +34,6 @@ public final class EventDispatcher: Sendable {
         }
     }
 
-    /// What `/metrics` reports about delivery.
-    public struct Statistics: Sendable, Equatable {
-        /// Events delivered to every webhook that wanted them, since start.
-        public var delivered: Int
-        /// Delivery attempts that failed (a webhook did not answer 2xx in time), since start.
-        public var failedAttempts: Int
-        /// Events in the outbox now, and how long the oldest has waited (seconds; 0 when none).
-        public var pending: Int
-        public var lagSeconds: Double
-    }
-
     private let store: any MetadataStore
     private let configuration: Configuration
     private let logger: Logger
@@ -91,10 +80,10 @@ public final class EventDispatcher: Sendable {
     /// Wakes an idle thread to look for events now instead of at its next poll.
     public func poke() { wake.signal() }
 
-    public func statistics() -> Statistics {
+    public func statistics() -> EventDeliveryStatistics {
         let status = (try? store.outboxStatus()) ?? OutboxStatus(pending: 0, oldest: nil)
         let lag = status.oldest.map { Double(max(Timestamp.now().microseconds - $0.microseconds, 0)) / 1e6 } ?? 0
-        return Statistics(
+        return EventDeliveryStatistics(
             delivered: delivered.load(ordering: .relaxed), failedAttempts: failed.load(ordering: .relaxed),
             pending: status.pending, lagSeconds: lag)
     }
