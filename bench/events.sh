@@ -9,7 +9,8 @@
 # Prints per configuration the median uploads/s and server CPU µs per upload (both with the spread over rounds),
 # and their ratios to base. Server on CPU 0, wrk and the receiver on CPU 1 (bench/lib.sh). Stops what it starts.
 #
-# Usage: bench/events.sh [ROUNDS]   (default 3; EVENTS_SECONDS=10 per measurement)
+# Usage: bench/events.sh [ROUNDS]   (default 3; EVENTS_SECONDS=10 per measurement; EVENTS_BIN=PATH runs that
+#   binary as this build instead of building one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -18,8 +19,12 @@ BENCH_WORK_PREFIX=silo-events
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 base_bin=${EVENTS_BASE_BIN:-/work/main/.build/release/silo}
-swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
-this_bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)/silo
+if [ -n "${EVENTS_BIN:-}" ]; then
+    this_bin=$(realpath "$EVENTS_BIN")
+else
+    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
+    this_bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)/silo
+fi
 mkdir -p "$work/base" "$work/this" "$work/m"
 ln -s "$(realpath "$base_bin")" "$work/base/silo"
 ln -s "$this_bin" "$work/this/silo"
@@ -44,7 +49,8 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
-on_load python3 "$work/receiver.py" "$receiver_port" &
+# exec (through taskset), so that $! is the receiver itself and the exit cleanup stops it.
+(exec taskset -c "$load_cpu" python3 "$work/receiver.py" "$receiver_port") &
 pids+=($!)
 
 # Each wrk connection uploads its own rotating set of names, so uploads are mostly overwrites of existing objects.
