@@ -129,7 +129,10 @@ let package = Package(
         .executableTarget(name: "SiloBenchSeed", dependencies: ["SiloSQLite"]),
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
-        .testTarget(name: "SiloEventsTests", dependencies: ["SiloEvents", "SiloCore", "SiloHashing"]),
+        .testTarget(
+            name: "SiloEventsTests",
+            dependencies: ["SiloEvents", "SiloCore", "SiloHashing", "SiloHTTP", "SiloEpollHTTP"]
+        ),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
         .testTarget(
             name: "SiloRulesTests",
