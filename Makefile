@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
+.PHONY: deps build release run test unit integration gcs crash events hostile lint format bench perf-guard clean postgres-test \
 	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
 	conformance console
 
@@ -24,7 +24,7 @@ run: release
 # Every test: the format check, unit and live-socket suites, the binary's black-box checks, the GCS clients (on SQLite
 # and PostgreSQL) and google-cloud-storage's own system tests and retry conformance suite, the kill -9 crash test, the
 # hostile-input suite and schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
-test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
+test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash events hostile schemathesis perf-guard postgres-test s3-test \
 	multinode pairs console
 
 unit: deps
@@ -43,10 +43,16 @@ integration: release
 # 127.0.0.1 (scripts/with-postgres.sh starts it and stops it, also on failure).
 postgres-test: deps
 	$(SWIFT) build --build-tests
-	scripts/with-postgres.sh $(SWIFT) test --skip-build --filter 'MetadataStoreConformanceTests|PostgresMetadataStoreTests'
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --filter 'MetadataStoreConformanceTests|PostgresMetadataStoreTests|PostgresOutboxClaimTests'
 
 crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10
+
+# Storage events to a webhook receiver: counts per type across every kind of write, signatures, retries, and a
+# kill -9 mid-delivery (docs/events.md); about a minute.
+events: release
+	scripts/python-venv.sh .venv/events tests/events/requirements.txt
+	.venv/events/bin/python tests/events/events_test.py --binary .build/release/silo
 
 # Attacks a live server on 127.0.0.1 (header injection, unauthorized writes, size caps, slowloris, floods, smuggling,
 # malformed input, JSON and rules bombs) and checks it stays up and loses nothing; ~30 s (tests/hostile/README.md).

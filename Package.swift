@@ -81,13 +81,15 @@ let package = Package(
             name: "SiloServer",
             dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules"]
         ),
+        // Storage events from a metadata store's outbox to webhooks (CloudEvents over HTTP, libcurl through SiloCurl).
+        .target(name: "SiloEvents", dependencies: ["SiloCore", "SiloWire", "SiloCurl", "SiloHashing"]),
 
         // The only composition root.
         .executableTarget(
             name: "SiloMain",
             dependencies: [
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
-                "SiloCore",
+                "SiloCore", "SiloEvents",
                 "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI",
             ]
@@ -131,6 +133,10 @@ let package = Package(
         .executableTarget(name: "SiloBenchSeed", dependencies: ["SiloSQLite"]),
 
         .testTarget(name: "SiloCoreTests", dependencies: ["SiloCore"]),
+        .testTarget(
+            name: "SiloEventsTests",
+            dependencies: ["SiloEvents", "SiloCore", "SiloHashing", "SiloHTTP", "SiloEpollHTTP"]
+        ),
         .testTarget(name: "SiloWireTests", dependencies: ["SiloWire", "SiloCore"]),
         .testTarget(
             name: "SiloRulesTests",

@@ -6,16 +6,24 @@ import SiloSQLite
 
 /// Chooses the stores from `--metadata` and `--blobs`: the only place that knows every backend.
 enum Backends {
-    static func metadata(_ url: String?, dataDirectory: String) throws -> any MetadataStore {
+    /// `recordsEvents`: object writes also fill the event outbox (only when something delivers it).
+    static func metadata(_ url: String?, dataDirectory: String, recordsEvents: Bool = false) throws
+        -> any MetadataStore
+    {
         let url = url ?? "sqlite:\(dataDirectory)/metadata.sqlite"
         if url.hasPrefix("sqlite:") {
             // This process owns the database (the lock makes sure), so reads of live objects can be cached.
             var configuration = SQLiteMetadataStore.Configuration()
             configuration.lockAgainstOtherProcesses = true
+            configuration.recordsEvents = recordsEvents
             let path = String(url.dropFirst("sqlite:".count))
             return CachingMetadataStore(try SQLiteMetadataStore(path: path, configuration: configuration))
         }
-        if PostgresMetadataStore.handles(url) { return try PostgresMetadataStore(url: url) }
+        if PostgresMetadataStore.handles(url) {
+            var configuration = PostgresMetadataStore.Configuration()
+            configuration.recordsEvents = recordsEvents
+            return try PostgresMetadataStore(url: url, configuration: configuration)
+        }
         throw StorageError(.invalidArgument, "--metadata must be sqlite:PATH or postgres://…, not \(redacted(url))")
     }
 

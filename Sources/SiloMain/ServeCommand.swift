@@ -4,6 +4,7 @@ import SiloAuth
 import SiloCLI
 import SiloCore
 import SiloEpollHTTP
+import SiloEvents
 import SiloHTTP
 import SiloMicroHTTPD
 import SiloServer
@@ -70,9 +71,12 @@ struct ServeCommand: ParsableCommand {
         }
         let server: any HTTPServer
         let app: SiloServerApp
+        let events: EventDispatcher?
         do {
             try makeDirectory(options.dataDirectory)
-            let metadata = try Backends.metadata(options.metadataURL, dataDirectory: options.dataDirectory)
+            let metadata = try Backends.metadata(
+                options.metadataURL, dataDirectory: options.dataDirectory, recordsEvents: !options.eventWebhooks.isEmpty
+            )
             let blobs = try Backends.blobs(options.blobsURL, dataDirectory: options.dataDirectory)
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
@@ -102,6 +106,7 @@ struct ServeCommand: ParsableCommand {
                 options.testFaults
                 ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: options.limits.maxJSONBodyBytes) : app
             server = try makeHTTPServer(options, handler: handler, logger: logger)
+            events = try ServeEvents.start(options, metadata: metadata, port: server.port, logger: logger)
         } catch {
             writeError("silo serve: \(describe(error))\n")
             return 1
@@ -113,6 +118,7 @@ struct ServeCommand: ParsableCommand {
               data:    \(options.dataDirectory)
               buckets: \(bucketsLine(options, creates: options.createBucketsOnUpload ?? security.posture.emulatorTokens))
               rules:   \(options.rulesFile ?? "none")
+              events:  \(ServeEvents.describe(options))
             \((security.posture.notices.map { "  note:    \($0)" } + faultsNotice(options)).joined(separator: "\n"))
               Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
 
@@ -129,6 +135,7 @@ struct ServeCommand: ParsableCommand {
             } catch {
                 writeError("silo serve: --import \(directory) failed: \(DataPortability.describe(error))\n")
                 server.shutdown(drainTimeout: 0)
+                events?.shutdown()
                 signals.cancel()
                 return 1
             }
@@ -146,6 +153,7 @@ struct ServeCommand: ParsableCommand {
         logger.info(
             "shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
         server.shutdown(drainTimeout: options.drainSeconds)
+        events?.shutdown()
         logger.info("stopped")
         return status
     }

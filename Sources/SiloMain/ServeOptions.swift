@@ -1,6 +1,7 @@
 import Foundation
 import SiloCLI
 import SiloCore
+import SiloEvents
 
 /// The options of `silo serve`, resolved from flags, then `SILO_*` environment variables, then the config file.
 struct ServeOptions {
@@ -39,6 +40,11 @@ struct ServeOptions {
     /// Host suffixes of the XML API's virtual-host style (`{bucket}.{suffix}`), empty for `none`; nil: the
     /// server's defaults.
     var virtualHostSuffixes: [String]?
+    /// Storage events (docs/events.md): where to, signed with the key in `eventSecretFile`.
+    var eventWebhooks: [WebhookTarget] = []
+    var eventSecretFile: String?
+    var eventTimeoutSeconds = 10
+    var eventConcurrency = 4
     /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
 
@@ -182,6 +188,19 @@ struct ServeOptions {
                 help:
                     "serve storage-testbench's Retry Test API (/retry_test) and stage the faults it describes for requests with x-retry-test-id (loopback addresses only; docs/test-faults.md)"
             ),
+            .repeating(
+                "event-webhook", valueName: "URL",
+                help:
+                    "POST storage events (CloudEvents, binary mode, signed) to this URL; 'URL;bucket=B,B2;types=finalize,delete,archive,metadataUpdate' filters (docs/events.md)"
+            ),
+            .value(
+                "event-secret-file", valueName: "FILE",
+                help: "the HMAC-SHA256 key events are signed with (X-Silo-Signature); required with --event-webhook"),
+            .value(
+                "event-timeout", valueName: "S", help: "limit on one webhook request (failed ones are retried)",
+                defaultValue: "10"),
+            .value(
+                "event-concurrency", valueName: "N", help: "webhook requests in flight at once", defaultValue: "4"),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -255,6 +274,17 @@ struct ServeOptions {
             }
             virtualHostSuffixes = suffixes.filter { $0 != "none" }
         }
+        for text in values.values("event-webhook") {
+            do { eventWebhooks.append(try WebhookTarget(parsing: text)) } catch {
+                throw ValidationError((error as? StorageError)?.message ?? "--event-webhook: \(error)")
+            }
+        }
+        eventSecretFile = values.value("event-secret-file")
+        if !eventWebhooks.isEmpty && eventSecretFile == nil {
+            throw ValidationError("--event-webhook needs --event-secret-file: events are always signed")
+        }
+        eventTimeoutSeconds = try values.integer("event-timeout", in: 1...600) ?? eventTimeoutSeconds
+        eventConcurrency = try values.integer("event-concurrency", in: 1...64) ?? eventConcurrency
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")
         printConfig = try values.flag("print-config")

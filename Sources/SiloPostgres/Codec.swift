@@ -108,6 +108,27 @@ enum Codec {
         ]
     }
 
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes `sequence, kind, object, time, attempts` of the event outbox.
+    static func outboxEvent(_ row: Row) throws -> OutboxEvent {
+        guard let kind = StorageEvent.Kind(rawValue: row.text(1)) else {
+            throw StorageErrorFactory.corruptRow("event kind")
+        }
+        let object: ObjectRecord
+        do {
+            object = try JSONDecoder().decode(ObjectRecord.self, from: Data(row.bytes(2)))
+        } catch {
+            throw StorageErrorFactory.corruptRow("outbox event JSON", cause: StorageError(.corrupt, "\(error)"))
+        }
+        let event = StorageEvent(kind: kind, object: object, time: Timestamp(microseconds: try row.int64(3)))
+        return OutboxEvent(sequence: try row.int64(0), event: event, attempts: Int(try row.int64(4)))
+    }
+
     static func session(_ row: Row) throws -> UploadSession {
         do {
             return try JSONDecoder().decode(UploadSession.self, from: Data(row.bytes(0)))

@@ -106,6 +106,32 @@ enum Migrations {
         """
         CREATE TABLE documents (name text COLLATE "C" PRIMARY KEY, body text NOT NULL);
         """,
+        // the storage-event outbox (the sequence is the event's id; a sequence never hands a number out twice),
+        // and per-bucket usage counted from the objects there are now; the writes keep it from here on.
+        """
+        CREATE TABLE event_outbox (
+            sequence bigserial PRIMARY KEY,
+            kind text NOT NULL,
+            object text NOT NULL,
+            time bigint NOT NULL,
+            attempts bigint NOT NULL DEFAULT 0,
+            due bigint NOT NULL,
+            lease_owner text,
+            lease_until bigint
+        );
+        CREATE INDEX event_outbox_due ON event_outbox (due);
+        CREATE TABLE bucket_usage (
+            bucket text COLLATE "C" PRIMARY KEY,
+            objects bigint NOT NULL,
+            bytes bigint NOT NULL,
+            noncurrent_objects bigint NOT NULL,
+            noncurrent_bytes bigint NOT NULL
+        );
+        INSERT INTO bucket_usage (bucket, objects, bytes, noncurrent_objects, noncurrent_bytes)
+        SELECT bucket, count(*) FILTER (WHERE live), coalesce(sum(size) FILTER (WHERE live), 0),
+            count(*) FILTER (WHERE NOT live), coalesce(sum(size) FILTER (WHERE NOT live), 0)
+        FROM objects GROUP BY bucket;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

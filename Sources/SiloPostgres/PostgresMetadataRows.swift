@@ -271,7 +271,7 @@ public struct PostgresMetadataRows: MetadataRows {
     public mutating func deleteAllButDocuments(garbageAt time: Timestamp) throws {
         // EXCLUSIVE lets reads continue and makes concurrent writers wait until the reset has committed.
         try connection.execute(
-            "LOCK TABLE buckets, objects, sessions, blob_garbage, soft_deleted_objects, soft_deleted_buckets IN EXCLUSIVE MODE"
+            "LOCK TABLE buckets, objects, sessions, blob_garbage, soft_deleted_objects, soft_deleted_buckets, bucket_usage IN EXCLUSIVE MODE"
         )
         for table in ["objects", "sessions", "soft_deleted_objects"] {
             try connection.query(
@@ -281,7 +281,7 @@ public struct PostgresMetadataRows: MetadataRows {
         try connection.execute(
             """
             DELETE FROM soft_deleted_objects; DELETE FROM soft_deleted_buckets; DELETE FROM objects;
-            DELETE FROM sessions; DELETE FROM buckets
+            DELETE FROM sessions; DELETE FROM buckets; DELETE FROM bucket_usage
             """)
     }
 
@@ -303,5 +303,80 @@ public struct PostgresMetadataRows: MetadataRows {
         } else {
             try connection.query("DELETE FROM documents WHERE name = $1", [.text(name)])
         }
+    }
+
+    // MARK: Event outbox and usage
+
+    public mutating func appendEvent(_ event: StorageEvent) throws {
+        try connection.query(
+            "INSERT INTO event_outbox (kind, object, time, due) VALUES ($1, $2, $3, $3)",
+            [.text(event.kind.rawValue), .text(try Codec.json(event.object)), .int64(event.time.microseconds)])
+    }
+
+    /// One statement. SKIP LOCKED: rows another node is claiming right now are left to it, and once it commits
+    /// their lease keeps them out of every other claim until it runs out.
+    public mutating func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    {
+        try connection.query(
+            """
+            UPDATE event_outbox SET lease_owner = $1, lease_until = $2 WHERE sequence IN (
+                SELECT sequence FROM event_outbox WHERE due <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+                ORDER BY sequence LIMIT $4 FOR UPDATE SKIP LOCKED
+            ) RETURNING sequence, kind, object, time, attempts
+            """,
+            [.text(owner), .int64(leaseUntil.microseconds), .int64(now.microseconds), .int64(Int64(limit))]
+        ).map(Codec.outboxEvent).sorted { $0.sequence < $1.sequence }
+    }
+
+    public mutating func deleteEvent(_ sequence: Int64) throws {
+        try connection.query("DELETE FROM event_outbox WHERE sequence = $1", [.int64(sequence)])
+    }
+
+    public mutating func releaseEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws {
+        try connection.query(
+            """
+            UPDATE event_outbox SET attempts = attempts + 1, due = $1, lease_owner = NULL, lease_until = NULL
+            WHERE sequence = $2 AND lease_owner = $3
+            """, [.int64(retryAt.microseconds), .int64(sequence), .text(owner)])
+    }
+
+    public mutating func outboxStatus() throws -> OutboxStatus {
+        try connection.query("SELECT count(*), min(time) FROM event_outbox").first {
+            OutboxStatus(
+                pending: Int(try $0.int64(0)), oldest: try $0.optionalInt64(1).map(Timestamp.init(microseconds:)))
+        } ?? OutboxStatus(pending: 0, oldest: nil)
+    }
+
+    public mutating func addUsage(_ bucket: BucketName, _ delta: BucketUsage) throws {
+        try connection.query(
+            """
+            INSERT INTO bucket_usage AS u (bucket, objects, bytes, noncurrent_objects, noncurrent_bytes)
+            VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (bucket) DO UPDATE SET objects = u.objects + $2, bytes = u.bytes + $3,
+                noncurrent_objects = u.noncurrent_objects + $4, noncurrent_bytes = u.noncurrent_bytes + $5
+            """,
+            [
+                .text(bucket.rawValue), .int64(delta.objects), .int64(delta.bytes), .int64(delta.noncurrentObjects),
+                .int64(delta.noncurrentBytes),
+            ])
+    }
+
+    public mutating func bucketUsage() throws -> [BucketName: BucketUsage] {
+        let pairs = try connection.query(
+            """
+            SELECT b.name, coalesce(u.objects, 0), coalesce(u.bytes, 0), coalesce(u.noncurrent_objects, 0),
+                coalesce(u.noncurrent_bytes, 0)
+            FROM buckets b LEFT JOIN bucket_usage u ON u.bucket = b.name
+            """
+        ).map { row in
+            (
+                try BucketName(row.text(0)),
+                BucketUsage(
+                    objects: try row.int64(1), bytes: try row.int64(2), noncurrentObjects: try row.int64(3),
+                    noncurrentBytes: try row.int64(4))
+            )
+        }
+        return Dictionary(pairs, uniquingKeysWith: { a, _ in a })
     }
 }

@@ -25,6 +25,8 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
         /// A schema of its own for Silo's tables (created if missing), so several deployments, or test runs, can
         /// share one database. Letters, digits and `_` only. Nil uses the connection's `search_path` as it is.
         public var schema: String? = nil
+        /// Whether object writes append storage events to the outbox (``TransactionalMetadataStore/recordsEvents``).
+        public var recordsEvents = false
 
         public init() {}
     }
@@ -89,6 +91,8 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
     }
 
     public func currentTime() -> Timestamp { configuration.now() }
+
+    public var recordsEvents: Bool { configuration.recordsEvents }
 
     private static func withRetries<Result>(
         pool: ConnectionPool, maxAttempts: Int, _ body: (Connection) throws -> Result

@@ -101,6 +101,17 @@ enum Codec {
 
     static func session(_ text: String) throws -> UploadSession { try decode(UploadSession.self, text) }
 
+    /// Decodes `sequence, kind, object, time, attempts` of the event outbox.
+    static func outboxEvent(_ row: Statement) throws -> OutboxEvent {
+        guard let kind = StorageEvent.Kind(rawValue: row.text(1)) else {
+            throw StorageErrorFactory.corruptRow("event kind")
+        }
+        let event = StorageEvent(
+            kind: kind, object: try decode(ObjectRecord.self, row.text(2)),
+            time: Timestamp(microseconds: row.int64(3)))
+        return OutboxEvent(sequence: row.int64(0), event: event, attempts: Int(row.int64(4)))
+    }
+
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -128,6 +128,32 @@ enum Migrations {
         """
         CREATE TABLE documents (name TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
         """,
+        // 7: the storage-event outbox (AUTOINCREMENT: a sequence, which is the event's id, is never reused), and
+        // per-bucket usage counted from the objects there are now; the writes keep it from here on.
+        """
+        CREATE TABLE event_outbox (
+            sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            object TEXT NOT NULL,
+            time INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            due INTEGER NOT NULL,
+            lease_owner TEXT,
+            lease_until INTEGER
+        );
+        CREATE INDEX event_outbox_due ON event_outbox(due);
+        CREATE TABLE bucket_usage (
+            bucket TEXT PRIMARY KEY NOT NULL,
+            objects INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            noncurrent_objects INTEGER NOT NULL,
+            noncurrent_bytes INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO bucket_usage (bucket, objects, bytes, noncurrent_objects, noncurrent_bytes)
+        SELECT bucket, sum(live), sum(CASE WHEN live = 1 THEN size ELSE 0 END), sum(1 - live),
+            sum(CASE WHEN live = 0 THEN size ELSE 0 END)
+        FROM objects GROUP BY bucket;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -248,7 +248,7 @@ public struct SQLiteMetadataRows: MetadataRows {
         try connection.execute(
             """
             DELETE FROM soft_deleted_objects; DELETE FROM soft_deleted_buckets; DELETE FROM objects;
-            DELETE FROM sessions; DELETE FROM buckets
+            DELETE FROM sessions; DELETE FROM buckets; DELETE FROM bucket_usage
             """)
     }
 
@@ -266,5 +266,79 @@ public struct SQLiteMetadataRows: MetadataRows {
         } else {
             try connection.run("DELETE FROM documents WHERE name = ?", [.text(name)])
         }
+    }
+
+    // MARK: Event outbox and usage
+
+    public mutating func appendEvent(_ event: StorageEvent) throws {
+        try connection.run(
+            "INSERT INTO event_outbox (kind, object, time, due) VALUES (?1, ?2, ?3, ?3)",
+            [.text(event.kind.rawValue), .text(try Codec.json(event.object)), .integer(event.time.microseconds)])
+    }
+
+    /// One statement: the update returns what it leased.
+    public mutating func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    {
+        try connection.rows(
+            """
+            UPDATE event_outbox SET lease_owner = ?1, lease_until = ?2 WHERE sequence IN (
+                SELECT sequence FROM event_outbox WHERE due <= ?3 AND (lease_until IS NULL OR lease_until <= ?3)
+                ORDER BY sequence LIMIT ?4
+            ) RETURNING sequence, kind, object, time, attempts
+            """,
+            [.text(owner), .integer(leaseUntil.microseconds), .integer(now.microseconds), .integer(Int64(limit))],
+            Codec.outboxEvent
+        ).sorted { $0.sequence < $1.sequence }
+    }
+
+    public mutating func deleteEvent(_ sequence: Int64) throws {
+        try connection.run("DELETE FROM event_outbox WHERE sequence = ?", [.integer(sequence)])
+    }
+
+    public mutating func releaseEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws {
+        try connection.run(
+            """
+            UPDATE event_outbox SET attempts = attempts + 1, due = ?1, lease_owner = NULL, lease_until = NULL
+            WHERE sequence = ?2 AND lease_owner = ?3
+            """, [.integer(retryAt.microseconds), .integer(sequence), .text(owner)])
+    }
+
+    public mutating func outboxStatus() throws -> OutboxStatus {
+        try connection.row("SELECT count(*), min(time) FROM event_outbox") {
+            OutboxStatus(pending: Int($0.int64(0)), oldest: $0.optionalInt64(1).map(Timestamp.init(microseconds:)))
+        } ?? OutboxStatus(pending: 0, oldest: nil)
+    }
+
+    public mutating func addUsage(_ bucket: BucketName, _ delta: BucketUsage) throws {
+        try connection.run(
+            """
+            INSERT INTO bucket_usage (bucket, objects, bytes, noncurrent_objects, noncurrent_bytes)
+            VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (bucket) DO UPDATE SET objects = objects + ?2, bytes = bytes + ?3,
+                noncurrent_objects = noncurrent_objects + ?4, noncurrent_bytes = noncurrent_bytes + ?5
+            """,
+            [
+                .text(bucket.rawValue), .integer(delta.objects), .integer(delta.bytes),
+                .integer(delta.noncurrentObjects), .integer(delta.noncurrentBytes),
+            ])
+    }
+
+    public mutating func bucketUsage() throws -> [BucketName: BucketUsage] {
+        Dictionary(
+            try connection.rows(
+                """
+                SELECT b.name, coalesce(u.objects, 0), coalesce(u.bytes, 0), coalesce(u.noncurrent_objects, 0),
+                    coalesce(u.noncurrent_bytes, 0)
+                FROM buckets b LEFT JOIN bucket_usage u ON u.bucket = b.name
+                """
+            ) {
+                (
+                    try BucketName($0.text(0)),
+                    BucketUsage(
+                        objects: $0.int64(1), bytes: $0.int64(2), noncurrentObjects: $0.int64(3),
+                        noncurrentBytes: $0.int64(4))
+                )
+            }, uniquingKeysWith: { a, _ in a })
     }
 }

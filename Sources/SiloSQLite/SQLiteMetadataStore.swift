@@ -34,6 +34,8 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
         /// Holds an exclusive lock on `<path>.lock` while open: a second process (or store) opening the same file
         /// fails with `.unavailable`. `silo serve` sets it, which is what lets it cache reads in front of the store.
         public var lockAgainstOtherProcesses = false
+        /// Whether object writes append storage events to the outbox (``TransactionalMetadataStore/recordsEvents``).
+        public var recordsEvents = false
 
         public init() {}
     }
@@ -110,6 +112,8 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
     }
 
     public func currentTime() -> Timestamp { configuration.now() }
+
+    public var recordsEvents: Bool { configuration.recordsEvents }
 
     // MARK: Statements the rows share
 

@@ -249,6 +249,27 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func isBlobReferenced(_ id: BlobID) throws -> Bool {
         try hooks.around(StoreCall("isBlobReferenced", id.rawValue)) { try inner.isBlobReferenced(id) }
     }
+    public func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    {
+        try hooks.around(StoreCall("claimEvents", owner)) {
+            try inner.claimEvents(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit)
+        }
+    }
+    public func completeEvent(_ sequence: Int64) throws {
+        try hooks.around(StoreCall("completeEvent", String(sequence))) { try inner.completeEvent(sequence) }
+    }
+    public func retryEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws {
+        try hooks.around(StoreCall("retryEvent", String(sequence))) {
+            try inner.retryEvent(sequence, owner: owner, retryAt: retryAt)
+        }
+    }
+    public func outboxStatus() throws -> OutboxStatus {
+        try hooks.around(StoreCall("outboxStatus")) { try inner.outboxStatus() }
+    }
+    public func bucketUsage() throws -> [BucketName: BucketUsage] {
+        try hooks.around(StoreCall("bucketUsage")) { try inner.bucketUsage() }
+    }
     public func reset() throws {
         try hooks.around(StoreCall("reset")) { try inner.reset() }
     }

@@ -14,15 +14,19 @@ enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
-    func open(clock: TestClock = TestClock()) throws -> MetadataFixture {
+    /// `events`: the store records storage events in its outbox.
+    func open(clock: TestClock = TestClock(), events: Bool = false) throws -> MetadataFixture {
         switch self {
         case .memory:
-            return MetadataFixture(store: InMemoryMetadataStore(now: { clock.now() }), clock: clock, reopenStore: nil)
+            return MetadataFixture(
+                store: InMemoryMetadataStore(now: { clock.now() }, recordsEvents: events), clock: clock,
+                reopenStore: nil)
         case .sqlite:
             let directory = try TempDirectory()
             let path = directory.path + "/metadata.sqlite"
             var configuration = SQLiteMetadataStore.Configuration()
             configuration.now = { clock.now() }
+            configuration.recordsEvents = events
             let fixture = MetadataFixture(
                 store: try SQLiteMetadataStore(path: path, configuration: configuration), clock: clock,
                 reopenStore: { old in
@@ -37,6 +41,7 @@ enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
             var configuration = SQLiteMetadataStore.Configuration()
             configuration.now = { clock.now() }
             configuration.lockAgainstOtherProcesses = true
+            configuration.recordsEvents = events
             let fixture = MetadataFixture(
                 store: CachingMetadataStore(try SQLiteMetadataStore(path: path, configuration: configuration)),
                 clock: clock,
@@ -50,6 +55,7 @@ enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
             let schema = try PostgresTestSchema()
             var configuration = schema.configuration
             configuration.now = { clock.now() }
+            configuration.recordsEvents = events
             let fixture = MetadataFixture(
                 store: try schema.open(configuration), clock: clock,
                 reopenStore: { old in

@@ -120,6 +120,7 @@ private final class RecordingStore: TransactionalMetadataStore {
     }
 
     func currentTime() -> Timestamp { base.currentTime() }
+    var recordsEvents: Bool { base.recordsEvents }
 
     func bucket(_ name: BucketName) throws -> BucketRecord? { try base.bucket(name) }
     func buckets() throws -> [BucketRecord] { try base.buckets() }
@@ -264,4 +265,28 @@ private struct RecordingRows<Base: MetadataRows>: MetadataRows {
         record("storeDocument")
         try base.storeDocument(name, text)
     }
+    mutating func appendEvent(_ event: StorageEvent) throws {
+        record("appendEvent")
+        try base.appendEvent(event)
+    }
+    mutating func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    {
+        record("claimEvents")
+        return try base.claimEvents(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit)
+    }
+    mutating func deleteEvent(_ sequence: Int64) throws {
+        record("deleteEvent")
+        try base.deleteEvent(sequence)
+    }
+    mutating func releaseEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws {
+        record("releaseEvent")
+        try base.releaseEvent(sequence, owner: owner, retryAt: retryAt)
+    }
+    mutating func outboxStatus() throws -> OutboxStatus { try base.outboxStatus() }
+    mutating func addUsage(_ bucket: BucketName, _ delta: BucketUsage) throws {
+        record("addUsage")
+        try base.addUsage(bucket, delta)
+    }
+    mutating func bucketUsage() throws -> [BucketName: BucketUsage] { try base.bucketUsage() }
 }

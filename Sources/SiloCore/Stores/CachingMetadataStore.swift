@@ -230,4 +230,13 @@ public final class CachingMetadataStore: MetadataStore {
     }
     public func forgetBlob(_ id: BlobID) throws { try inner.forgetBlob(id) }
     public func isBlobReferenced(_ id: BlobID) throws -> Bool { try inner.isBlobReferenced(id) }
+    public func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    { try inner.claimEvents(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit) }
+    public func completeEvent(_ sequence: Int64) throws { try inner.completeEvent(sequence) }
+    public func retryEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws {
+        try inner.retryEvent(sequence, owner: owner, retryAt: retryAt)
+    }
+    public func outboxStatus() throws -> OutboxStatus { try inner.outboxStatus() }
+    public func bucketUsage() throws -> [BucketName: BucketUsage] { try inner.bucketUsage() }
 }

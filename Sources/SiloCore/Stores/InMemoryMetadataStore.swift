@@ -8,10 +8,14 @@ import Synchronization
 public final class InMemoryMetadataStore: TransactionalMetadataStore {
     private let state = Mutex(InMemoryMetadataRows())
     private let now: @Sendable () -> Timestamp
+    public let recordsEvents: Bool
 
-    /// - Parameter now: the clock for times the protocol does not pass in (bucket creation, delete, reset).
-    public init(now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
+    /// - Parameters:
+    ///   - now: the clock for times the protocol does not pass in (bucket creation, delete, reset).
+    ///   - recordsEvents: whether object writes append storage events to the outbox.
+    public init(now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }, recordsEvents: Bool = false) {
         self.now = now
+        self.recordsEvents = recordsEvents
     }
 
     /// The lock is the transaction. The shared transactions throw only before their first write (see
@@ -186,6 +190,18 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
     fileprivate var garbage: [BlobID: Timestamp] = [:]
     /// Highest generation ever handed out; generations never repeat, even after deletes or reset.
     fileprivate var lastGeneration: Int64 = 0
+    /// The event outbox by sequence, and the last sequence handed out (never reused).
+    fileprivate var outbox: [Int64: OutboxRow] = [:]
+    fileprivate var lastEventSequence: Int64 = 0
+    fileprivate var usage: [BucketName: BucketUsage] = [:]
+
+    fileprivate struct OutboxRow: Sendable {
+        var event: StorageEvent
+        var attempts = 0
+        var due: Timestamp
+        var leaseOwner: String?
+        var leaseUntil: Timestamp?
+    }
 
     fileprivate init() {}
 
@@ -342,6 +358,7 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
         objects = [:]
         sessions = [:]
         buckets = [:]
+        usage = [:]
     }
 
     // MARK: Documents
@@ -349,4 +366,45 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
     public mutating func document(_ name: String) -> String? { documents[name] }
 
     public mutating func storeDocument(_ name: String, _ text: String?) { documents[name] = text }
+
+    // MARK: Event outbox and usage
+
+    public mutating func appendEvent(_ event: StorageEvent) {
+        lastEventSequence += 1
+        outbox[lastEventSequence] = OutboxRow(event: event, due: event.time)
+    }
+
+    public mutating func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int)
+        -> [OutboxEvent]
+    {
+        let due = outbox.filter { _, row in row.due <= now && (row.leaseUntil.map { $0 <= now } ?? true) }
+            .keys.sorted().prefix(limit)
+        return due.map { sequence in
+            outbox[sequence]!.leaseOwner = owner
+            outbox[sequence]!.leaseUntil = leaseUntil
+            let row = outbox[sequence]!
+            return OutboxEvent(sequence: sequence, event: row.event, attempts: row.attempts)
+        }
+    }
+
+    public mutating func deleteEvent(_ sequence: Int64) { outbox[sequence] = nil }
+
+    public mutating func releaseEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) {
+        guard var row = outbox[sequence], row.leaseOwner == owner else { return }
+        row.attempts += 1
+        row.due = retryAt
+        row.leaseOwner = nil
+        row.leaseUntil = nil
+        outbox[sequence] = row
+    }
+
+    public mutating func outboxStatus() -> OutboxStatus {
+        OutboxStatus(pending: outbox.count, oldest: outbox.values.map(\.event.time).min())
+    }
+
+    public mutating func addUsage(_ bucket: BucketName, _ delta: BucketUsage) { usage[bucket, default: .zero] += delta }
+
+    public mutating func bucketUsage() -> [BucketName: BucketUsage] {
+        Dictionary(uniqueKeysWithValues: buckets.keys.map { ($0, usage[$0] ?? .zero) })
+    }
 }

@@ -90,6 +90,23 @@ public protocol MetadataRows {
     mutating func document(_ name: String) throws -> String?
     /// Stores the text, or deletes the document when `text` is nil.
     mutating func storeDocument(_ name: String, _ text: String?) throws
+
+    // MARK: Event outbox and usage
+
+    /// Appends `event` to the outbox, due at once, with the next sequence number (never one handed out before).
+    mutating func appendEvent(_ event: StorageEvent) throws
+    /// ``MetadataStore/claimEvents(owner:now:leaseUntil:limit:)``'s rows: the due, unleased events, oldest first,
+    /// leased to `owner`; rows other transactions hold are skipped, not waited for.
+    mutating func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    mutating func deleteEvent(_ sequence: Int64) throws
+    /// One more attempt, due at `retryAt`, lease dropped; only while `owner` holds the lease.
+    mutating func releaseEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws
+    mutating func outboxStatus() throws -> OutboxStatus
+    /// Adds `delta` to the bucket's counts.
+    mutating func addUsage(_ bucket: BucketName, _ delta: BucketUsage) throws
+    /// The counts of every bucket that exists (zero where nothing was counted).
+    mutating func bucketUsage() throws -> [BucketName: BucketUsage]
 }
 
 /// How ``MetadataRows/bucket(_:lock:)`` locks the bucket it reads, where the backend has row locks.

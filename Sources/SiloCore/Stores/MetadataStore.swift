@@ -150,6 +150,24 @@ public protocol MetadataStore: Sendable {
     /// the text to store (nil deletes it). A throwing `change` writes nothing. `change` may run more than once (a
     /// store may retry a transaction), so it must depend only on its argument.
     func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws
+
+    // MARK: Storage events and usage
+
+    /// Leases to `owner`, until `leaseUntil`, at most `limit` outbox events that are due at `now` (never tried, or
+    /// their retry time has come) and that no lease holds past `now`, oldest first. On a store that several nodes
+    /// share, each event goes to one claimer: another node's concurrent claim skips the rows this one holds. Events
+    /// exist only in a store opened with events on (``TransactionalMetadataStore/recordsEvents``): written in the
+    /// transaction of the change they report, so a change that does not commit has none.
+    func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws -> [OutboxEvent]
+    /// Forgets a delivered event (whoever holds its lease: it was delivered).
+    func completeEvent(_ sequence: Int64) throws
+    /// Records a failed delivery while `owner` still holds the lease: one more attempt, due again at `retryAt`, lease
+    /// dropped. A no-op when the lease went to another node meanwhile.
+    func retryEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws
+    /// Undelivered events: how many, and the oldest one's time.
+    func outboxStatus() throws -> OutboxStatus
+    /// Every bucket's live and noncurrent objects and bytes, as the store's transactions keep them (no scan).
+    func bucketUsage() throws -> [BucketName: BucketUsage]
 }
 
 extension MetadataStore {

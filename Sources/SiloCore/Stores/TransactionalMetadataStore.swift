@@ -11,6 +11,10 @@ public protocol TransactionalMetadataStore: MetadataStore {
 
     /// The clock for times the protocol does not pass in (bucket creation, delete, reset).
     func currentTime() -> Timestamp
+
+    /// Whether object writes also append their ``StorageEvent``s to the outbox. Off unless something delivers
+    /// them (`silo serve --event-webhook`): nothing else would empty the outbox.
+    var recordsEvents: Bool { get }
 }
 
 extension TransactionalMetadataStore {
@@ -103,9 +107,11 @@ extension TransactionalMetadataStore {
                 }
                 bucket = found
             }
+            var changes = Changes(bucket: draft.bucket, time: time)
             if let current {
                 try rows.retire(
-                    current, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion, at: time)
+                    current, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion, at: time,
+                    into: &changes)
             }
             // Late, so PostgreSQL's counter row (which every insert on every node updates) stays locked briefly.
             let generation = try rows.nextGeneration(at: time)
@@ -114,8 +120,10 @@ extension TransactionalMetadataStore {
                 blobID: draft.blobID, fields: draft.fields, timeCreated: time, updated: time,
                 componentCount: draft.componentCount)
             try rows.insertLiveVersion(stored)
+            changes.finalized(stored)
             try rows.removeGarbage(draft.blobID)
             if let session { try rows.updateSession(session.finalized(generation: generation, at: time)) }
+            try changes.write(to: &rows, events: recordsEvents)
             return (stored, current)
         }
     }
@@ -134,6 +142,9 @@ extension TransactionalMetadataStore {
             record.metageneration += 1
             record.updated = time
             try rows.updateVersion(record)
+            var changes = Changes(bucket: bucket, time: time)
+            changes.events.append(StorageEvent(kind: .metadataUpdate, object: record, time: time))
+            try changes.write(to: &rows, events: recordsEvents)
             return record
         }
     }
@@ -152,19 +163,26 @@ extension TransactionalMetadataStore {
             let current = try rows.liveVersion(bucket, destination)
             try destinationConditions.check(current, describing: describe(bucket, destination))
             let versioning = try rows.bucket(bucket, lock: .share)?.versioning ?? false
+            var changes = Changes(bucket: bucket, time: time)
             // The source leaves as a delete would; its blob goes with the new version, so it is not garbage.
             if versioning {
                 try rows.markNoncurrent(moving)
+                changes.archived(moving)
             } else {
                 try rows.deleteVersion(moving, softDeletion: nil)
+                changes.deleted(moving, wasLive: true)
             }
-            if let current { try rows.retire(current, versioning: versioning, softDeletion: nil, at: time) }
+            if let current {
+                try rows.retire(current, versioning: versioning, softDeletion: nil, at: time, into: &changes)
+            }
             let generation = try rows.nextGeneration(at: time)
             let moved = ObjectRecord(
                 bucket: bucket, name: destination, generation: generation, metageneration: 1, blob: moving.blob,
                 blobID: moving.blobID, fields: moving.fields, timeCreated: time, updated: time,
                 componentCount: moving.componentCount)
             try rows.insertLiveVersion(moved)
+            changes.finalized(moved)
+            try changes.write(to: &rows, events: recordsEvents)
             return (moved, current)
         }
     }
@@ -181,12 +199,18 @@ extension TransactionalMetadataStore {
             }
             try conditions.check(target, describing: describe(bucket, name))
             let versioning = try rows.bucket(bucket, lock: .share)?.versioning ?? false
+            var changes = Changes(bucket: bucket, time: time)
             if generation == nil && versioning {
                 // Deleting the live version of a versioned object keeps it as a noncurrent version (GCS).
                 try rows.markNoncurrent(target)
+                changes.archived(target)
             } else {
+                // A generation named outright may be the live one or a noncurrent one; usage counts them apart.
+                let wasLive = try generation == nil || rows.liveVersion(bucket, name)?.generation == target.generation
                 try rows.remove(target, softDeletion: softDeletion, at: time)
+                changes.deleted(target, wasLive: wasLive)
             }
+            try changes.write(to: &rows, events: recordsEvents)
             return target
         }
     }
@@ -202,13 +226,18 @@ extension TransactionalMetadataStore {
             let current = try rows.liveVersion(bucket, name)
             try conditions.check(current, describing: describe(bucket, name))
             let versioning = try rows.bucket(bucket, lock: .share)?.versioning ?? false
-            if let current { try rows.retire(current, versioning: versioning, softDeletion: nil, at: time) }
+            var changes = Changes(bucket: bucket, time: time)
+            if let current {
+                try rows.retire(current, versioning: versioning, softDeletion: nil, at: time, into: &changes)
+            }
             try rows.deleteSoftDeletedVersion(bucket, name, generation: generation)
             let next = try rows.nextGeneration(at: time)
             let restored = ObjectRecord(
                 bucket: bucket, name: name, generation: next, metageneration: 1, blob: old.blob, blobID: old.blobID,
                 fields: old.fields, timeCreated: time, updated: time, componentCount: old.componentCount)
             try rows.insertLiveVersion(restored)
+            changes.finalized(restored)
+            try changes.write(to: &rows, events: recordsEvents)
             return (restored, current)
         }
     }
@@ -274,6 +303,70 @@ extension TransactionalMetadataStore {
             try rows.storeDocument(name, text)
         }
     }
+
+    // MARK: Storage events and usage
+
+    public func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
+        -> [OutboxEvent]
+    {
+        guard limit > 0 else { return [] }
+        return try transaction { try $0.claimEvents(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit) }
+    }
+
+    public func completeEvent(_ sequence: Int64) throws {
+        try transaction { try $0.deleteEvent(sequence) }
+    }
+
+    public func retryEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws {
+        try transaction { try $0.releaseEvent(sequence, owner: owner, retryAt: retryAt) }
+    }
+
+    public func outboxStatus() throws -> OutboxStatus {
+        try transaction { try $0.outboxStatus() }
+    }
+
+    public func bucketUsage() throws -> [BucketName: BucketUsage] {
+        try transaction { try $0.bucketUsage() }
+    }
+}
+
+/// What one object write changes beyond its rows: the events it reports and what it adds to its bucket's usage,
+/// written together at the end of the transaction (late, so PostgreSQL's usage row, which every write in the bucket
+/// updates, stays locked briefly).
+private struct Changes {
+    let bucket: BucketName
+    let time: Timestamp
+    var events: [StorageEvent] = []
+    var usage = BucketUsage.zero
+
+    init(bucket: BucketName, time: Timestamp) {
+        self.bucket = bucket
+        self.time = time
+    }
+
+    mutating func finalized(_ record: ObjectRecord) {
+        events.append(StorageEvent(kind: .finalize, object: record, time: time))
+        usage += .live(record)
+    }
+
+    /// A live version kept noncurrent.
+    mutating func archived(_ record: ObjectRecord) {
+        events.append(StorageEvent(kind: .archive, object: record, time: time))
+        usage += .live(record, -1) + .noncurrent(record)
+    }
+
+    /// A version gone for good or into soft delete.
+    mutating func deleted(_ record: ObjectRecord, wasLive: Bool) {
+        events.append(StorageEvent(kind: .delete, object: record, time: time))
+        usage += wasLive ? .live(record, -1) : .noncurrent(record, -1)
+    }
+
+    func write<Rows: MetadataRows>(to rows: inout Rows, events recordsEvents: Bool) throws {
+        if recordsEvents {
+            for event in events { try rows.appendEvent(event) }
+        }
+        if !usage.isZero { try rows.addUsage(bucket, usage) }
+    }
 }
 
 extension MetadataRows {
@@ -294,12 +387,15 @@ extension MetadataRows {
 
     /// The live version a write replaces: kept noncurrent in a versioned bucket, else removed (``remove``).
     fileprivate mutating func retire(
-        _ current: ObjectRecord, versioning: Bool, softDeletion: SoftDeletion?, at time: Timestamp
+        _ current: ObjectRecord, versioning: Bool, softDeletion: SoftDeletion?, at time: Timestamp,
+        into changes: inout Changes
     ) throws {
         if versioning {
             try markNoncurrent(current)
+            changes.archived(current)
         } else {
             try remove(current, softDeletion: softDeletion, at: time)
+            changes.deleted(current, wasLive: true)
         }
     }
 

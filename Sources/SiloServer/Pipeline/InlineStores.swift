@@ -109,6 +109,13 @@ struct InlineMetadataView: MetadataStore {
     func updateDocument(_ name: String, _ change: (inout String?) throws -> Void) throws {
         throw refuse("document \(name)")
     }
+    func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws -> [OutboxEvent] {
+        throw refuse("the event outbox")
+    }
+    func completeEvent(_ sequence: Int64) throws { throw refuse("the event outbox") }
+    func retryEvent(_ sequence: Int64, owner: String, retryAt: Timestamp) throws { throw refuse("the event outbox") }
+    func outboxStatus() throws -> OutboxStatus { throw refuse("the event outbox") }
+    func bucketUsage() throws -> [BucketName: BucketUsage] { throw refuse("bucket usage") }
 }
 
 /// The blob store as the inline attempt sees it: nothing. Bytes come from ``SmallBlobCache`` or not at all.

@@ -1,0 +1,183 @@
+import Foundation
+public import SiloCore
+import SiloCurl
+import Synchronization
+
+/// Delivers the storage events in a metadata store's outbox to webhooks, at least once, off the HTTP loops: a few
+/// threads of its own claim due events (a lease, so each goes to one node when several share the store), POST each
+/// to every webhook that wants it, and forget it when all answered 2xx, or schedule it again with backoff. The
+/// event's id is its outbox sequence, so every attempt, before and after a restart, on any node, carries the same
+/// id. An event that some webhooks accepted and one refused is sent again to all of them (same id).
+public final class EventDispatcher: Sendable {
+    public struct Configuration: Sendable {
+        public var targets: [WebhookTarget] = []
+        /// The HMAC-SHA256 key the body signature (``CloudEventMessage/signatureHeader``) is made with.
+        public var secret: [UInt8] = []
+        /// scheme://host[:port] the data's links point at: where clients reach this server.
+        public var base = "http://127.0.0.1:9199"
+        /// Threads delivering at once (each one event at a time): the bound on concurrent webhook requests.
+        public var concurrency = 4
+        /// Limit on one webhook request, connecting included.
+        public var timeout: Duration = .seconds(10)
+        /// Events one thread claims at a time.
+        public var batchSize = 4
+        /// How often an idle thread looks for new events.
+        public var pollInterval: Duration = .milliseconds(250)
+        public var backoff = DeliveryBackoff()
+
+        public init() {}
+
+        /// How long a claim holds its events: the whole batch's requests, with a margin. After a crash, that is how
+        /// long the claimed events wait before another claim (a restart, another node) sends them.
+        public var lease: Duration {
+            timeout * (batchSize * max(targets.count, 1)) + .seconds(5)
+        }
+    }
+
+    private let store: any MetadataStore
+    private let configuration: Configuration
+    private let logger: Logger
+    /// This process's name on the leases it takes.
+    public let owner: String
+    private let client = CurlClient(reuseConnections: true)
+    private let stopping = Atomic(false)
+    private let delivered = Atomic(0)
+    private let failed = Atomic(0)
+    private let wake = DispatchSemaphore(value: 0)
+    private let running = DispatchGroup()
+    /// The transfers in flight, so shutdown can abort them.
+    private let inFlight = Mutex<[Int: CurlTransferControl]>([:])
+
+    public init(store: any MetadataStore, configuration: Configuration, logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        owner = "silo-" + (0..<16).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
+    }
+
+    /// Starts the delivery threads.
+    public func start() {
+        for index in 0..<max(configuration.concurrency, 1) {
+            running.enter()
+            let thread = Thread { [self] in
+                defer { running.leave() }
+                work(index)
+            }
+            thread.name = "silo.events.\(index)"
+            thread.start()
+        }
+    }
+
+    /// Stops claiming, aborts the requests in flight (their events stay leased until the lease ends, then go out
+    /// again) and waits for the threads.
+    public func shutdown() {
+        stopping.store(true, ordering: .releasing)
+        inFlight.withLock { $0.values.forEach { $0.abort() } }
+        for _ in 0..<max(configuration.concurrency, 1) { wake.signal() }
+        running.wait()
+    }
+
+    /// Wakes an idle thread to look for events now instead of at its next poll.
+    public func poke() { wake.signal() }
+
+    public func statistics() -> EventDeliveryStatistics {
+        let status = (try? store.outboxStatus()) ?? OutboxStatus(pending: 0, oldest: nil)
+        let lag = status.oldest.map { Double(max(Timestamp.now().microseconds - $0.microseconds, 0)) / 1e6 } ?? 0
+        return EventDeliveryStatistics(
+            delivered: delivered.load(ordering: .relaxed), failedAttempts: failed.load(ordering: .relaxed),
+            pending: status.pending, lagSeconds: lag)
+    }
+
+    private var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    private func work(_ index: Int) {
+        while !isStopping {
+            let now = Timestamp.now()
+            let claimed: [OutboxEvent]
+            do {
+                claimed = try store.claimEvents(
+                    owner: owner, now: now, leaseUntil: now.adding(configuration.lease),
+                    limit: configuration.batchSize)
+            } catch {
+                logger.error(
+                    "event outbox claim failed", metadata: ["silo.error": describe(error)])
+                claimed = []
+            }
+            for event in claimed where !isStopping { deliver(event, thread: index) }
+            if claimed.count < configuration.batchSize && !isStopping {
+                _ = wake.wait(timeout: .now() + .microseconds(Int(configuration.pollInterval.microseconds)))
+            }
+        }
+    }
+
+    private func deliver(_ outbox: OutboxEvent, thread: Int) {
+        let targets = configuration.targets.filter { $0.wants(outbox.event) }
+        let message = CloudEventMessage(outbox, base: configuration.base, secret: configuration.secret)
+        var failure: String?
+        for target in targets where failure == nil {
+            failure = post(message, to: target, thread: thread)
+        }
+        do {
+            if let failure {
+                failed.add(1, ordering: .relaxed)
+                let attempts = outbox.attempts + 1
+                let delay = configuration.backoff.delay(afterAttempts: attempts, unit: Double.random(in: 0..<1))
+                try store.retryEvent(outbox.sequence, owner: owner, retryAt: Timestamp.now().adding(delay))
+                logger.warning(
+                    "event delivery failed; will retry",
+                    metadata: [
+                        "silo.event.id": "\(outbox.id)", "silo.event.attempts": "\(attempts)",
+                        "silo.error": "\(failure)",
+                    ])
+            } else {
+                try store.completeEvent(outbox.sequence)
+                delivered.add(1, ordering: .relaxed)
+            }
+        } catch {
+            // The lease runs out and the event goes again: at least once.
+            logger.error(
+                "event outbox update failed",
+                metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
+        }
+    }
+
+    /// Nil when the webhook answered 2xx; else why not (for the log: the status, or the transport's error).
+    private func post(_ message: CloudEventMessage, to target: WebhookTarget, thread: Int) -> String? {
+        let control = CurlTransferControl()
+        inFlight.withLock { $0[thread] = control }
+        defer { _ = inFlight.withLock { $0.removeValue(forKey: thread) } }
+        if isStopping { return "shutting down" }
+        let request = CurlRequest(
+            method: "POST", url: target.url, headers: message.headers.map { CurlHeader($0.name, $0.value) },
+            body: .bytes(Data(message.body)),
+            timeouts: CurlTimeouts(
+                connect: configuration.timeout, idle: configuration.timeout, total: configuration.timeout),
+            bufferSize: 16 * 1024)
+        do {
+            // The answer is read only for its status; a receiver's page of HTML is cut off, not stored.
+            let response = try client.performBuffered(request, bodyLimit: 64 * 1024, control: control)
+            return (200..<300).contains(response.status) ? nil : "HTTP \(response.status) from \(target.url)"
+        } catch let limit as CurlBodyLimitExceeded {
+            return (200..<300).contains(limit.status) ? nil : "HTTP \(limit.status) from \(target.url)"
+        } catch {
+            return "\(target.url): \(error)"
+        }
+    }
+}
+
+/// A store error with its causes, for the log.
+private func describe(_ error: any Error) -> String {
+    (error as? any ChainedError)?.detailedDescription() ?? "\(error)"
+}
+
+extension Timestamp {
+    fileprivate func adding(_ duration: Duration) -> Timestamp {
+        Timestamp(microseconds: microseconds + duration.microseconds)
+    }
+}
+
+extension Duration {
+    fileprivate var microseconds: Int64 {
+        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
+    }
+}
