@@ -1,6 +1,7 @@
 import Foundation
 import SiloCLI
 import SiloCore
+import SiloServer
 
 /// The options of `silo serve`, resolved from flags, then `SILO_*` environment variables, then the config file.
 struct ServeOptions {
@@ -41,6 +42,10 @@ struct ServeOptions {
     var virtualHostSuffixes: [String]?
     /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
+    /// The server log's threshold (`--log-level`).
+    var logLevel = Logger.Level.info
+    /// `--access-log`: nil for `off` (the default), else where the JSON lines go.
+    var accessLog: AccessLog.Destination?
 
     struct Limits {
         var maxObjectSize: Int64 = 5 << 40
@@ -182,6 +187,15 @@ struct ServeOptions {
                 help:
                     "serve storage-testbench's Retry Test API (/retry_test) and stage the faults it describes for requests with x-retry-test-id (loopback addresses only; docs/test-faults.md)"
             ),
+            .value(
+                "log-level", valueName: "LEVEL",
+                help: "server log threshold: trace, debug, info, notice, warning, error or critical",
+                defaultValue: "info"),
+            .value(
+                "access-log", valueName: "DEST",
+                help:
+                    "one JSON line per request to PATH (appended), stderr, or off (docs/operations.md); written off the request threads, dropped and counted when the disk falls behind",
+                defaultValue: "off"),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -254,6 +268,23 @@ struct ServeOptions {
                 throw ValidationError("--virtual-host-suffix: '\(suffix)' is not a host name")
             }
             virtualHostSuffixes = suffixes.filter { $0 != "none" }
+        }
+        if let text = values.value("log-level") {
+            let levels: [Logger.Level] = [.trace, .debug, .info, .notice, .warning, .error, .critical]
+            guard let level = levels.first(where: { $0.description == text.lowercased() }) else {
+                throw ValidationError(
+                    "--log-level must be one of: \(levels.map(\.description).joined(separator: ", ")), not '\(text)'")
+            }
+            logLevel = level
+        }
+        if let text = values.value("access-log") {
+            switch text {
+            case "off": accessLog = nil
+            case "stderr": accessLog = AccessLog.Destination.standardError
+            case "":
+                throw ValidationError("--access-log must be a file path, stderr or off")
+            default: accessLog = .file(text)
+            }
         }
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")

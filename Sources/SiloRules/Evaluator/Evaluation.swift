@@ -68,7 +68,8 @@ extension RulesProgram {
         return RulesDecision(
             allowed: search.granted, reason: reason, trace: trace, expressionsEvaluated: interp.expressionsEvaluated,
             dependsOnlyOnPath: !interp.variables.wereRead && !interp.documents.wereUsed,
-            undetermined: !search.granted && search.undetermined && interp.abortReason == nil)
+            undetermined: !search.granted && search.undetermined && interp.abortReason == nil,
+            errors: search.errors + (interp.abortReason == nil ? 0 : 1))
     }
 }
 
@@ -92,6 +93,8 @@ struct Search {
     var lastFailure: String?
     /// An allow's condition depended on a value not known yet.
     var undetermined = false
+    /// Conditions that evaluated to an error other than an unknown value.
+    var errors = 0
 
     init(program: RulesProgram, interp: Interpreter, method: MethodSet, trace: Bool, explain: Bool) {
         self.program = program
@@ -162,7 +165,9 @@ struct Search {
                 return false
             }
             if case .bool(true) = value { return grant(allow, "true") }
-            if case .error(let fault) = value, fault.undetermined { undetermined = true }
+            if case .error(let fault) = value {
+                if fault.undetermined { undetermined = true } else { errors += 1 }
+            }
             if tracing || explaining {
                 let outcome: String
                 switch value {
