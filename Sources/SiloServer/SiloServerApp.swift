@@ -28,7 +28,7 @@ public final class SiloServerApp: HTTPHandler {
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)
         self.observability = observability
-        let readiness = ReadinessProbe()
+        let readiness = ReadinessProbe(timeout: configuration.readinessTimeoutSeconds)
         pipeline = RequestPipeline(
             service: service, registry: registry, sessionCommit: Self.sessionCommit(service),
             observability: observability, readiness: readiness)

@@ -10,7 +10,7 @@ final class ReadinessProbe: Sendable {
     private let running = Atomic<Bool>(false)
     let timeout: Double
 
-    init(timeout: Double = 2) { self.timeout = timeout }
+    init(timeout: Double) { self.timeout = timeout }
 
     /// The stores that failed, each with its error (for the log, not the client); nil when ready.
     func check(_ service: ObjectService) -> [(store: String, error: String)]? {
@@ -19,8 +19,10 @@ final class ReadinessProbe: Sendable {
         }
         let outcome = Outcome()
         let thread = Thread { [self] in
-            outcome.finish(Self.failures(service))
+            let failures = Self.failures(service)
+            // Cleared before the answer is handed over, so that a check right after this one's answer may run.
             running.store(false, ordering: .releasing)
+            outcome.finish(failures)
         }
         thread.name = "silo-readiness"
         thread.start()

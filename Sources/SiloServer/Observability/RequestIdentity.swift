@@ -96,13 +96,18 @@ struct Exchange {
         }
     }
 
-    /// Route, API, bucket and object from the router's answer (nil: the path was refused).
-    mutating func routed(_ parsed: Route?, rawPath: String) {
+    /// Route, API, bucket and object from the router's answer (nil: the path was refused); an upload that names
+    /// its object in the query (`?name=`) is logged under that name, when it is a valid one.
+    mutating func routed(_ parsed: Route?, _ head: HTTPRequestHead) {
         route = parsed.map(RouteLabel.init) ?? .invalid
-        api = route.api(rawPath: rawPath)
+        api = route.api(rawPath: head.rawPath)
         switch parsed {
-        case .firebaseBucket(let b), .gcsBucket(let b), .gcsObjects(let b), .gcsUpload(let b), .gcsBucketSub(let b, _),
-            .xmlBucket(let b):
+        case .firebaseBucket(let b), .gcsObjects(let b), .gcsUpload(let b):
+            bucket = b
+            if head.method == "POST", let name = head.queryItems?.first(where: { $0.name == "name" })?.value {
+                object = try? ObjectName(name)
+            }
+        case .gcsBucket(let b), .gcsBucketSub(let b, _), .xmlBucket(let b):
             bucket = b
         case .firebaseObject(let b, let o), .gcsObject(let b, let o), .gcsCompose(let b, let o),
             .gcsObjectSub(let b, let o, _), .xmlObject(let b, let o):

@@ -146,14 +146,14 @@ struct RequestPipeline: Sendable {
         let context: RequestContext
         do {
             parsed = try route(of: head)
-            exchange.routed(parsed, rawPath: head.rawPath)
+            exchange.routed(parsed, head)
             // Only a read of one object can be answered inline: decline anything else before authenticating it
             // or rendering an answer nobody reads.
             if inline && parsed?.readsOneObject != true { return Self.declined("this route") }
             context = try RequestContext(
                 head: head, credentials: service.credentials, signedURLs: parsed?.isXML == true)
         } catch {
-            if parsed == nil { exchange.routed(nil, rawPath: head.rawPath) }
+            if parsed == nil { exchange.routed(nil, head) }
             // A refused credential is a 401 in the shape of the API the request was for.
             var response = APIShape.of(parsed, rawPath: head.rawPath).error(error)
             // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
