@@ -67,15 +67,20 @@ struct RequestPipeline: Sendable {
     /// What every answer passes through once: the log line of a server-side failure, CORS, then what
     /// ``observe(_:_:_:)`` adds.
     func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
-        var exchange = exchange
-        if let failure = response.failure as? ServerFailure {
-            // The id the answer's message names (the same one unless the failure was rendered outside a handler).
-            exchange.id = failure.requestID
-            observability.failures.count(failure.error.code)
-        }
-        logFailure(response, head)
+        let exchange = failed(response, head, exchange)
         if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
         observe(&response, head, exchange)
+    }
+
+    /// A 5xx's log line and its count by kind; the exchange takes the id the answer's message names (the same one
+    /// unless the failure was rendered outside a handler).
+    private func failed(_ response: HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) -> Exchange {
+        logFailure(response, head)
+        guard let failure = response.failure as? ServerFailure else { return exchange }
+        observability.failures.count(failure.error.code)
+        var exchange = exchange
+        exchange.id = failure.requestID
+        return exchange
     }
 
     /// The request's metrics, its `X-Request-Id` and its access-log line: once per answer, for every API, on
@@ -315,12 +320,7 @@ struct RequestPipeline: Sendable {
             case .readBody(let sink): Self.drive(sink, body)
             }
         }
-        if let failure = response.failure as? ServerFailure {
-            exchange.id = failure.requestID
-            observability.failures.count(failure.error.code)
-        }
-        logFailure(response, head)
-        observe(&response, head, exchange)
+        observe(&response, head, failed(response, head, exchange))
         return response
     }
 
