@@ -4,23 +4,24 @@ import Synchronization
 
 /// Request ids: the `X-Request-Id` a client sent when it is short and safe to echo and log, else one made here.
 ///
-/// Made ids are a random per-process prefix and a counter, 16 hex digits: unique enough to find a log line, and
-/// made without a system call (a random number per request would cost one `getrandom`, and the GET path is counted
-/// in system calls by `bench/guard.sh`). Nothing trusts them: they name a request, they authorize nothing.
+/// Made ids are a random per-process prefix (28 bits) and a counter (32 bits), 15 hex digits: unique enough to find
+/// a log line, made without a system call (a random number per request would cost one `getrandom`, and the GET path
+/// is counted in system calls by `bench/guard.sh`), and short enough for a small string, which takes no allocation.
+/// Nothing trusts them: they name a request, they authorize nothing.
 final class RequestIDs: Sendable {
     private let prefix: UInt64
     private let counter = Atomic<UInt64>(0)
 
-    init() { prefix = UInt64(UInt32.random(in: 0...UInt32.max)) << 32 }
+    init() { prefix = UInt64.random(in: 0...0xFFF_FFFF) << 32 }
 
     func next() -> String {
         let value = prefix | (counter.wrappingAdd(1, ordering: .relaxed).newValue & 0xFFFF_FFFF)
-        return String(unsafeUninitializedCapacity: 16) { buffer in
-            for index in 0..<16 {
-                let nibble = UInt8(truncatingIfNeeded: value >> (60 - 4 * UInt64(index))) & 0xF
+        return String(unsafeUninitializedCapacity: 15) { buffer in
+            for index in 0..<15 {
+                let nibble = UInt8(truncatingIfNeeded: value >> (56 - 4 * UInt64(index))) & 0xF
                 buffer[index] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
             }
-            return 16
+            return 15
         }
     }
 
