@@ -43,21 +43,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.append((name, value))
     }
 
-    /// Appends a field and keeps ``wireFormat`` (extended by the field's line) when the headers had one: for a
-    /// per-response field (`X-Request-Id`) on headers otherwise sent as preformatted, without formatting them all
-    /// again. A field the transport owns, or one it must not send, drops the wire format as ``add(_:_:)`` does.
-    public mutating func addKeepingWireFormat(_ name: String, _ value: String) {
-        let wire = wireFormat
-        fields.append((name, value))
-        guard var wire, !Self.isTransportField(name), !equalsIgnoringCase(name, "Date"), Self.isSendable((name, value))
-        else { return }
-        wire.append(contentsOf: name.utf8)
-        wire.append(contentsOf: ": ".utf8)
-        wire.append(contentsOf: value.utf8)
-        wire.append(contentsOf: "\r\n".utf8)
-        wireFormat = wire
-    }
-
     public mutating func remove(_ name: String) { fields.removeAll { equalsIgnoringCase($0.name, name) } }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }

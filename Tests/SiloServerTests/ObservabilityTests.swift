@@ -391,6 +391,11 @@ import Testing
         #expect(answer.status == 200 && answer.headers["X-Request-Id"] == "the-batch")
         let lines = try log.lines()
         let parts = lines.filter { $0["batch_id"]?.stringValue == "the-batch" }
+        // Each part names its call's own id, the one its log line carries.
+        for part in parts {
+            let id = try #require(part["request_id"]?.stringValue)
+            #expect(answer.text.contains("X-Request-Id: \(id)\r\n"))
+        }
         #expect(parts.map { $0["status"] } == [.number("200"), .number("404")])
         #expect(
             parts.allSatisfy {

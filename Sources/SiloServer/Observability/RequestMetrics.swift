@@ -39,12 +39,13 @@ final class RequestMetrics: Sendable {
         statuses.add(pair * Self.statusSlots + (min(max(status, 100), 599) - 100))
         var bucket = 0
         let bounds = Self.boundsMicros
-        while bucket < bounds.count && micros > bounds[bucket] { bucket += 1 }
+        let buckets = bounds.count
+        while bucket < buckets && micros > bounds[bucket] { bucket += 1 }
         let base = pair * Self.perPair
         series.add(base + bucket)
-        series.add(base + Self.bounds.count + 1, micros)
-        if let bytesIn, bytesIn > 0 { series.add(base + Self.bounds.count + 2, UInt64(bytesIn)) }
-        if let bytesOut, bytesOut > 0 { series.add(base + Self.bounds.count + 3, UInt64(bytesOut)) }
+        series.add(base + buckets + 1, micros)
+        if let bytesIn, bytesIn > 0 { series.add(base + buckets + 2, UInt64(bytesIn)) }
+        if let bytesOut, bytesOut > 0 { series.add(base + buckets + 3, UInt64(bytesOut)) }
     }
 
     /// Requests recorded so far for one label set (tests compare it with the requests they made).

@@ -88,7 +88,8 @@ struct RequestPipeline: Sendable {
     /// short append).
     func observe(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
         let id = exchange.id ?? observability.requestIDs.resolve(head)
-        if response.headers["X-Request-Id"] == nil { response.headers.addKeepingWireFormat("X-Request-Id", id) }
+        // A 5xx carries its id in its headers already.
+        if response.headers["X-Request-Id"] == nil { response.requestID = id }
         record(head, exchange, id: id, status: response.status, bytesOut: response.body.length)
     }
 
