@@ -4,7 +4,7 @@ ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash events hostile lint format bench perf-guard clean postgres-test \
 	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
-	conformance console
+	conformance console metrics
 
 deps:
 	@scripts/install-deps.sh
@@ -25,7 +25,7 @@ run: release
 # and PostgreSQL) and google-cloud-storage's own system tests and retry conformance suite, the kill -9 crash test, the
 # hostile-input suite and schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
 test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash events hostile schemathesis perf-guard postgres-test s3-test \
-	multinode pairs console
+	multinode pairs console metrics
 
 unit: deps
 	# Every import of one of the package's modules is a dependency Package.swift declares (SwiftPM would also let
@@ -93,6 +93,12 @@ clients: release
 gcs: release
 	scripts/python-venv.sh .venv/gcs tests/gcs/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/gcs/bin/python -m pytest -q tests/gcs
+
+# /metrics parsed by prometheus-client's parser, the access log, and a real Prometheus (Debian) scraping a secured
+# server with its admin key (tests/metrics).
+metrics: release
+	scripts/python-venv.sh .venv/metrics tests/metrics/requirements.txt
+	SILO_BINARY=.build/release/silo .venv/metrics/bin/python -m pytest -q tests/metrics
 
 # pyrebase4 and firebase-rest-api (the Python clients of the v0 REST API) against a secured server (tests/pyclients).
 pyclients: release

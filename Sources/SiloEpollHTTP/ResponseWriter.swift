@@ -81,6 +81,15 @@ enum ResponseWriter {
                 append("\r\n", to: &out)
             }
         }
+        if let id = response.requestID {
+            if HTTPHeaders.isSendable(("X-Request-Id", id)) {
+                append("X-Request-Id: ", to: &out)
+                out.append(contentsOf: id.utf8)
+                append("\r\n", to: &out)
+            } else {
+                refused.append("X-Request-Id")
+            }
+        }
         if !sawDate { out.append(contentsOf: dateLine) }
         if let length = plan.contentLength {
             append("Content-Length: ", to: &out)

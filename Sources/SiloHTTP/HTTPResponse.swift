@@ -8,6 +8,9 @@ public struct HTTPResponse {
     /// A fault the transport injects instead of delivering this response normally (`silo serve --test-faults`);
     /// nil on every ordinary response.
     public var transportFault: TransportFault?
+    /// Sent as `X-Request-Id` after `headers`. Kept apart from them so that headers formatted once for many answers
+    /// (``HTTPHeaders/wireFormat``) are sent as they are, not copied per answer to add one field.
+    public var requestID: String?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty) {
         self.status = status

@@ -61,7 +61,7 @@ struct ServeCommand: ParsableCommand {
     }
 
     private static func serve(_ options: ServeOptions, context: CommandContext) async -> Int32 {
-        let logger = Logger(label: "silo")
+        let logger = Logger(label: "silo", level: options.logLevel)
         let security: ServeSecurity
         do {
             security = try ServeSecurity(options, logger: logger)
@@ -88,9 +88,11 @@ struct ServeCommand: ParsableCommand {
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
             configuration.serviceAccounts = security.serviceAccounts
+            let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
+            if options.rulesFile != nil { observability.register(security.rulesStatistics) }
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
-                credentials: security.verifier, logger: logger)
+                credentials: security.verifier, logger: logger, observability: observability)
             // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
             _ = app.collectGarbage(graceSeconds: 0)
             // The served buckets exist from the start, as the emulator's default bucket does (GCS clients list and
@@ -154,6 +156,8 @@ struct ServeCommand: ParsableCommand {
             "shutting down: draining requests in flight", metadata: ["silo.drain.seconds": "\(options.drainSeconds)"])
         server.shutdown(drainTimeout: options.drainSeconds)
         events?.shutdown()
+        // The lines of the drained requests are written before the process exits.
+        app.observability.accessLog?.close()
         logger.info("stopped")
         return status
     }

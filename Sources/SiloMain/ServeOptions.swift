@@ -2,6 +2,7 @@ import Foundation
 import SiloCLI
 import SiloCore
 import SiloEvents
+import SiloServer
 
 /// The options of `silo serve`, resolved from flags, then `SILO_*` environment variables, then the config file.
 struct ServeOptions {
@@ -47,6 +48,10 @@ struct ServeOptions {
     var eventConcurrency = 4
     /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
+    /// The server log's threshold (`--log-level`).
+    var logLevel = Logger.Level.info
+    /// `--access-log`: nil for `off` (the default), else where the JSON lines go.
+    var accessLog: AccessLog.Destination?
 
     struct Limits {
         var maxObjectSize: Int64 = 5 << 40
@@ -201,6 +206,15 @@ struct ServeOptions {
                 defaultValue: "10"),
             .value(
                 "event-concurrency", valueName: "N", help: "webhook requests in flight at once", defaultValue: "4"),
+            .value(
+                "log-level", valueName: "LEVEL",
+                help: "server log threshold: trace, debug, info, notice, warning, error or critical",
+                defaultValue: "info"),
+            .value(
+                "access-log", valueName: "DEST",
+                help:
+                    "one JSON line per request to PATH (appended), stderr, or off (docs/operations.md); written off the request threads, dropped and counted when the disk falls behind",
+                defaultValue: "off"),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -285,6 +299,23 @@ struct ServeOptions {
         }
         eventTimeoutSeconds = try values.integer("event-timeout", in: 1...600) ?? eventTimeoutSeconds
         eventConcurrency = try values.integer("event-concurrency", in: 1...64) ?? eventConcurrency
+        if let text = values.value("log-level") {
+            let levels: [Logger.Level] = [.trace, .debug, .info, .notice, .warning, .error, .critical]
+            guard let level = levels.first(where: { $0.description == text.lowercased() }) else {
+                throw ValidationError(
+                    "--log-level must be one of: \(levels.map(\.description).joined(separator: ", ")), not '\(text)'")
+            }
+            logLevel = level
+        }
+        if let text = values.value("access-log") {
+            switch text {
+            case "off": accessLog = nil
+            case "stderr": accessLog = AccessLog.Destination.standardError
+            case "":
+                throw ValidationError("--access-log must be a file path, stderr or off")
+            default: accessLog = .file(text)
+            }
+        }
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")
         printConfig = try values.flag("print-config")

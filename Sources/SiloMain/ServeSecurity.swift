@@ -18,6 +18,8 @@ final class ServeSecurity: Sendable {
     private let rulesFile: String?
     private let keys: KeySet?
     private let logger: Logger
+    /// Counts the rules' decisions across reloads (`/metrics`).
+    let rulesStatistics = RulesStatistics()
     /// (mtime seconds, mtime nanoseconds, size) of the rules file when last loaded.
     private let rulesStamp = Mutex<[Int]>([])
 
@@ -58,7 +60,7 @@ final class ServeSecurity: Sendable {
         self.logger = logger
         if let path = options.rulesFile {
             let (program, stamp) = try Self.compileRules(path)
-            policy = SwappableAccessPolicy(RulesAccessPolicy(program: program))
+            policy = SwappableAccessPolicy(RulesAccessPolicy(program: program, statistics: rulesStatistics))
             rulesStamp.withLock { $0 = stamp }
         } else {
             policy = SwappableAccessPolicy(AllowAllPolicy())
@@ -84,7 +86,7 @@ final class ServeSecurity: Sendable {
         guard force || Self.stamp(path) != rulesStamp.withLock({ $0 }) else { return }
         do {
             let (program, stamp) = try Self.compileRules(path)
-            policy.replace(with: RulesAccessPolicy(program: program))
+            policy.replace(with: RulesAccessPolicy(program: program, statistics: rulesStatistics))
             rulesStamp.withLock { $0 = stamp }
             logger.notice("rules reloaded", metadata: ["silo.rules.file": path])
         } catch {

@@ -48,7 +48,9 @@ func queueResponse(
     }
     // Ownership: MHD reference-counts responses; queueing takes its own reference, so ours is dropped at once.
     defer { MHD_destroy_response(mhdResponse) }
-    for field in response.headers where !isComputedByLibrary(field.name) {
+    var fields = response.headers
+    if let id = response.requestID { fields.add("X-Request-Id", id) }
+    for field in fields where !isComputedByLibrary(field.name) {
         // The same wall as the epoll transport's: a NUL would cut the C string, a CR or LF split the response.
         if !HTTPHeaders.isSendable(field) || MHD_add_response_header(mhdResponse, field.name, field.value) == .NO {
             daemon.logger.warning(

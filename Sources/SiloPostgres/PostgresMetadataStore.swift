@@ -272,6 +272,15 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
         }
     }
 
+    public func activeSessionTotals() throws -> SessionUsage {
+        try read { connection in
+            try connection.query(
+                "SELECT count(*), coalesce(sum(received), 0)::bigint FROM sessions WHERE state = 'active'", []
+            ).first { SessionUsage(sessions: Int(try $0.int64(0)), bytes: try $0.int64(1)) }
+                ?? SessionUsage(sessions: 0, bytes: 0)
+        }
+    }
+
     public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
         guard limit > 0 else { return [] }
         return try read { connection in

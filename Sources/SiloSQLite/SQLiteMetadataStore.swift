@@ -267,6 +267,14 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
         }
     }
 
+    public func activeSessionTotals() throws -> SessionUsage {
+        try read { connection in
+            try connection.row(
+                "SELECT count(*), coalesce(sum(received), 0) FROM sessions WHERE state = 'active'", []
+            ) { SessionUsage(sessions: Int($0.int64(0)), bytes: $0.int64(1)) } ?? SessionUsage(sessions: 0, bytes: 0)
+        }
+    }
+
     public func document(_ name: String) throws -> String? {
         try read { try $0.row("SELECT body FROM documents WHERE name = ?", [.text(name)]) { $0.text(0) } }
     }

@@ -65,5 +65,8 @@ public struct ServerConfiguration: Sendable {
     /// `localhost` because `*.localhost` reaches the loopback address without any setup (RFC 6761 §6.3).
     public var virtualHostSuffixes = ["storage.googleapis.com", "localhost"]
 
+    /// How long `/readyz` waits for the stores to answer before it answers 503.
+    public var readinessTimeoutSeconds: Double = 2
+
     public init() {}
 }

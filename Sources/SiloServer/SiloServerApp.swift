@@ -14,20 +14,28 @@ public final class SiloServerApp: HTTPHandler {
     let pipeline: RequestPipeline
     /// The same pipeline over store views that refuse to block, for answers on the socket's thread.
     private let inlinePipeline: RequestPipeline
+    /// Request metrics, the access log and the metric sources `/metrics` reports.
+    public let observability: Observability
 
     /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows
     /// no token format of its own).
     public init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
-        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger
+        policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger,
+        observability: Observability = Observability()
     ) {
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)
-        pipeline = RequestPipeline(service: service, registry: registry, sessionCommit: Self.sessionCommit(service))
+        self.observability = observability
+        let readiness = ReadinessProbe(timeout: configuration.readinessTimeoutSeconds)
+        pipeline = RequestPipeline(
+            service: service, registry: registry, sessionCommit: Self.sessionCommit(service),
+            observability: observability, readiness: readiness)
         let inline = service.inlineView()
         inlinePipeline = RequestPipeline(
-            service: inline, registry: registry, sessionCommit: Self.sessionCommit(inline), inline: true)
+            service: inline, registry: registry, sessionCommit: Self.sessionCommit(inline),
+            observability: observability, readiness: readiness, inline: true)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition { pipeline.begin(head) }
@@ -43,10 +51,12 @@ public final class SiloServerApp: HTTPHandler {
     public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
         guard head.method == "GET" || head.method == "HEAD" else { return nil }
         let attempt = InlineAttempt()
-        let disposition = InlineAttempt.$current.withValue(attempt) { inlinePipeline.dispatch(head) }
+        // No request id yet: a declined attempt needs none (``RequestPipeline/observe(_:_:_:)`` makes it).
+        var exchange = Exchange(id: nil)
+        let disposition = InlineAttempt.$current.withValue(attempt) { inlinePipeline.dispatch(head, &exchange) }
         switch disposition {
         case .respond(var response) where !attempt.refused:
-            inlinePipeline.finish(&response, head)
+            inlinePipeline.finish(&response, head, exchange)
             return .respond(response)
         case .respond:
             return nil

@@ -237,6 +237,9 @@ public final class FaultInjectingMetadataStore: MetadataStore {
             try inner.activeSessionUsage(caller: caller, updatedSince: time)
         }
     }
+    public func activeSessionTotals() throws -> SessionUsage {
+        try hooks.around(StoreCall("activeSessionTotals")) { try inner.activeSessionTotals() }
+    }
     public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {
         try hooks.around(StoreCall("registerPendingBlob", id.rawValue)) { try inner.registerPendingBlob(id, at: time) }
     }

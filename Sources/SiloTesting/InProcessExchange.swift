@@ -67,6 +67,8 @@ struct InProcessExchange {
         for field in response.headers where !HTTPHeaders.isTransportField(field.name) {
             headers.add(field.name, field.value)
         }
+        // As the transports send it.
+        if let id = response.requestID { headers.add("X-Request-Id", id) }
         let status = response.status
         let bodyless = method == "HEAD" || status == 304 || status == 204 || (100...199).contains(status)
         var bytes = try drain(response.body)

@@ -47,7 +47,8 @@ public final class TestServer {
         directory: TemporaryDirectory? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), policy: any AccessPolicy = AllowAllPolicy(),
         credentials: any CredentialVerifier = TokenVerifier.emulator, hooks: StoreCallHooks? = nil,
-        logger: Logger = .disabled, testFaults: Bool = false, engine: String? = nil, threads: Int = 4
+        logger: Logger = .disabled, testFaults: Bool = false, engine: String? = nil, threads: Int = 4,
+        observability: Observability = Observability()
     ) throws {
         var metadata = metadata
         var blobs = blobs
@@ -61,7 +62,7 @@ public final class TestServer {
         self.blobs = blobs
         app = SiloServerApp(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
-            logger: logger)
+            logger: logger, observability: observability)
         // `silo serve --test-faults` puts the same handler in front of the app.
         let handler: any HTTPHandler =
             testFaults ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: configuration.maxJSONBodyBytes) : app

@@ -594,6 +594,30 @@ import Testing
         #expect(try store.session(id: older.id) == older)
     }
 
+    /// What `/metrics` reports as open uploads: every caller's active sessions and their bytes; finished, failed and
+    /// deleted ones are not counted.
+    @Test(arguments: MetadataBackend.allCases)
+    func activeSessionTotalsCountEveryCaller(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        #expect(try store.activeSessionTotals() == SessionUsage(sessions: 0, bytes: 0))
+        var ids: [String] = []
+        for (index, caller) in ["alice", "bob", "bob"].enumerated() {
+            var session = UploadSession(
+                id: RandomID.sessionID(), bucket: bucket, name: objectName("open/\(index)"), fields: ObjectFields(),
+                declaredSize: nil, blobID: .random(), created: Timestamp(microseconds: 100))
+            session.caller = caller
+            session.received = Int64(1000 * (index + 1))
+            try store.insertSession(session)
+            ids.append(session.id)
+        }
+        #expect(try store.activeSessionTotals() == SessionUsage(sessions: 3, bytes: 6000))
+        _ = try store.updateSession(id: ids[0]) { $0.state = .finalized }
+        try store.deleteSession(id: ids[1])
+        #expect(try store.activeSessionTotals() == SessionUsage(sessions: 1, bytes: 3000))
+    }
+
     /// The parts of an XML multipart upload are sessions under one id prefix; they come back in id order (bytes),
     /// in pages, with their part checksums, and nothing outside the prefix does.
     @Test(arguments: MetadataBackend.allCases)

@@ -42,6 +42,10 @@ public final class CachingMetadataStore: MetadataStore {
     /// The records kept cost at most this many bytes (``ObjectRecord/approximateBytes``).
     public let maxBytes: Int
     private let state = BlockingMutex(State())
+    /// Lookups of live versions: a hit is answered from memory (here or through ``cachedObject(_:_:)`` on an event
+    /// loop), a miss asks the inner store. A `cachedObject` miss is not counted: the request then goes to a worker,
+    /// whose ``object(_:_:generation:)`` counts it.
+    public let lookups = CacheCounters()
 
     public init(_ inner: any MetadataStore, capacity: Int = 10_000, maxBytes: Int = 32 << 20) {
         self.inner = inner
@@ -60,7 +64,11 @@ public final class CachingMetadataStore: MetadataStore {
         let (hit, epoch, quiet) = state.withLock { state in
             (state.live[key], state.epoch, state.writesInFlight == 0)
         }
-        if let hit, generation == nil || generation == hit.generation { return hit }
+        if let hit, generation == nil || generation == hit.generation {
+            lookups.hit()
+            return hit
+        }
+        lookups.miss()
         let found = try inner.object(bucket, name, generation: generation)
         // A specific generation says nothing about which version is live, unless the store says it is that one.
         guard quiet, generation == nil, let found else { return found }
@@ -81,7 +89,9 @@ public final class CachingMetadataStore: MetadataStore {
 
     /// The cached live version only: a lock and a dictionary lookup, never the inner store.
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
-        state.withLock { $0.live[Key(bucket: bucket, name: name)] }
+        let hit = state.withLock { $0.live[Key(bucket: bucket, name: name)] }
+        if hit != nil { lookups.hit() }
+        return hit
     }
 
     // MARK: Writes that change object versions
@@ -222,6 +232,7 @@ public final class CachingMetadataStore: MetadataStore {
     public func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage {
         try inner.activeSessionUsage(caller: caller, updatedSince: time)
     }
+    public func activeSessionTotals() throws -> SessionUsage { try inner.activeSessionTotals() }
     public func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws {
         try inner.registerPendingBlob(id, at: time)
     }

@@ -138,6 +138,13 @@ public final class InMemoryMetadataStore: TransactionalMetadataStore {
         }
     }
 
+    public func activeSessionTotals() throws -> SessionUsage {
+        state.withLock { state in
+            let open = state.sessions.values.filter { $0.state == .active }
+            return SessionUsage(sessions: open.count, bytes: open.reduce(0) { $0 + $1.received })
+        }
+    }
+
     public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
         guard limit > 0 else { return [] }
         return state.withLock { state in

@@ -123,6 +123,10 @@ public protocol MetadataStore: Sendable {
     /// The active sessions of `caller` touched at or after `time`, and the bytes they hold: what per-caller upload
     /// quotas count.
     func activeSessionUsage(caller: String, updatedSince time: Timestamp) throws -> SessionUsage
+    /// Every caller's active sessions and the bytes they hold, in one aggregate read (what `/metrics` reports as
+    /// open uploads). Stores that wrap another forward it; the default refuses, so a store that does not count
+    /// reports nothing rather than a wrong number.
+    func activeSessionTotals() throws -> SessionUsage
 
     // MARK: Blob bookkeeping
     /// Records that `id` is about to be written: until an object or an active session claims it, it is garbage
@@ -172,6 +176,10 @@ public protocol MetadataStore: Sendable {
 
 extension MetadataStore {
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { nil }
+
+    public func activeSessionTotals() throws -> SessionUsage {
+        throw StorageError(.unimplemented, "this metadata store does not count open upload sessions")
+    }
 
     public func createBucket(_ name: BucketName, versioning: Bool, at time: Timestamp) throws -> BucketRecord {
         try createBucket(BucketRecord(name: name, timeCreated: time, updated: time, versioning: versioning))

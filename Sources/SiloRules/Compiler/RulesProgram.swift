@@ -70,4 +70,7 @@ public struct RulesDecision: Sendable {
     /// Not granted, but some `allow` depended on a value not known yet (`AccessRequest.bytesKnown` false): the
     /// request may be granted once it is known. False when granted.
     public var undetermined: Bool = false
+    /// Conditions that evaluated to an error (a missing field, a wrong type; not a pending upload's unknown bytes)
+    /// or aborted the evaluation at a limit: each such `allow` denied.
+    public var errors: Int = 0
 }

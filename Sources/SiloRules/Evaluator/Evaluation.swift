@@ -80,7 +80,8 @@ extension RulesProgram {
         return RulesDecision(
             allowed: search.granted, reason: reason, trace: trace, expressionsEvaluated: interp.expressionsEvaluated,
             dependsOnlyOnPath: !interp.variables.wereRead && !interp.documents.wereUsed,
-            undetermined: !search.granted && search.undetermined && interp.abortReason == nil)
+            undetermined: !search.granted && search.undetermined && interp.abortReason == nil,
+            errors: search.errors + (interp.abortReason == nil ? 0 : 1))
     }
 }
 
@@ -108,6 +109,8 @@ struct Search {
     var recorder: ExplanationRecorder?
     /// Nesting of the block being visited, for the recorder.
     private var depth = 0
+    /// Conditions that evaluated to an error other than an unknown value.
+    var errors = 0
 
     init(program: RulesProgram, interp: Interpreter, method: MethodSet, trace: Bool, explain: Bool) {
         self.program = program
@@ -208,9 +211,13 @@ struct Search {
             }
             if case .bool(true) = value { return grant(allow, "true") }
             var unknown = false
-            if case .error(let fault) = value, fault.undetermined {
-                undetermined = true
-                unknown = true
+            if case .error(let fault) = value {
+                if fault.undetermined {
+                    undetermined = true
+                    unknown = true
+                } else {
+                    errors += 1
+                }
             }
             if tracing || explaining {
                 let outcome: String

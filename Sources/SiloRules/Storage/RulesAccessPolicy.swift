@@ -15,26 +15,34 @@ public struct RulesAccessPolicy: AccessPolicy {
     /// only), so a public object is not evaluated again on every download. Lives as long as these rules: a reload
     /// builds a new policy.
     public let pathDecisions: PathDecisionCache
+    /// Where decisions are counted; shared by the policies of successive reloads, so counters survive them.
+    public let statistics: RulesStatistics?
 
     public init(
         program: RulesProgram, documents: (any DocumentSource)? = nil, listChildMode: Bool = false,
-        pathDecisionCapacity: Int = 4096
+        pathDecisionCapacity: Int = 4096, statistics: RulesStatistics? = nil
     ) {
         self.program = program
         self.documents = documents
         self.listChildMode = listChildMode
         self.pathDecisions = PathDecisionCache(capacity: pathDecisionCapacity)
+        self.statistics = statistics
     }
 
     /// Admin credentials bypass rules entirely; everything else is decided by the program.
     public func allows(_ request: AccessRequest) -> Bool {
         if request.principal?.isAdmin == true { return true }
-        if let known = pathDecisions.decision(request) { return known }
+        if let known = pathDecisions.decision(request) {
+            statistics?.count(evaluated: false, allowed: known, errors: 0)
+            return known
+        }
         let decision = program.evaluate(
             request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode))
         if decision.dependsOnlyOnPath { pathDecisions.remember(decision.allowed, for: request) }
         // Before an upload's bytes arrive, only a certain denial refuses it (it is decided again at commit).
-        return decision.allowed || (!request.bytesKnown && decision.undetermined)
+        let allowed = decision.allowed || (!request.bytesKnown && decision.undetermined)
+        statistics?.count(evaluated: true, allowed: allowed, errors: decision.errors)
+        return allowed
     }
 
     /// The full decision with a reason (and optionally a trace), for logging denials.

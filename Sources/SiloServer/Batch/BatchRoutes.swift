@@ -143,6 +143,7 @@ struct BatchResponseWriter {
         where !HTTPHeaders.isTransportField(field.name) && HTTPHeaders.isSendable(field) {
             out.append(contentsOf: "\(field.name): \(field.value)\r\n".utf8)
         }
+        if let id = response.requestID { out.append(contentsOf: "X-Request-Id: \(id)\r\n".utf8) }
         let body: [UInt8]
         switch response.body {
         case .bytes(let bytes): body = bytes

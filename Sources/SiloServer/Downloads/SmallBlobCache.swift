@@ -28,6 +28,8 @@ final class SmallBlobCache: @unchecked Sendable {
     let maxEntryBytes: Int
     let capacityBytes: Int
     private var state = State()
+    /// A miss on an event loop is not counted: the request goes on to a worker, which looks again and counts it.
+    let lookups = CacheCounters()
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
 
     init(capacityBytes: Int, maxEntryBytes: Int) {
@@ -46,8 +48,14 @@ final class SmallBlobCache: @unchecked Sendable {
     func bytes(_ id: BlobID) -> [UInt8]? {
         guard capacityBytes > 0 else { return nil }
         pthread_rwlock_rdlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
-        return state.entries[id]
+        let found = state.entries[id]
+        pthread_rwlock_unlock(lock)
+        if found != nil {
+            lookups.hit()
+        } else if InlineAttempt.current == nil {
+            lookups.miss()
+        }
+        return found
     }
 
     func insert(_ id: BlobID, _ bytes: [UInt8]) {

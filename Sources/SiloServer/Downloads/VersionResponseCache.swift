@@ -25,6 +25,8 @@ struct VersionKey: Hashable, Sendable {
 final class VersionResponseCache: Sendable {
     private let headers: BoundedCache<VersionKey, DownloadHeaders>
     private let firebaseJSON: BoundedCache<VersionKey, [UInt8]>
+    /// Lookups of both parts (a miss derives the value and keeps it).
+    let lookups = CacheCounters()
 
     /// - Parameter maxBytes: the budget of each of the two caches.
     init(capacity: Int, maxBytes: Int) {
@@ -51,7 +53,11 @@ final class VersionResponseCache: Sendable {
         _ cache: BoundedCache<VersionKey, Value>, _ record: ObjectRecord, _ build: (ObjectRecord) -> Value
     ) -> Value {
         let key = VersionKey(record)
-        if let hit = cache.value(for: key) { return hit }
+        if let hit = cache.value(for: key) {
+            lookups.hit()
+            return hit
+        }
+        lookups.miss()
         let built = build(record)
         cache.insert(built, for: key)
         return built

@@ -4,7 +4,8 @@ import SiloWire
 
 /// The one path every request takes, for every API (v0, GCS JSON, XML), each step once:
 /// routing → authentication (credentials → principal, ``RequestContext``) → served-bucket check → GCS IAM and ACL
-/// access (``GCSAccess``) → the route's handler → CORS and the log line of a server-side failure (``finish(_:_:)``).
+/// access (``GCSAccess``) → the route's handler → CORS, the log line of a server-side failure, the request's metrics,
+/// `X-Request-Id` and its access-log line (``finish(_:_:_:)``).
 /// What fails before the handler is answered here, in the shape of the API the route names (``APIShape``).
 /// Handlers get what the pipeline established — the route's bucket and object, the context with its principal —
 /// and return a disposition. v0 Security Rules are decided by the v0 handlers, because a rule reads the resource
@@ -20,12 +21,19 @@ struct RequestPipeline: Sendable {
     let gcsUploads: GCSUploads
     let batch: BatchRoutes
     let xml: XMLRoutes
+    let operations: OperationsRoutes
+    let observability: Observability
     /// Runs on the socket's thread: only object reads get past routing, the rest is refused to a worker.
     let inline: Bool
 
-    init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit, inline: Bool = false) {
+    init(
+        service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit, observability: Observability,
+        readiness: ReadinessProbe, inline: Bool = false
+    ) {
         self.service = service
         self.inline = inline
+        self.observability = observability
+        operations = OperationsRoutes(service: service, observability: observability, readiness: readiness)
         firebase = FirebaseRoutes(service: service, registry: registry, sessionCommit: sessionCommit)
         gcsObjects = GCSObjectRoutes(service: service, download: firebase.download)
         gcsBuckets = GCSBucketRoutes(service: service)
@@ -38,20 +46,71 @@ struct RequestPipeline: Sendable {
 
     /// The whole pipeline for a request from a connection.
     func begin(_ head: HTTPRequestHead) -> RequestDisposition {
-        if head.method == "OPTIONS" { return .respond(CORS.preflight(head)) }
-        switch dispatch(head) {
+        var exchange = Exchange(id: observability.requestIDs.resolve(head))
+        if head.method == "OPTIONS" {
+            exchange.route = .preflight
+            var response = CORS.preflight(head)
+            observe(&response, head, exchange)
+            return .respond(response)
+        }
+        // The id is bound while the handler runs, so that a 5xx it renders names this request.
+        let disposition = RequestIdentity.$current.withValue(exchange.id) { dispatch(head, &exchange) }
+        switch disposition {
         case .respond(var response):
-            finish(&response, head)
+            finish(&response, head, exchange)
             return .respond(response)
         case .readBody(let sink):
-            return .readBody(DecoratingSink(sink) { [self] in finish(&$0, head) })
+            return .readBody(ObservedSink(sink, pipeline: self, head: head, exchange: exchange))
         }
     }
 
-    /// What every answer passes through once: the log line of a server-side failure, and CORS.
-    func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead) {
-        logFailure(response, head)
+    /// What every answer passes through once: the log line of a server-side failure, CORS, then what
+    /// ``observe(_:_:_:)`` adds.
+    func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
+        let exchange = failed(response, head, exchange)
         if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+        observe(&response, head, exchange)
+    }
+
+    /// A 5xx's log line and its count by kind; the exchange takes the id the answer's message names (the same one
+    /// unless the failure was rendered outside a handler).
+    private func failed(_ response: HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) -> Exchange {
+        logFailure(response, head)
+        guard let failure = response.failure as? ServerFailure else { return exchange }
+        observability.failures.count(failure.error.code)
+        var exchange = exchange
+        exchange.id = failure.requestID
+        return exchange
+    }
+
+    /// The request's metrics, its `X-Request-Id` and its access-log line: once per answer, for every API, on
+    /// whichever thread answers (the loop's for inline answers, so only atomic adds and, with an access log, one
+    /// short append).
+    func observe(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
+        let id = exchange.id ?? observability.requestIDs.resolve(head)
+        // A 5xx carries its id in its headers already.
+        if response.headers["X-Request-Id"] == nil { response.requestID = id }
+        record(head, exchange, id: id, status: response.status, bytesOut: response.body.length)
+    }
+
+    /// A request whose client went away before its body was read: counted and logged as 499, as proxies name it.
+    func observeAbort(_ head: HTTPRequestHead, _ exchange: Exchange) {
+        record(head, exchange, id: exchange.id ?? observability.requestIDs.next(), status: 499, bytesOut: 0)
+    }
+
+    private func record(_ head: HTTPRequestHead, _ exchange: Exchange, id: String, status: Int, bytesOut: Int64?) {
+        let micros = RequestMetrics.now() &- exchange.started
+        // A batch's calls are counted as requests, but their bytes are the batch's, counted once.
+        let own = exchange.parent == nil
+        observability.requests.record(
+            api: exchange.api, route: exchange.route, status: status, micros: micros,
+            bytesIn: own ? exchange.bytesIn : nil, bytesOut: own ? bytesOut : nil)
+        guard let log = observability.accessLog else { return }
+        log.record(
+            AccessRecord(
+                time: .now(), id: id, parent: exchange.parent, api: exchange.api, route: exchange.route,
+                method: head.method, bucket: exchange.bucket, object: exchange.object, status: status,
+                bytesIn: exchange.bytesIn, bytesOut: bytesOut, micros: micros, caller: exchange.caller))
     }
 
     private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
@@ -87,23 +146,27 @@ struct RequestPipeline: Sendable {
     }
 
     /// Routing, authentication, the served-bucket check and access, then the handler; no CORS, no log line.
-    func dispatch(_ head: HTTPRequestHead) -> RequestDisposition {
+    /// `exchange` learns the route and the caller.
+    func dispatch(_ head: HTTPRequestHead, _ exchange: inout Exchange) -> RequestDisposition {
         var parsed: Route?
         let context: RequestContext
         do {
             parsed = try route(of: head)
+            exchange.routed(parsed, head)
             // Only a read of one object can be answered inline: decline anything else before authenticating it
             // or rendering an answer nobody reads.
             if inline && parsed?.readsOneObject != true { return Self.declined("this route") }
             context = try RequestContext(
                 head: head, credentials: service.credentials, signedURLs: parsed?.isXML == true)
         } catch {
+            if parsed == nil { exchange.routed(nil, head) }
             // A refused credential is a 401 in the shape of the API the request was for.
             var response = APIShape.of(parsed, rawPath: head.rawPath).error(error)
             // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
             if response.status == 400 { response.headers.set("Connection", "close") }
             return .respond(response)
         }
+        exchange.caller = Exchange.Caller(context.principal)
         let route = parsed ?? .unknown
         if let feature = route.unimplementedFeature(method: head.method) {
             let missing = StorageError(
@@ -165,6 +228,8 @@ struct RequestPipeline: Sendable {
             return TokenEndpoint(service: service).handle(context)
         case .console(let path):
             return ConsoleRoutes(service: service).handle(context, path)
+        case .operations(let endpoint):
+            return operations.handle(endpoint, context)
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
             .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
             return try gcs(route, context)
@@ -246,16 +311,19 @@ struct RequestPipeline: Sendable {
 
     /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it
     /// had come alone, its body fed to the handler's sink from memory. Its failures are logged like any other
-    /// request's; CORS applies to the batch, not to its calls.
+    /// request's, and it is counted and logged as a request of its own (with `batch_id`, the batch's id, and its
+    /// own `X-Request-Id` in its part); CORS applies to the batch, not to its calls.
     private func dispatchBatchCall(_ head: HTTPRequestHead, _ body: [UInt8]) -> HTTPResponse {
-        var response: HTTPResponse
-        switch dispatch(head) {
-        case .respond(let answer):
-            response = answer
-        case .readBody(let sink):
-            response = Self.drive(sink, body)
+        var exchange = Exchange(id: observability.requestIDs.next())
+        exchange.parent = RequestIdentity.current
+        exchange.bytesIn = Int64(body.count)
+        var response = RequestIdentity.$current.withValue(exchange.id) {
+            switch dispatch(head, &exchange) {
+            case .respond(let answer): answer
+            case .readBody(let sink): Self.drive(sink, body)
+            }
         }
-        logFailure(response, head)
+        observe(&response, head, failed(response, head, exchange))
         return response
     }
 

@@ -47,7 +47,7 @@ enum Reply {
     ) -> HTTPResponse {
         // 501 says what is not served; it is no failure of the server's to hide or log.
         guard status >= 500 && status != 501 else { return render(error.message, headers) }
-        let id = RandomID.requestID()
+        let id = RequestIdentity.current ?? RandomID.requestID()
         var headers = headers
         headers.set("X-Request-Id", id)
         var response = render("\(ServerFailure.summary(status)) (request id \(id))", headers)

@@ -58,6 +58,9 @@ enum Route: Equatable {
     case xmlSubresource(BucketName, ObjectName?, XMLSubresource)
     /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (``XMLRoutes/buckets(_:)``).
     case xmlBuckets
+    /// `GET /metrics`, `/healthz`, `/readyz`: for operators (the buckets of these names are reachable virtual-host
+    /// style only).
+    case operations(OperationsEndpoint)
     case unknown
 
     var isXML: Bool {
@@ -83,6 +86,9 @@ enum Route: Equatable {
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
         if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
         if segments[1] == "console" { return .console(segments.dropFirst(2).map(String.init)) }
+        if segments.count == 2, let endpoint = OperationsEndpoint(rawValue: String(segments[1])) {
+            return .operations(endpoint)
+        }
         if segments.count == 2 && segments[1] == "token" { return .oauthToken }
         if segments.count == 4 && segments[1] == "oauth2" && segments[2] == "v4" && segments[3] == "token" {
             return .oauthToken

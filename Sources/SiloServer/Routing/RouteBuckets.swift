@@ -12,7 +12,7 @@ extension Route {
         case .gcsCopy(let source, _, let destination, _, _):
             source == destination ? [source] : [source, destination]
         case .probe, .internalReset, .openAPIDocument, .console, .gcsBuckets, .gcsServiceAccount, .gcsHMACKeys,
-            .gcsUnimplemented, .oauthToken, .batch, .xmlBuckets, .unknown:
+            .gcsUnimplemented, .oauthToken, .batch, .xmlBuckets, .operations, .unknown:
             []
         }
     }

@@ -1,0 +1,42 @@
+public import SiloCore
+import Synchronization
+
+/// What the server reports about itself: request metrics, the access log, and the metric sources the executable
+/// plugs in (the rules engine's counts, the event outbox, per-bucket usage kept by the store), each asked once per
+/// `/metrics` scrape. One per server; the pipeline records every request into it once.
+public final class Observability: Sendable {
+    /// Where access-log lines go; nil writes none.
+    public let accessLog: AccessLog?
+    let requests = RequestMetrics()
+    let requestIDs = RequestIDs()
+    let failures = FailureCounts()
+    /// Seconds since the epoch when the server started (`silo_process_start_time_seconds`).
+    let started = Timestamp.now()
+    private let sources = Mutex<[any MetricsSource]>([])
+
+    public init(accessLog: AccessLog? = nil) {
+        self.accessLog = accessLog
+    }
+
+    /// Adds a source whose families `/metrics` reports from now on. A source owns its metric names: no two sources,
+    /// and no source and the server, may write the same family.
+    public func register(_ source: any MetricsSource) {
+        sources.withLock { $0.append(source) }
+    }
+
+    var registered: [any MetricsSource] { sources.withLock { $0 } }
+}
+
+/// Server-side failures (5xx answers) by the code of the error behind them. Failures are rare, so a lock is fine;
+/// the codes are the server's own (``StorageError/Code``), so the label set is bounded.
+final class FailureCounts: Sendable {
+    private let counts = Mutex<[String: UInt64]>([:])
+
+    func count(_ code: StorageError.Code) {
+        counts.withLock { $0[code.description, default: 0] += 1 }
+    }
+
+    var snapshot: [(kind: String, count: UInt64)] {
+        counts.withLock { $0.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+    }
+}
