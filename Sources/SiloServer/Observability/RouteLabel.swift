@@ -4,7 +4,7 @@ enum RouteLabel: Int, CaseIterable, Sendable {
     case probe, firebaseBucket, firebaseObject, internalReset, openAPIDocument, gcsBuckets, gcsBucket, gcsObjects
     case gcsObject, gcsCopy, gcsCompose, gcsUpload, gcsBucketSub, gcsObjectSub, gcsServiceAccount, gcsHMACKeys
     case gcsUnimplemented, oauthToken, batch, xmlBucket, xmlObject, xmlSubresource, xmlBuckets
-    case metrics, healthz, readyz
+    case metrics, healthz, readyz, console
     /// A path that names no route.
     case unknown
     /// A path the router refused (malformed escapes, an invalid bucket or object name) or a refused credential.
@@ -41,6 +41,7 @@ enum RouteLabel: Int, CaseIterable, Sendable {
             case .operations(.metrics): .metrics
             case .operations(.healthz): .healthz
             case .operations(.readyz): .readyz
+            case .console: .console
             case .unknown: .unknown
             }
     }
@@ -52,7 +53,8 @@ enum RouteLabel: Int, CaseIterable, Sendable {
         "probe", "firebase_bucket", "firebase_object", "internal_reset", "openapi_document", "gcs_buckets",
         "gcs_bucket", "gcs_objects", "gcs_object", "gcs_copy", "gcs_compose", "gcs_upload", "gcs_bucket_sub",
         "gcs_object_sub", "gcs_service_account", "gcs_hmac_keys", "gcs_unimplemented", "oauth_token", "batch",
-        "xml_bucket", "xml_object", "xml_subresource", "xml_buckets", "metrics", "healthz", "readyz", "unknown",
+        "xml_bucket", "xml_object", "xml_subresource", "xml_buckets", "metrics", "healthz", "readyz", "console",
+        "unknown",
         "invalid", "preflight",
     ]
 
@@ -64,7 +66,8 @@ enum RouteLabel: Int, CaseIterable, Sendable {
             .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .batch:
             .json
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: .xml
-        case .probe, .internalReset, .openAPIDocument, .oauthToken, .metrics, .healthz, .readyz, .preflight: .other
+        case .probe, .internalReset, .openAPIDocument, .oauthToken, .metrics, .healthz, .readyz, .console, .preflight:
+            .other
         case .unknown, .invalid:
             if rawPath.hasPrefix("/v0/") {
                 .v0
