@@ -94,7 +94,7 @@ let package = Package(
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore",
                 "SiloHTTP",
-                "SiloAuth", "SiloRules", "SiloCLI", "SiloTLS",
+                "SiloAuth", "SiloRules", "SiloCLI", .target(name: "SiloTLS", condition: .when(platforms: [.linux])),
             ]
         ),
 
@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloTLS",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
@@ -158,7 +158,7 @@ let package = Package(
             name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing", "SiloWire"]),
         .testTarget(
             name: "SiloHTTPTransportTests",
-            dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting"]
+            dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting", "SiloTLS"]
         ),
         .testTarget(
             name: "SiloServerTests",

@@ -41,6 +41,8 @@ struct ServeOptions {
     var virtualHostSuffixes: [String]?
     /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
+    /// `--tls-cert` / `--tls-key`: serve HTTPS with this PEM certificate chain and key (epoll engine; docs/tls.md).
+    var tls: (certificate: String, key: String)?
 
     struct Limits {
         var maxObjectSize: Int64 = 5 << 40
@@ -182,6 +184,12 @@ struct ServeOptions {
                 help:
                     "serve storage-testbench's Retry Test API (/retry_test) and stage the faults it describes for requests with x-retry-test-id (loopback addresses only; docs/test-faults.md)"
             ),
+            .value(
+                "tls-cert", valueName: "FILE",
+                help:
+                    "serve HTTPS with this PEM certificate chain (leaf first), reloaded on SIGHUP (a bad new one keeps the old); needs --tls-key and the epoll engine"
+            ),
+            .value("tls-key", valueName: "FILE", help: "the unencrypted PEM private key of --tls-cert"),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -254,6 +262,17 @@ struct ServeOptions {
                 throw ValidationError("--virtual-host-suffix: '\(suffix)' is not a host name")
             }
             virtualHostSuffixes = suffixes.filter { $0 != "none" }
+        }
+        switch (values.value("tls-cert"), values.value("tls-key")) {
+        case (let certificate?, let key?):
+            guard httpEngine == "epoll" else {
+                throw ValidationError(
+                    "--tls-cert/--tls-key need --http-engine epoll: the mhd engine serves plain HTTP only")
+            }
+            tls = (certificate, key)
+        case (nil, nil): break
+        case (nil, _?): throw ValidationError("--tls-key needs --tls-cert (the certificate it belongs to)")
+        case (_?, nil): throw ValidationError("--tls-cert needs --tls-key (its private key)")
         }
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")
