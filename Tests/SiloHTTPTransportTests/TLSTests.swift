@@ -22,7 +22,8 @@ import Testing
             #expect(FileManager.default.contentsEqual(atPath: downloaded, andPath: fixture.filePath))
             // A streamed body of unknown length (chunked), and an upload whose bytes the sink counts and sums.
             let streamed = try fixture.curl(["\(fixture.url)/stream"])
-            #expect(streamed.output.utf8.count == 300_000 && streamed.output.utf8.allSatisfy { $0 == UInt8(ascii: "s") })
+            #expect(
+                streamed.output.utf8.count == 300_000 && streamed.output.utf8.allSatisfy { $0 == UInt8(ascii: "s") })
             let upload = fixture.ca.directory.path + "/upload.bin"
             let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             try Data(bytes).write(to: URL(fileURLWithPath: upload))
@@ -47,7 +48,8 @@ import Testing
             #expect(alpn.output.contains("TLSv1.3"))
             let tls12 = try fixture.sClient(["-tls1_2"])
             #expect(tls12.output.contains("Protocol  : TLSv1.2"))
-            #expect(tls12.output.contains("ECDHE-ECDSA-AES128-GCM-SHA256") || tls12.output.contains("ECDHE-ECDSA-AES256"))
+            #expect(
+                tls12.output.contains("ECDHE-ECDSA-AES128-GCM-SHA256") || tls12.output.contains("ECDHE-ECDSA-AES256"))
             // TLS 1.1, and TLS 1.2 without an AEAD suite, get no handshake.
             let tls11 = try fixture.sClient(["-tls1_1"], expectSuccess: false)
             #expect(!tls11.output.contains("Cipher is ECDHE"))
@@ -62,7 +64,8 @@ import Testing
     @Test func sessionTicketsResumeASession() throws {
         try withTLSServer { fixture in
             let session = fixture.ca.directory.path + "/session.pem"
-            let first = try fixture.sClient(["-sess_out", session], request: "GET /small HTTP/1.1\r\nHost: x\r\n\r\n")
+            let first = try fixture.sClient(
+                ["-sess_out", session], request: "GET /small HTTP/1.1\r\nHost: x\r\n\r\n", closeAfter: "hello over tls")
             #expect(first.output.contains("hello over tls"))
             let again = try fixture.sClient(["-sess_in", session])
             #expect(again.output.contains("Reused, TLSv1.3"))
@@ -73,7 +76,9 @@ import Testing
     /// inside OpenSSL with nothing left on the socket to wake the loop. All thirty are answered.
     @Test func recordsWaitingInsideOpenSSLAreServed() throws {
         try withTLSServer { fixture in
-            let request = String(repeating: "GET /small HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 200))\r\n\r\n", count: 30)
+            let request = String(
+                repeating: "GET /small HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 200))\r\n\r\n",
+                count: 30)
             let result = try fixture.sClient(["-quiet"], request: request, closeAfter: "hello over tls", count: 30)
             #expect(result.output.components(separatedBy: "hello over tls").count - 1 == 30)
         }
@@ -144,15 +149,18 @@ struct TLSFixture {
     }
 
     /// `openssl s_client` against the server, verifying its certificate for localhost; sends `request` (or
-    /// nothing) and ends when the server has answered `count` times with `closeAfter`, or at end of input.
+    /// nothing) and ends at the end of its input, or, with `closeAfter`, once the server has answered `count` times
+    /// with that text.
     func sClient(
         _ arguments: [String], request: String = "", closeAfter: String? = nil, count: Int = 1,
         expectSuccess: Bool = true
     ) throws -> ProcessResult {
         let result = try runProcess(
             "/usr/bin/openssl",
-            ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost", "-verify_hostname",
-             "localhost", "-CAfile", ca.certificateFile, "-verify_return_error", "-ign_eof"] + arguments,
+            [
+                "s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost", "-verify_hostname",
+                "localhost", "-CAfile", ca.certificateFile, "-verify_return_error",
+            ] + (closeAfter == nil ? [] : ["-ign_eof"]) + arguments,
             input: request, until: closeAfter.map { ($0, count) })
         if expectSuccess { #expect(result.output.contains("Verify return code: 0") || arguments.contains("-quiet")) }
         return result
@@ -168,7 +176,8 @@ struct TLSFixture {
         try String(handshake.output[begin.lowerBound..<end.upperBound])
             .write(toFile: certificate, atomically: true, encoding: .utf8)
         let serial = try runProcess("/usr/bin/openssl", ["x509", "-in", certificate, "-noout", "-serial"])
-        return serial.output.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "serial=", with: "")
+        return serial.output.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(
+            of: "serial=", with: "")
     }
 }
 
@@ -205,7 +214,8 @@ private func tlsTestAnswer(_ head: HTTPRequestHead, filePath: String) -> Request
         let fd = open(filePath, O_RDONLY | O_CLOEXEC)
         var info = stat()
         _ = fstat(fd, &info)
-        return .respond(HTTPResponse(status: 200, body: .file(OwnedFileDescriptor(fd), offset: 0, length: Int64(info.st_size))))
+        return .respond(
+            HTTPResponse(status: 200, body: .file(OwnedFileDescriptor(fd), offset: 0, length: Int64(info.st_size))))
     case "/stream":
         return .respond(HTTPResponse(status: 200, body: .stream(length: nil, RepeatingProducer(total: 300_000))))
     case "/upload":
@@ -286,8 +296,8 @@ struct ProcessResult {
     var errors: String
 }
 
-/// Runs a program to its end with `input` on its standard input. With `until`, standard input stays open until
-/// the output holds the text that many times (for clients that would otherwise stop at end of input).
+/// Runs a program to its end with `input` on its standard input. With `until`, it is stopped once its output holds
+/// the text that many times (for clients told to go on past the end of their input).
 func runProcess(_ path: String, _ arguments: [String], input: String = "", until: (String, Int)? = nil) throws
     -> ProcessResult
 {
@@ -315,10 +325,12 @@ func runProcess(_ path: String, _ arguments: [String], input: String = "", until
     if let (text, count) = until {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline && process.isRunning {
-            let seen = collected.withLock { String(decoding: $0, as: UTF8.self) }.components(separatedBy: text).count - 1
+            let seen =
+                collected.withLock { String(decoding: $0, as: UTF8.self) }.components(separatedBy: text).count - 1
             if seen >= count { break }
             usleep(10_000)
         }
+        process.terminate()
     }
     try? stdin.fileHandleForWriting.close()
     process.waitUntilExit()
