@@ -45,11 +45,14 @@ protocol ConnectionIO {
     /// The last `read` answered `wouldBlock` because it must write first (a TLS handshake answer that did not fit
     /// the socket buffer): the connection waits for EPOLLOUT instead of EPOLLIN, then reads again.
     var readWaitsForWritable: Bool { get }
+    /// Bytes cross the socket encrypted (TLS).
+    var isSecure: Bool { get }
 }
 
 extension ConnectionIO {
     var hasBufferedInput: Bool { false }
     var readWaitsForWritable: Bool { false }
+    var isSecure: Bool { false }
 }
 
 /// A plain TCP socket: each call is one system call (EINTR retried).

@@ -26,6 +26,7 @@ final class TLSConnectionIO: ConnectionIO {
     private var resets = false
 
     var fd: Int32 { socket.fd }
+    var isSecure: Bool { true }
 
     /// Takes ownership of an accepted, non-blocking socket and starts TLS on it with `context`.
     init(accepted fd: Int32, context: TLSContext, logger: Logger) throws {

@@ -124,6 +124,10 @@ extension TestServer {
         #if os(Linux)
         let identity: TLSIdentity?
         public static func identity(_ identity: TLSIdentity) -> TLSOption { TLSOption(identity: identity) }
+        /// HTTPS with this PEM certificate chain and key (for suites that do not import SiloTLS themselves).
+        public static func files(certificate: String, key: String) throws -> TLSOption {
+            TLSOption(identity: try TLSIdentity(certificateChainFile: certificate, privateKeyFile: key))
+        }
         public static let none = TLSOption(identity: nil)
         #else
         var identity: Never? { nil }
