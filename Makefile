@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash events hostile lint format bench perf-guard clean postgres-test \
-	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
+	s3-test multinode pairs tls schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
 	conformance console metrics
 
 deps:
@@ -25,7 +25,7 @@ run: release
 # and PostgreSQL) and google-cloud-storage's own system tests and retry conformance suite, the kill -9 crash test, the
 # hostile-input suite and schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
 test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash events hostile schemathesis perf-guard postgres-test s3-test \
-	multinode pairs console metrics
+	multinode pairs console metrics tls
 
 unit: deps
 	# Every import of one of the package's modules is a dependency Package.swift declares (SwiftPM would also let
@@ -99,6 +99,11 @@ gcs: release
 metrics: release
 	scripts/python-venv.sh .venv/metrics tests/metrics/requirements.txt
 	SILO_BINARY=.build/release/silo .venv/metrics/bin/python -m pytest -q tests/metrics
+
+# `silo serve --tls-cert/--tls-key` against curl, google-cloud-storage, `silo cp` and SIGHUP reloads (tests/tls).
+tls: release
+	scripts/python-venv.sh .venv/tls tests/tls/requirements.txt
+	SILO_BINARY=.build/release/silo .venv/tls/bin/python -m pytest -q tests/tls
 
 # pyrebase4 and firebase-rest-api (the Python clients of the v0 REST API) against a secured server (tests/pyclients).
 pyclients: release

@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -48,10 +49,18 @@ let package = Package(
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
-        // The default transport on Linux: HTTP/1.1 on epoll written for Silo (no C module; Glibc only).
+        // TLS for the epoll transport: server contexts, certificate loading and reload, per-connection sessions
+        // (libssl; Linux only, as the transport).
+        .target(
+            name: "SiloTLS",
+            dependencies: ["SiloCore", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
+        ),
+        // The default transport on Linux: HTTP/1.1 (and HTTPS through SiloTLS) on epoll written for Silo.
         .target(
             name: "SiloEpollHTTP",
-            dependencies: ["SiloHTTP", "SiloCore", .target(name: "CLinux", condition: .when(platforms: [.linux]))]
+            dependencies: [
+                "SiloHTTP", "SiloCore", "SiloTLS", .target(name: "CLinux", condition: .when(platforms: [.linux])),
+            ]
         ),
         // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
         .target(name: "SiloCurl", dependencies: ["CCurl"]),
@@ -91,7 +100,7 @@ let package = Package(
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore", "SiloEvents",
                 "SiloHTTP",
-                "SiloAuth", "SiloRules", "SiloCLI",
+                "SiloAuth", "SiloRules", "SiloCLI", .target(name: "SiloTLS", condition: .when(platforms: [.linux])),
             ]
         ),
 
@@ -109,7 +118,7 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP",
+                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloTLS",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
@@ -153,12 +162,13 @@ let package = Package(
                 "SiloCore", "SiloSQLite", "SiloPostgres", "SiloDisk", "SiloS3", "SiloHashing", "SiloTesting",
             ]
         ),
+        .testTarget(name: "SiloTLSTests", dependencies: ["SiloTLS", "SiloCore", "SiloTesting"]),
         .testTarget(name: "SiloS3SignerTests", dependencies: ["SiloS3Signer", "SiloHashing"]),
         .testTarget(
             name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing", "SiloWire"]),
         .testTarget(
             name: "SiloHTTPTransportTests",
-            dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting"]
+            dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting", "SiloTLS"]
         ),
         .testTarget(
             name: "SiloServerTests",

@@ -57,12 +57,12 @@ ratio() { echo "$1 / $2" | bc -l | xargs printf '%.2f'; }
 # ---- load -----------------------------------------------------------------------------------------------------------
 to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) print v/1000; else if (v ~ /ms$/) print v+0; else if (v ~ /m$/) print v*60000; else print v*1000 }'; }
 to_mib() { awk -v v="$1" 'BEGIN { if (v ~ /GB$/) print v*1024; else if (v ~ /MB$/) print v+0; else if (v ~ /KB$/) print v/1024; else print v/1048576 }'; }
-# One wrk run against URL with CONNS connections, charged to server PID; appends a line to $work/m/NAME:
-# req/s p50-ms p99-ms MiB/s cpu-µs-per-request cpu-s-per-GiB
+# One wrk run against URL with CONNS connections (further arguments go to wrk), charged to server PID; appends a line
+# to $work/m/NAME: req/s p50-ms p99-ms MiB/s cpu-µs-per-request cpu-s-per-GiB
 measure() {
     local name=$1 pid=$2 conns=$3 url=$4 out before after requests mib_read
     before=$(cpu_ticks "$pid")
-    out=$(on_load wrk -t1 -c"$conns" -d"${seconds}s" --timeout 10s --latency "$url")
+    out=$(on_load wrk -t1 -c"$conns" -d"${seconds}s" --timeout 10s --latency "${@:5}" "$url")
     after=$(cpu_ticks "$pid")
     requests=$(awk '/requests in/ {print $1}' <<<"$out")
     mib_read=$(to_mib "$(awk '/requests in/ {print $(NF - 1)}' <<<"$out")")
@@ -78,10 +78,17 @@ col() { median $(awk -v c="$2" '{print $c}' "$work/m/$1"); }
 all() { awk -v c="$2" '{printf "%s%.*f", (NR > 1 ? " " : ""), '"${3:-0}"', $c}' "$work/m/$1"; }
 
 # nginx serving ROOT as static files (sendfile, open_file_cache) and taking WebDAV PUTs under /dav/; sets nginx_pid and
-# nginx_url. Its temp and pid files live in $work/nginx.
+# nginx_url. Its temp and pid files live in $work/nginx. With nginx_tls_cert and nginx_tls_key set (PEM files) it also
+# serves the same over TLS 1.2/1.3 (session tickets on, its default) and sets nginx_tls_url.
 start_nginx() { # root
     mkdir -p "$work/nginx/tmp"
     nginx_port=$(free_port)
+    local tls_listen=""
+    if [ -n "${nginx_tls_cert:-}" ]; then
+        nginx_tls_port=$(free_port)
+        tls_listen="listen 127.0.0.1:$nginx_tls_port ssl; ssl_certificate $nginx_tls_cert; ssl_certificate_key $nginx_tls_key; ssl_protocols TLSv1.2 TLSv1.3;"
+        nginx_tls_url="https://127.0.0.1:$nginx_tls_port"
+    fi
     cat >"$work/nginx/nginx.conf" <<EOF
 daemon off;
 worker_processes 1;
@@ -105,6 +112,7 @@ http {
     default_type application/octet-stream;
     server {
         listen 127.0.0.1:$nginx_port;
+        $tls_listen
         root $1;
         # The upload reference: WebDAV PUT of the same bytes Silo takes (bench/tail.sh).
         location /dav/ {
@@ -145,7 +153,7 @@ start_silo() { # data-dir [flags…] → sets silo_pid, silo_port
         >"$dir.log" 2>&1 &
     silo_pid=$!
     pids+=("$silo_pid")
-    for _ in $(seq 150); do grep -q 'http://127.0.0.1:' "$dir.log" 2>/dev/null && break; sleep 0.1; done
-    silo_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$dir.log" | head -1 | cut -d: -f3)
+    for _ in $(seq 150); do grep -Eq 'https?://127.0.0.1:' "$dir.log" 2>/dev/null && break; sleep 0.1; done
+    silo_port=$(grep -Eo 'https?://127.0.0.1:[0-9]*' "$dir.log" | head -1 | cut -d: -f3)
 }
 stop_silo() { kill -TERM "$silo_pid"; wait "$silo_pid" 2>/dev/null || true; }

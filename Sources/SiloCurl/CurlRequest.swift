@@ -58,11 +58,15 @@ public struct CurlRequest: Sendable {
     /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`), which is also the largest piece handed to the sink. Large
     /// buffers mean fewer callbacks and syscalls: 512 KiB reaches curl's own speed on loopback.
     public var bufferSize: Int
+    /// For https: a PEM file of the certificate authorities to trust instead of the system's (`CURLOPT_CAINFO`);
+    /// nil trusts the system's.
+    public var trustedCertificatesFile: String?
 
     public init(
         method: String = "GET", url: String, headers: [CurlHeader] = [], body: CurlRequestBody = .none,
-        timeouts: CurlTimeouts = CurlTimeouts(), bufferSize: Int = 512 * 1024
+        timeouts: CurlTimeouts = CurlTimeouts(), bufferSize: Int = 512 * 1024, trustedCertificatesFile: String? = nil
     ) {
+        self.trustedCertificatesFile = trustedCertificatesFile
         self.method = method
         self.url = url
         self.headers = headers

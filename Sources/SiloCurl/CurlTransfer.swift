@@ -20,6 +20,7 @@ enum CurlTransfer {
         try easy.set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for timeouts: we run on many threads
         try easy.set(CURLOPT_BUFFERSIZE, request.bufferSize)
         try easy.set(CURLOPT_TCP_NODELAY, 1)
+        if let trusted = request.trustedCertificatesFile { try easy.set(CURLOPT_CAINFO, trusted) }
         try configureMethod(easy, request)
         try configureTimeouts(easy, request.timeouts)
 

@@ -1,5 +1,6 @@
 #if os(Linux)
 import SiloHTTP
+public import SiloTLS
 
 extension EpollHTTPServer {
     /// How the server binds and how much it allows; mirrors ``MicroHTTPDServer/Configuration`` where the two
@@ -43,6 +44,9 @@ extension EpollHTTPServer {
         /// the other, so uploads reach the sink in chunks of up to half this size (fewer syscalls and hand-offs per
         /// GiB than small chunks). Each event loop also has one buffer of this size for bodies it only drops.
         public var readBufferSize: Int = 256 * 1024
+        /// Serve HTTPS with this certificate (each connection takes the one current at its accept, so
+        /// ``TLSIdentity/reload()`` applies to new connections); nil: plain HTTP. docs/tls.md.
+        public var tls: TLSIdentity?
 
         public init(host: String = "127.0.0.1", port: Int = 9199) {
             self.host = host

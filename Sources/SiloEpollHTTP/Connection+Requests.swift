@@ -73,6 +73,7 @@ extension Connection {
     func begin(_ request: ParsedRequest) {
         var request = request
         request.head.peer = peer
+        request.head.isSecure = io.isSecure
         exchange = Exchange(
             keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10)
         framing = request.framing

@@ -164,6 +164,8 @@ final class Connection {
     // MARK: - Events
 
     func handle(events: UInt32) {
+        // A TLS read that waited for room to write (its handshake answer) goes on once the socket is writable.
+        let events = io.readWaitsForWritable && events & EPOLLOUT.rawValue != 0 ? events | EPOLLIN.rawValue : events
         if phase == .lingering {
             linger()
             return
@@ -218,7 +220,8 @@ final class Connection {
     var wantedEvents: UInt32 {
         if stalled { return 0 }
         if outputBlocked { return EPOLLOUT.rawValue }
-        return inputPaused && runningCall != nil ? 0 : EPOLLIN.rawValue
+        if inputPaused && runningCall != nil { return 0 }
+        return io.readWaitsForWritable ? EPOLLOUT.rawValue : EPOLLIN.rawValue
     }
 
     func updateInterest() {

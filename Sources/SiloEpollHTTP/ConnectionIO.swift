@@ -39,6 +39,20 @@ protocol ConnectionIO {
     func resetOnClose()
     /// Closes the descriptor; called once, after the loop has removed it from epoll.
     func close()
+    /// Bytes received that no readiness event will announce (TLS: the rest of a record held inside OpenSSL); the
+    /// loop reads them without waiting for epoll.
+    var hasBufferedInput: Bool { get }
+    /// The last `read` answered `wouldBlock` because it must write first (a TLS handshake answer that did not fit
+    /// the socket buffer): the connection waits for EPOLLOUT instead of EPOLLIN, then reads again.
+    var readWaitsForWritable: Bool { get }
+    /// Bytes cross the socket encrypted (TLS).
+    var isSecure: Bool { get }
+}
+
+extension ConnectionIO {
+    var hasBufferedInput: Bool { false }
+    var readWaitsForWritable: Bool { false }
+    var isSecure: Bool { false }
 }
 
 /// A plain TCP socket: each call is one system call (EINTR retried).

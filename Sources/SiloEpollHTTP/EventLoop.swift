@@ -3,6 +3,7 @@ internal import CLinux
 import Glibc
 import SiloCore
 import SiloHTTP
+import SiloTLS
 import Synchronization
 
 /// One event-loop thread: its epoll instance, its connections and the buffers they share. Only `beginInline` runs
@@ -35,6 +36,9 @@ final class EventLoop {
     /// Connections waiting out a staged stall (``TransportFault``) and when each resumes; empty unless the handler
     /// stages faults, so an ordinary loop only checks `isEmpty`.
     private var timers: [(deadline: Double, connection: ObjectIdentifier)] = []
+    /// TLS connections whose received bytes wait inside OpenSSL, where no epoll event will announce them: read
+    /// after the batch as if readable (and epoll_wait does not sleep while there are any).
+    private var bufferedInput: [ObjectIdentifier] = []
 
     init(state: ServerState, epollFD: Int32, wakeFD: Int32) {
         self.state = state
@@ -82,6 +86,7 @@ final class EventLoop {
                 // The coarse clock lags by up to a tick: a millisecond more than the wait, so one wake-up is enough.
                 timeout = Int32(min(1000, max(0, ((next - now) * 1000).rounded(.up)) + 1))
             }
+            if !bufferedInput.isEmpty { timeout = 0 }
             let count = epoll_wait(epollFD, events, capacity, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
@@ -120,6 +125,7 @@ final class EventLoop {
                 if state.draining.load(ordering: .acquiring) { drain() }
             }
             if !timers.isEmpty { fireTimers() }
+            if !bufferedInput.isEmpty { readBufferedInput() }
             if now - lastSweep >= 1 {
                 lastSweep = now
                 sweep(idle: idleTimeout > 0 ? idleTimeout : .infinity, head: headTimeout > 0 ? headTimeout : .infinity)
@@ -199,8 +205,20 @@ final class EventLoop {
                 _ = close(fd)
                 continue
             }
-            let connection = Connection(
-                io: SocketIO(accepted: fd), peer: peer, loop: self, registeredEvents: EPOLLIN.rawValue)
+            let io: any ConnectionIO
+            if let identity = state.configuration.tls {
+                do {
+                    io = try TLSConnectionIO(accepted: fd, context: identity.context, logger: state.logger)
+                } catch {
+                    state.logger.warning("cannot start TLS on a connection", metadata: ["silo.error": "\(error)"])
+                    state.release(peer)
+                    _ = close(fd)
+                    continue
+                }
+            } else {
+                io = SocketIO(accepted: fd)
+            }
+            let connection = Connection(io: io, peer: peer, loop: self, registeredEvents: EPOLLIN.rawValue)
             let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
             guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, token) == 0 else {
                 _ = close(fd)
@@ -247,6 +265,14 @@ final class EventLoop {
         }
     }
 
+    /// Reads what OpenSSL holds for the connections listed, once each; one that still has more (its buffer filled
+    /// first) lists itself again, for the next turn after an epoll_wait that does not sleep.
+    private func readBufferedInput() {
+        let ready = bufferedInput
+        bufferedInput = []
+        for id in ready { connections[id]?.handle(events: EPOLLIN.rawValue) }
+    }
+
     /// Calls `connection.stallEnded()` from this loop after `seconds`, unless it closes first.
     func resume(_ connection: Connection, after seconds: Double) {
         timers.append((now + max(0, seconds), ObjectIdentifier(connection)))
@@ -261,6 +287,9 @@ final class EventLoop {
 
     func updateInterest(_ connection: Connection) {
         let wanted = connection.wantedEvents
+        if wanted & EPOLLIN.rawValue != 0 && connection.io.hasBufferedInput {
+            bufferedInput.append(ObjectIdentifier(connection))
+        }
         guard wanted != connection.registeredEvents else { return }
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
         if silo_epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, wanted, token) == 0 {
@@ -279,6 +308,7 @@ final class EventLoop {
         state.release(connection.peer)
         let id = ObjectIdentifier(connection)
         if !timers.isEmpty { timers.removeAll { $0.connection == id } }
+        if !bufferedInput.isEmpty { bufferedInput.removeAll { $0 == id } }
         connections.removeValue(forKey: id)
     }
 }

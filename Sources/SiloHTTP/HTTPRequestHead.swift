@@ -12,6 +12,8 @@ public struct HTTPRequestHead: Sendable {
     public var version: String
     /// Where the connection comes from, when the transport knows (for per-client quotas; never trusted as identity).
     public var peer: PeerAddress?
+    /// The request came over TLS (the transport's own, not a proxy's): links and upload URLs use https.
+    public var isSecure = false
 
     public init(
         method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:], version: String = "HTTP/1.1"

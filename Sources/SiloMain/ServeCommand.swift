@@ -10,6 +10,10 @@ import SiloMicroHTTPD
 import SiloServer
 import Synchronization
 
+#if os(Linux)
+import SiloTLS
+#endif
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,6 +47,10 @@ struct ServeCommand: ParsableCommand {
         if options.exportOnExit && options.importDirectory == nil {
             throw ValidationError("--export-on-exit needs --import DIR (the directory it exports back to)")
         }
+        if options.importDirectory != nil && options.tls != nil {
+            // The import and export talk to the server's own listener, which would need to trust its certificate.
+            throw ValidationError("--import cannot be combined with --tls-cert yet; import over plain HTTP first")
+        }
         if options.testFaults && !SecurityPosture.isLoopback(options.host) {
             // Any client that knows the API could make the server fail for everyone.
             throw ValidationError(
@@ -72,6 +80,13 @@ struct ServeCommand: ParsableCommand {
         let server: any HTTPServer
         let app: SiloServerApp
         let events: EventDispatcher?
+        let tls: ServeTLS
+        do {
+            tls = try ServeTLS(options, logger: logger)
+        } catch {
+            writeError("silo serve: \(describe(error))\n")
+            return 64
+        }
         do {
             try makeDirectory(options.dataDirectory)
             let metadata = try Backends.metadata(
@@ -107,7 +122,7 @@ struct ServeCommand: ParsableCommand {
             let handler: any HTTPHandler =
                 options.testFaults
                 ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: options.limits.maxJSONBodyBytes) : app
-            server = try makeHTTPServer(options, handler: handler, logger: logger)
+            server = try makeHTTPServer(options, handler: handler, tls: tls, logger: logger)
             events = try ServeEvents.start(options, metadata: metadata, port: server.port, logger: logger)
         } catch {
             writeError("silo serve: \(describe(error))\n")
@@ -116,7 +131,7 @@ struct ServeCommand: ParsableCommand {
         let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host
         writeOut(
             """
-            Silo is serving the Firebase Storage API at http://\(shownHost):\(server.port)
+            Silo is serving the Firebase Storage API at \(tls.scheme)://\(shownHost):\(server.port)
               data:    \(options.dataDirectory)
               buckets: \(bucketsLine(options, creates: options.createBucketsOnUpload ?? security.posture.emulatorTokens))
               rules:   \(options.rulesFile ?? "none")
@@ -142,7 +157,8 @@ struct ServeCommand: ParsableCommand {
                 return 1
             }
         }
-        await runUntilSignalled(server: server, app: app, security: security, options: options, signals: signals)
+        await runUntilSignalled(
+            server: server, app: app, security: security, tls: tls, options: options, signals: signals)
         var status: Int32 = 0
         if options.exportOnExit, let directory = options.importDirectory {
             do {
@@ -163,12 +179,13 @@ struct ServeCommand: ParsableCommand {
     }
 
     /// The transport chosen with `--http-engine`; `--threads` sizes its thread pool or its event loops.
-    private static func makeHTTPServer(_ options: ServeOptions, handler: any HTTPHandler, logger: Logger) throws
-        -> any HTTPServer
-    {
+    private static func makeHTTPServer(
+        _ options: ServeOptions, handler: any HTTPHandler, tls: ServeTLS, logger: Logger
+    ) throws -> any HTTPServer {
         #if os(Linux)
         if options.httpEngine == "epoll" {
             var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
+            http.tls = tls.identity
             http.threadCount = options.threads
             http.workerCount = options.workers
             http.connectionLimit = options.limits.maxConnections
@@ -207,6 +224,9 @@ struct ServeCommand: ParsableCommand {
         if let e = error as? StorageError { return e.message }
         if let e = error as? HTTPServerError { return e.message }
         if let e = error as? AuthError { return e.message }
+        #if os(Linux)
+        if let e = error as? TLSError { return e.message }
+        #endif
         return "\(error)"
     }
 
@@ -219,7 +239,7 @@ struct ServeCommand: ParsableCommand {
     /// Waits for SIGINT or SIGTERM, running maintenance periodically and reloading rules; the listener stays up
     /// (for `--export-on-exit`) until the caller shuts it down.
     private static func runUntilSignalled(
-        server: any HTTPServer, app: SiloServerApp, security: ServeSecurity, options: ServeOptions,
+        server: any HTTPServer, app: SiloServerApp, security: ServeSecurity, tls: ServeTLS, options: ServeOptions,
         signals: SignalWaiter
     ) async {
         signal(SIGPIPE, SIG_IGN)
@@ -232,7 +252,10 @@ struct ServeCommand: ParsableCommand {
         maintenance.resume()
         let reloads = DispatchQueue(label: "silo.reload")
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloads)
-        hangup.setEventHandler { security.reload() }
+        hangup.setEventHandler {
+            security.reload()
+            tls.reload()
+        }
         hangup.resume()
         let rulesWatch = DispatchSource.makeTimerSource(queue: reloads)
         rulesWatch.schedule(deadline: .now() + 1, repeating: 1)

@@ -52,6 +52,8 @@ struct ServeOptions {
     var logLevel = Logger.Level.info
     /// `--access-log`: nil for `off` (the default), else where the JSON lines go.
     var accessLog: AccessLog.Destination?
+    /// `--tls-cert` / `--tls-key`: serve HTTPS with this PEM certificate chain and key (epoll engine; docs/tls.md).
+    var tls: (certificate: String, key: String)?
 
     struct Limits {
         var maxObjectSize: Int64 = 5 << 40
@@ -215,6 +217,12 @@ struct ServeOptions {
                 help:
                     "one JSON line per request to PATH (appended), stderr, or off (docs/operations.md); written off the request threads, dropped and counted when the disk falls behind",
                 defaultValue: "off"),
+            .value(
+                "tls-cert", valueName: "FILE",
+                help:
+                    "serve HTTPS with this PEM certificate chain (leaf first), reloaded on SIGHUP (a bad new one keeps the old); needs --tls-key and the epoll engine"
+            ),
+            .value("tls-key", valueName: "FILE", help: "the unencrypted PEM private key of --tls-cert"),
             .flag("print-config", help: "print the resolved configuration and where each value came from, then exit"),
         ] as [OptionDefinition]).map { option in
             var option = option
@@ -315,6 +323,16 @@ struct ServeOptions {
                 throw ValidationError("--access-log must be a file path, stderr or off")
             default: accessLog = .file(text)
             }
+        switch (values.value("tls-cert"), values.value("tls-key")) {
+        case (let certificate?, let key?):
+            guard httpEngine == "epoll" else {
+                throw ValidationError(
+                    "--tls-cert/--tls-key need --http-engine epoll: the mhd engine serves plain HTTP only")
+            }
+            tls = (certificate, key)
+        case (nil, nil): break
+        case (nil, _?): throw ValidationError("--tls-key needs --tls-cert (the certificate it belongs to)")
+        case (_?, nil): throw ValidationError("--tls-cert needs --tls-key (its private key)")
         }
         importDirectory = values.value("import")
         exportOnExit = try values.flag("export-on-exit")

@@ -13,8 +13,19 @@ public final class CurlStorageTransport: StorageTransport {
     private let client = CurlClient()
     /// libcurl's receive buffer and the largest piece handed to a receiver.
     public let bufferSize: Int
+    /// For https: a PEM file of the certificate authorities to trust instead of the system's, such as the CA of
+    /// a Silo server's self-signed certificate. nil: the system's (the default bundle of the system's libcurl).
+    public let trustedCertificatesFile: String?
 
-    public init(bufferSize: Int = 512 * 1024) { self.bufferSize = bufferSize }
+    /// `trustedCertificatesFile` defaults to the `SSL_CERT_FILE` environment variable (OpenSSL's name for a CA
+    /// bundle to use instead of the system's), which the system's libcurl does not read by itself.
+    public init(
+        bufferSize: Int = 512 * 1024,
+        trustedCertificatesFile: String? = ProcessInfo.processInfo.environment["SSL_CERT_FILE"]
+    ) {
+        self.bufferSize = bufferSize
+        self.trustedCertificatesFile = trustedCertificatesFile.flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     public func stream(
         _ request: StorageHTTPRequest, timeout: TimeInterval, receiver: any StorageResponseReceiver,
@@ -31,7 +42,8 @@ public final class CurlStorageTransport: StorageTransport {
         let curlRequest = CurlRequest(
             method: request.method, url: request.url.absoluteString,
             headers: request.headers.sorted { $0.key < $1.key }.map { CurlHeader($0.key, $0.value) }, body: body,
-            timeouts: CurlTimeouts(connect: limit, idle: limit, total: nil), bufferSize: bufferSize)
+            timeouts: CurlTimeouts(connect: limit, idle: limit, total: nil), bufferSize: bufferSize,
+            trustedCertificatesFile: trustedCertificatesFile)
         do {
             try await client.perform(curlRequest, handler: ReceiverAdapter(receiver: receiver, sent: sent))
         } catch let error as CurlError {

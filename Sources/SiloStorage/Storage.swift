@@ -140,6 +140,15 @@ public final class Storage: Sendable {
         }
     }
 
+    /// Silo's addition: as ``useEmulator(withHost:port:)``, over https when `secure` is true — for a Silo served
+    /// with `--tls-cert` (or any emulator behind TLS). A self-signed certificate's CA is trusted through the
+    /// transport (``CurlStorageTransport/trustedCertificatesFile``, `SSL_CERT_FILE` on Linux; the keychain on
+    /// Apple platforms).
+    public func useEmulator(withHost host: String, port: Int, secure: Bool) {
+        useEmulator(withHost: host, port: port)
+        if secure { settings.withLock { $0.scheme = "https" } }
+    }
+
     /// The root of the default bucket.
     public func reference() -> StorageReference {
         markConfigured()

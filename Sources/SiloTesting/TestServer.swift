@@ -6,6 +6,10 @@ public import SiloHTTP
 import SiloMicroHTTPD
 public import SiloServer
 
+#if os(Linux)
+public import SiloTLS
+#endif
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,7 +52,8 @@ public final class TestServer {
         configuration: ServerConfiguration = ServerConfiguration(), policy: any AccessPolicy = AllowAllPolicy(),
         credentials: any CredentialVerifier = TokenVerifier.emulator, hooks: StoreCallHooks? = nil,
         logger: Logger = .disabled, testFaults: Bool = false, engine: String? = nil, threads: Int = 4,
-        observability: Observability = Observability()
+        observability: Observability = Observability(),
+        tls: TLSOption = .none
     ) throws {
         var metadata = metadata
         var blobs = blobs
@@ -70,7 +75,8 @@ public final class TestServer {
         self.transport = transport
         self.http =
             switch transport {
-            case .socket: try Self.makeHTTPServer(handler, engine: engine ?? Self.engineName, threads: threads)
+            case .socket:
+                try Self.makeHTTPServer(handler, engine: engine ?? Self.engineName, threads: threads, tls: tls)
             case .inProcess: NoTransport()
             }
     }
@@ -84,13 +90,14 @@ public final class TestServer {
         #endif
     }
 
-    private static func makeHTTPServer(_ handler: any HTTPHandler, engine: String, threads: Int) throws
-        -> any HTTPServer
+    private static func makeHTTPServer(_ handler: any HTTPHandler, engine: String, threads: Int, tls: TLSOption)
+        throws -> any HTTPServer
     {
         #if os(Linux)
-        if engine != "mhd" {
+        if engine != "mhd" || tls.identity != nil {
             var http = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
             http.threadCount = threads
+            http.tls = tls.identity
             return try EpollHTTPServer(handler: handler, configuration: http, logger: .disabled)
         }
         #endif
@@ -110,6 +117,24 @@ public final class TestServer {
     public func shutdown() { http.shutdown(drainTimeout: 5) }
 
     deinit { http.shutdown(drainTimeout: 1) }
+}
+
+extension TestServer {
+    /// Whether the server speaks HTTPS (always on the epoll transport, whatever `SILO_HTTP_ENGINE` says).
+    public struct TLSOption: Sendable {
+        #if os(Linux)
+        let identity: TLSIdentity?
+        public static func identity(_ identity: TLSIdentity) -> TLSOption { TLSOption(identity: identity) }
+        /// HTTPS with this PEM certificate chain and key (for suites that do not import SiloTLS themselves).
+        public static func files(certificate: String, key: String) throws -> TLSOption {
+            TLSOption(identity: try TLSIdentity(certificateChainFile: certificate, privateKeyFile: key))
+        }
+        public static let none = TLSOption(identity: nil)
+        #else
+        var identity: Never? { nil }
+        public static let none = TLSOption()
+        #endif
+    }
 }
 
 /// The ``HTTPServer`` of an in-process ``TestServer``: nothing listens, so there is nothing to shut down.

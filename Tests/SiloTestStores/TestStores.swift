@@ -67,7 +67,8 @@ extension TestServer {
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
         directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled,
         blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil, testFaults: Bool = false,
-        engine: String? = nil, threads: Int = 4, observability: Observability = Observability()
+        engine: String? = nil, threads: Int = 4, observability: Observability = Observability(),
+        tls: TLSOption = .none
     ) throws {
         let metadata: any MetadataStore
         let blobs: any BlobStore
@@ -87,6 +88,6 @@ extension TestServer {
             transport, metadata: metadata, blobs: blobs, directory: directory, configuration: configuration,
             policy: policy,
             credentials: credentials, hooks: hooks, logger: logger, testFaults: testFaults, engine: engine,
-            threads: threads, observability: observability)
+            threads: threads, observability: observability, tls: tls)
     }
 }

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from silo_process import request, start_silo  # noqa: E402
+from silo_process import make_ca_and_cert, request, start_silo  # noqa: E402
 
 BINARY = os.environ.get("SILO_BINARY", os.path.join(os.path.dirname(__file__), "..", "..", ".build", "release", "silo"))
 # gcsfs's experimental zonal/HNS support probes each bucket over gRPC (60 s timeouts against any non-Google host).
@@ -62,22 +62,6 @@ class TLS:
     @property
     def endpoint(self):
         return f"https://localhost:{self.port}"
-
-
-def make_ca_and_cert(folder):
-    """A throwaway CA and a server certificate for localhost / 127.0.0.1 signed by it."""
-    ca_key, ca_crt = os.path.join(folder, "ca.key"), os.path.join(folder, "ca.crt")
-    key, csr, crt = (os.path.join(folder, n) for n in ("server.key", "server.csr", "server.crt"))
-    ext = os.path.join(folder, "ext.cnf")
-    with open(ext, "w") as f:
-        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
-    run = lambda *a: subprocess.run(a, check=True, capture_output=True)  # noqa: E731
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Silo test CA",
-        "-keyout", ca_key, "-out", ca_crt)
-    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", key, "-out", csr)
-    run("openssl", "x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
-        "-extfile", ext, "-out", crt)
-    return ca_crt, crt, key
 
 
 @pytest.fixture(scope="session")

@@ -15,10 +15,18 @@ final class ServerConnection: Sendable {
     init(_ options: ClientOptions) {
         endpoint = options.endpoint
         token = options.token
+        // On Linux the SDK's transport is libcurl's, which takes a CA file; elsewhere the system decides.
+        #if os(Linux)
+        transport =
+            options.trustedCertificatesFile.map { CurlStorageTransport(trustedCertificatesFile: $0) }
+            ?? Storage.defaultTransport()
+        #else
         transport = Storage.defaultTransport()
+        #endif
         let provider: Storage.IDTokenProvider? = options.token.map { token in { @Sendable in token } }
         storage = Storage(url: "", idTokenProvider: provider, transport: transport)
-        storage.useEmulator(withHost: options.endpoint.host, port: options.endpoint.port)
+        storage.useEmulator(
+            withHost: options.endpoint.host, port: options.endpoint.port, secure: options.endpoint.secure)
         // A command line should fail in seconds, not retry for the SDK's default ten minutes.
         storage.maxOperationRetryTime = 15
         storage.maxUploadRetryTime = 60

@@ -65,7 +65,9 @@ struct RequestContext {
     /// `scheme://host[:port]` as the client addressed us: upload URLs and links must use the client's view of the
     /// host (`10.0.2.2` from the Android emulator, a service name in Docker), never the bind address.
     var externalBase: String {
-        let scheme = headers["X-Forwarded-Proto"].map { equalsIgnoringCase($0, "https") ? "https" : "http" } ?? "http"
+        // Served over Silo's own TLS: https, whatever a client-sent X-Forwarded-Proto claims.
+        let forwarded = headers["X-Forwarded-Proto"].map { equalsIgnoringCase($0, "https") ? "https" : "http" }
+        let scheme = head.isSecure ? "https" : forwarded ?? "http"
         let host = headers["X-Forwarded-Host"] ?? headers["Host"] ?? "127.0.0.1"
         return "\(scheme)://\(host)"
     }
