@@ -11,6 +11,8 @@ import SiloHTTP
 final class HandlerCall: @unchecked Sendable {
     enum Work {
         case begin(any HTTPHandler, HTTPRequestHead)
+        /// What a declined `beginInline` left to do, instead of `begin`.
+        case resume(any DeferredBegin)
         /// The chunk lies in the connection's buffers, which it leaves alone until the call returns.
         case receive(any RequestBodySink, UnsafeRawBufferPointer)
         case finish(any RequestBodySink)
@@ -48,6 +50,8 @@ final class HandlerCall: @unchecked Sendable {
         switch work {
         case .begin(let handler, let head):
             result = .began(handler.begin(head))
+        case .resume(let rest):
+            result = .began(rest.begin())
         case .receive(let sink, let chunk):
             result = .received(sink.receive(chunk))
         case .finish(let sink):
@@ -75,8 +79,9 @@ final class HandlerCall: @unchecked Sendable {
     /// which owns the call now; the loop no longer touches anything the call holds.
     func releaseUnclaimed() {
         switch (work, result) {
-        case (.begin, .began(.readBody(let sink))): sink.abort()
-        case (.begin, .began(.respond(let response))): Self.release(response)
+        case (.begin, .began(.readBody(let sink))), (.resume, .began(.readBody(let sink))): sink.abort()
+        case (.begin, .began(.respond(let response))), (.resume, .began(.respond(let response))):
+            Self.release(response)
         case (.receive(let sink, _), _): sink.abort()
         case (.finish, .finished(let response)): Self.release(response)
         case (.produce(let producer, _), _): producer.close()
@@ -85,13 +90,13 @@ final class HandlerCall: @unchecked Sendable {
     }
 
     /// The loop exited before this call could be queued: it never ran, so only what it holds is released (a sink
-    /// aborted, a producer closed); a `begin` that never ran has nothing to undo.
+    /// aborted, a producer closed); a `begin` that never ran has nothing to undo, nor has a deferred one.
     func releaseUnrun() {
         switch work {
         case .receive(let sink, _), .finish(let sink), .abort(let sink): sink.abort()
         case .produce(let producer, _), .closeProducer(let producer): producer.close()
         case .drop(let response): Self.release(response)
-        case .begin: break
+        case .begin, .resume: break
         }
     }
 

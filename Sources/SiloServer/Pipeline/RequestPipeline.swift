@@ -20,7 +20,7 @@ struct RequestPipeline: Sendable {
     let gcsUploads: GCSUploads
     let batch: BatchRoutes
     let xml: XMLRoutes
-    /// Runs on the socket's thread: only object reads get past routing, the rest is refused to a worker.
+    /// Runs on the socket's thread (``SiloServerApp/beginInline(_:)``), over stores that refuse to block.
     let inline: Bool
 
     init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit, inline: Bool = false) {
@@ -39,7 +39,18 @@ struct RequestPipeline: Sendable {
     /// The whole pipeline for a request from a connection.
     func begin(_ head: HTTPRequestHead) -> RequestDisposition {
         if head.method == "OPTIONS" { return .respond(CORS.preflight(head)) }
-        switch dispatch(head) {
+        return finishing(dispatch(head), head)
+    }
+
+    /// The pipeline after what a declined inline attempt established: the route, and the context when the attempt
+    /// got as far as authenticating (``PendingRequest``).
+    func resume(_ route: Route, _ head: HTTPRequestHead, _ context: RequestContext?) -> RequestDisposition {
+        finishing(context.map { dispatch(route, $0) } ?? dispatch(route, head), head)
+    }
+
+    /// `disposition`'s answer, now or after the body, through ``finish(_:_:)``.
+    private func finishing(_ disposition: RequestDisposition, _ head: HTTPRequestHead) -> RequestDisposition {
+        switch disposition {
         case .respond(var response):
             finish(&response, head)
             return .respond(response)
@@ -88,23 +99,44 @@ struct RequestPipeline: Sendable {
 
     /// Routing, authentication, the served-bucket check and access, then the handler; no CORS, no log line.
     func dispatch(_ head: HTTPRequestHead) -> RequestDisposition {
-        var parsed: Route?
-        let context: RequestContext
-        do {
-            parsed = try route(of: head)
-            // Only a read of one object can be answered inline: decline anything else before authenticating it
-            // or rendering an answer nobody reads.
-            if inline && parsed?.readsOneObject != true { return Self.declined("this route") }
-            context = try RequestContext(
-                head: head, credentials: service.credentials, signedURLs: parsed?.isXML == true)
-        } catch {
-            // A refused credential is a 401 in the shape of the API the request was for.
-            var response = APIShape.of(parsed, rawPath: head.rawPath).error(error)
-            // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
-            if response.status == 400 { response.headers.set("Connection", "close") }
-            return .respond(response)
+        let route: Route
+        do { route = try self.route(of: head) } catch { return .respond(Self.refusal(error, nil, head)) }
+        return dispatch(route, head)
+    }
+
+    /// Authentication, then the rest.
+    func dispatch(_ route: Route, _ head: HTTPRequestHead) -> RequestDisposition {
+        switch admit(route, head) {
+        case .admitted(let context): dispatch(route, context)
+        case .refused(let response): .respond(response)
         }
-        let route = parsed ?? .unknown
+    }
+
+    enum Admission {
+        case admitted(RequestContext)
+        case refused(HTTPResponse)
+    }
+
+    /// Authentication: the context the handler gets, or the answer to a request whose credential or head is refused.
+    func admit(_ route: Route, _ head: HTTPRequestHead) -> Admission {
+        do {
+            return .admitted(try RequestContext(head: head, credentials: service.credentials, signedURLs: route.isXML))
+        } catch {
+            return .refused(Self.refusal(error, route, head))
+        }
+    }
+
+    /// A refused credential is a 401 in the shape of the API the request was for (`route`, nil when it has none).
+    private static func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead) -> HTTPResponse {
+        var response = APIShape.of(route, rawPath: head.rawPath).error(error)
+        // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
+        if response.status == 400 { response.headers.set("Connection", "close") }
+        return response
+    }
+
+    /// The served-bucket check and access, then the handler, for an authenticated request.
+    func dispatch(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+        let head = context.head
         if let feature = route.unimplementedFeature(method: head.method) {
             let missing = StorageError(
                 .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
@@ -120,18 +152,10 @@ struct RequestPipeline: Sendable {
             return try handle(route, context)
         } catch {
             // A declined inline attempt's answer is dropped: no need to render it.
-            if inline && InlineAttempt.current?.refused == true { return .respond(Self.declinedAnswer) }
+            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
             return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
         }
     }
-
-    /// What a declined inline attempt returns: marked refused, so that `beginInline` drops it.
-    private static func declined(_ what: @autoclosure () -> String) -> RequestDisposition {
-        _ = InlineAttempt.wouldBlock(what())
-        return .respond(declinedAnswer)
-    }
-
-    private static var declinedAnswer: HTTPResponse { HTTPResponse(status: 503) }
 
     /// A handler's thrown error is answered in the shape of the route's API (errors of a body's completion come
     /// later, and the sink renders them).
