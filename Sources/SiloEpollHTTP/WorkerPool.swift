@@ -25,7 +25,10 @@ final class WorkerPool: Sendable {
         var count: Int { jobs.count - head }
     }
 
-    private let queue = Mutex(Queue())
+    /// Taken by a loop and a worker on every hand-off: a lock that sleeps rather than spins (``BlockingMutex``).
+    /// With the loops and sixteen workers on one core, `Mutex`'s spinning while a preempted holder kept the lock was
+    /// 5.5% of the server's CPU on PostgreSQL-backed GETs (`perf`, bench/profile.sh get postgres).
+    private let queue = BlockingMutex(Queue())
     /// Counts queued jobs (and, at stop, one extra signal per worker): workers sleep on it.
     private let ready = DispatchSemaphore(value: 0)
     private let limit: Int
@@ -132,7 +135,8 @@ final class LoopMailbox: Sendable {
         var closed = false
     }
 
-    private let box = Mutex(Box())
+    /// Sleeps rather than spins, as the pool's queue: a worker holds it across the eventfd write.
+    private let box = BlockingMutex(Box())
     private let wakeFD: Int32
 
     init(wakeFD: Int32) { self.wakeFD = wakeFD }
