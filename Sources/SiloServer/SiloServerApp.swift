@@ -50,12 +50,15 @@ public final class SiloServerApp: HTTPHandler {
         guard route.readsOneObject else { return .deferred(PendingRequest(pipeline, route, head, nil)) }
         let attempt = InlineAttempt()
         return InlineAttempt.$current.withValue(attempt) {
+            let admission = inlinePipeline.admit(route, head)
+            // A credential that needed the store (a signed URL's HMAC key) is verified again on the worker: a
+            // refused read, even one a step took with `try?`, may have left a principal that is not the real one.
+            guard !attempt.refused else { return .deferred(PendingRequest(pipeline, route, head, nil)) }
             let context: RequestContext
-            switch inlinePipeline.admit(route, head) {
+            switch admission {
             case .admitted(let admitted):
                 context = admitted
             case .refused(var response):
-                guard !attempt.refused else { return .deferred(PendingRequest(pipeline, route, head, nil)) }
                 inlinePipeline.finish(&response, head)
                 return .answered(.respond(response))
             }
