@@ -4,7 +4,7 @@ ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash hostile lint format bench perf-guard clean postgres-test \
 	s3-test multinode pairs schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
-	conformance
+	conformance console
 
 deps:
 	@scripts/install-deps.sh
@@ -25,7 +25,7 @@ run: release
 # and PostgreSQL) and google-cloud-storage's own system tests and retry conformance suite, the kill -9 crash test, the
 # hostile-input suite and schemathesis against a secured server, the stores on PostgreSQL and S3, two nodes.
 test: deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash hostile schemathesis perf-guard postgres-test s3-test \
-	multinode pairs
+	multinode pairs console
 
 unit: deps
 	# Every import of one of the package's modules is a dependency Package.swift declares (SwiftPM would also let
@@ -55,6 +55,7 @@ hostile: release
 
 lint:
 	scripts/format.sh --check
+	scripts/embed-console.sh --check
 
 format:
 	scripts/format.sh
@@ -96,6 +97,16 @@ pyclients: release
 # seed code works against a live server (tests/consumer/run.sh).
 consumer: release
 	tests/consumer/run.sh .build/release/silo
+
+# The web console (/console) driven in headless Chromium (Debian's chromium + chromium-driver, selenium from PyPI)
+# through sign-in, uploads with a cut connection, browsing, previews, metadata, tokens, the rules playground, delete,
+# and accessibility checks (docs/console.md). Screenshots of every step: .build/console-artifacts.
+CONSOLE_ARTIFACTS ?= $(CURDIR)/.build/console-artifacts
+console: release
+	scripts/python-venv.sh .venv/console tests/console/requirements.txt
+	@echo "console screenshots: $(CONSOLE_ARTIFACTS)"
+	SILO_BINARY=.build/release/silo CONSOLE_ARTIFACTS=$(CONSOLE_ARTIFACTS) .venv/console/bin/python -m pytest -q tests/console
+	@echo "console screenshots: $(CONSOLE_ARTIFACTS) ($$(ls $(CONSOLE_ARTIFACTS)/*.png | wc -l) files)"
 
 # SiloStorage's DocC documentation, with the toolchain's docc (scripts/docc.sh).
 docc: deps

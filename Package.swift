@@ -75,8 +75,12 @@ let package = Package(
 
         // Protocols: routes and semantics, no backend. SiloAuth for the service accounts, signed URLs, HMAC keys and
         // token endpoint the server checks and issues; which verifier turns headers into principals is still the
-        // caller's choice (`credentials:`).
-        .target(name: "SiloServer", dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]),
+        // caller's choice (`credentials:`). SiloRules (pure) for the console's rules playground: explain traces and
+        // draft rules compiled on request.
+        .target(
+            name: "SiloServer",
+            dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules"]
+        ),
 
         // The only composition root.
         .executableTarget(

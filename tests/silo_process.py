@@ -6,11 +6,12 @@ import threading
 import time
 
 
-def start_silo(binary, *args, timeout=60):
-    """Starts `silo serve --port 0 ARGS`; returns (process, port, banner text). Output is drained in the background
-    so the server never blocks on a full pipe. Raises if the server exits or announces no port in time."""
+def start_silo(binary, *args, timeout=60, cwd=None):
+    """Starts `silo serve --port 0 ARGS` (in directory `cwd`, if given); returns (process, port, banner text). Output
+    is drained in the background so the server never blocks on a full pipe. Raises if the server exits or announces
+    no port in time."""
     proc = subprocess.Popen([binary, "serve", "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, cwd=cwd)
     banner = []
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -335,11 +335,15 @@ public struct ServiceAccountAuthority: Sendable {
             }
             return value
         }
-        guard try required("x-goog-algorithm") == GoogleV4Signing.rsaAlgorithm else {
+        let algorithm = try required("x-goog-algorithm")
+        let hmac = algorithm == GoogleV4Signing.hmacAlgorithm
+        guard hmac || algorithm == GoogleV4Signing.rsaAlgorithm else {
             throw AuthError(
-                .unsupportedAlgorithm, "x-goog-algorithm must be GOOG4-RSA-SHA256", parameter: "x-goog-algorithm")
+                .unsupportedAlgorithm, "x-goog-algorithm must be GOOG4-RSA-SHA256 or GOOG4-HMAC-SHA256",
+                parameter: "x-goog-algorithm")
         }
-        let credential = try Credential(try required("x-goog-credential"), parameter: "x-goog-credential")
+        let credential = try Credential(
+            try required("x-goog-credential"), parameter: "x-goog-credential", accessID: hmac)
         let dateText = try required("x-goog-date")
         guard GoogleV4Signing.parseDate(dateText) != nil, dateText.hasPrefix(credential.date) else {
             throw Self.malformed("x-goog-date", "x-goog-date must be YYYYMMDD'T'HHMMSS'Z' of the credential's date")
@@ -347,17 +351,15 @@ public struct ServiceAccountAuthority: Sendable {
         guard let signature = GoogleV4Signing.unhex(try required("x-goog-signature")) else {
             throw Self.malformed("x-goog-signature", "x-goog-signature is not hexadecimal")
         }
-        guard let account = accounts.account(credential.signer) else {
-            if acceptUnverifiedSigners { return nil }
-            throw AuthError(.unknownKey, "\(credential.signer) is not a service account registered with this server")
-        }
-        guard account.publicKey.verifyRS256(signature: signature, message: Array(policy.utf8)) else {
+        // The string to sign is the base64 policy itself, for an RSA key and an HMAC key's derived signing key alike.
+        guard let verifier = try verifier(of: credential, hmac: hmac, signature: signature) else { return nil }
+        guard verifier.verifies(Array(policy.utf8)) else {
             var error = AuthError(
-                .badSignature, "the policy's signature does not verify with the key of \(account.email)")
+                .badSignature, "the policy's signature does not verify with the key of \(verifier.email)")
             error.signedRequest = SignedRequestDiagnosis(stringToSign: policy)
             throw error
         }
-        return ServiceAccountCaller(email: account.email, scopes: [], credential: .postPolicy)
+        return ServiceAccountCaller(email: verifier.email, scopes: [], credential: .postPolicy)
     }
 
     // MARK: Shared checks

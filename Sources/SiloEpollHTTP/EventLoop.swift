@@ -199,10 +199,8 @@ final class EventLoop {
                 _ = close(fd)
                 continue
             }
-            var on: Int32 = 1
-            // Responses go out in one write per exchange; Nagle would hold the next one for an ACK.
-            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-            let connection = Connection(fd: fd, peer: peer, loop: self, registeredEvents: EPOLLIN.rawValue)
+            let connection = Connection(
+                io: SocketIO(accepted: fd), peer: peer, loop: self, registeredEvents: EPOLLIN.rawValue)
             let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
             guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, token) == 0 else {
                 _ = close(fd)
@@ -276,7 +274,7 @@ final class EventLoop {
     /// can name the connection afterwards.
     func connectionClosed(_ connection: Connection) {
         _ = silo_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, 0, 0)
-        _ = close(connection.fd)
+        connection.io.close()
         state.connections.subtract(1, ordering: .relaxed)
         state.release(connection.peer)
         let id = ObjectIdentifier(connection)

@@ -6,7 +6,7 @@ import SiloHTTP
 /// `@unchecked Sendable`: it holds non-Sendable things (the connection, a sink, a producer, the memory a chunk lies
 /// in), but exactly one thread owns it at a time — the loop until it is queued, one worker while it runs, the loop
 /// again once it is taken from the mailbox — and each hand-off goes through a lock (the pool's queue, the loop's
-/// mailbox) that orders the two threads' accesses. The worker touches only `work` and `result`; `connection` is
+/// mailbox) that orders the two threads' accesses. The worker touches only `work`, `result` and `lent`; `connection` is
 /// used on its loop only (the worker merely keeps it alive, so the memory a chunk lies in stays allocated).
 final class HandlerCall: @unchecked Sendable {
     enum Work {
@@ -39,6 +39,9 @@ final class HandlerCall: @unchecked Sendable {
     let connection: Connection?
     let work: Work
     private(set) var result: Result = .pending
+    /// The sink's buffer for the next body bytes (``RequestBodySink/nextChunkBuffer()``), asked on the worker after
+    /// a `begin` that returned a sink and after a `receive` that returned no answer.
+    private(set) var lent: UnsafeMutableRawBufferPointer?
 
     init(_ work: Work, for connection: Connection?) {
         self.work = work
@@ -49,11 +52,13 @@ final class HandlerCall: @unchecked Sendable {
     func run() {
         switch work {
         case .begin(let handler, let head):
-            result = .began(handler.begin(head))
+            result = .began(Self.began(handler.begin(head), lending: &lent))
         case .resume(let rest):
-            result = .began(rest.begin())
+            result = .began(Self.began(rest.begin(), lending: &lent))
         case .receive(let sink, let chunk):
-            result = .received(sink.receive(chunk))
+            let answer = sink.receive(chunk)
+            if answer == nil { lent = sink.nextChunkBuffer() }
+            result = .received(answer)
         case .finish(let sink):
             result = .finished(sink.finish())
         case .abort(let sink):
@@ -72,6 +77,14 @@ final class HandlerCall: @unchecked Sendable {
             producer.close()
             result = .done
         }
+    }
+
+    /// A `begin`'s disposition; a sink's buffer for the first body bytes is asked for here, on the worker.
+    private static func began(_ disposition: RequestDisposition, lending lent: inout UnsafeMutableRawBufferPointer?)
+        -> RequestDisposition
+    {
+        if case .readBody(let sink) = disposition { lent = sink.nextChunkBuffer() }
+        return disposition
     }
 
     /// The loop exited before it took this result: every connection is closed, so what the call produced is

@@ -63,6 +63,16 @@ public protocol RequestBodySink: AnyObject {
     func finish() -> HTTPResponse
     /// The client went away (or the transport gave up) before `finish`; release resources, make nothing visible.
     func abort()
+    /// Memory the transport may read the next body bytes into, so that they reach ``receive(_:)`` where the sink
+    /// wants them, without a copy and in pieces as large as this buffer: the next chunk then starts at its start and
+    /// is no longer than it. Nil (the default) leaves the transport to use its own buffers. Asked right after
+    /// `begin` returned the sink and after each `receive` that returned nil, on the same thread; the memory stays
+    /// the sink's and must stay valid until its next call. A transport may ignore it.
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer?
+}
+
+extension RequestBodySink {
+    public func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }
 
 /// A transport that serves an ``HTTPHandler``.

@@ -103,23 +103,38 @@ public final class TestServiceAccount: Sendable {
         bucket: String, key objectKey: String, conditions: [JSONValue] = [], fields: [(String, String)] = [],
         date: Timestamp, expires: Int64 = 600
     ) throws -> [(String, String)] {
+        try PostPolicyForm.fields(
+            bucket: bucket, key: objectKey, conditions: conditions, fields: fields, date: date, expires: expires,
+            signer: email, algorithm: "GOOG4-RSA-SHA256"
+        ) { policy, _ in try key.signRS256(Array(policy.utf8)) }
+    }
+}
+
+/// A V4 POST policy form as `generate_signed_post_policy_v4` lays it out, signed by whatever `sign` does with the
+/// base64 policy text and the credential scope (`DATE/auto/storage/goog4_request`).
+public enum PostPolicyForm {
+    public static func fields(
+        bucket: String, key objectKey: String, conditions: [JSONValue] = [], fields: [(String, String)] = [],
+        date: Timestamp, expires: Int64 = 600, signer: String, algorithm: String,
+        sign: (_ policy: String, _ scope: String) throws -> [UInt8]
+    ) throws -> [(String, String)] {
         let stamp = String(date.rfc3339.prefix(19).filter { $0 != "-" && $0 != ":" }) + "Z"
-        let credential = "\(email)/\(stamp.prefix(8))/auto/storage/goog4_request"
+        let scope = "\(stamp.prefix(8))/auto/storage/goog4_request"
+        let credential = "\(signer)/\(scope)"
         var all = conditions + fields.map { .object([$0.0: .string($0.1)]) }
         all += [
             .object(["bucket": .string(bucket)]), .object(["key": .string(objectKey)]),
             .object(["x-goog-date": .string(stamp)]), .object(["x-goog-credential": .string(credential)]),
-            .object(["x-goog-algorithm": .string("GOOG4-RSA-SHA256")]),
+            .object(["x-goog-algorithm": .string(algorithm)]),
         ]
         let expiration = Timestamp(microseconds: date.microseconds + expires * 1_000_000)
         let document: JSONObject = [
             "conditions": .array(all), "expiration": .string(String(expiration.rfc3339.prefix(19)) + "Z"),
         ]
         let policy = Base64.encode(JSONValue.object(document).serialized())
-        let signature = try key.signRS256(Array(policy.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
-            .joined()
+        let signature = try sign(policy, scope).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         return [("key", objectKey)] + fields + [
-            ("x-goog-algorithm", "GOOG4-RSA-SHA256"), ("x-goog-credential", credential), ("x-goog-date", stamp),
+            ("x-goog-algorithm", algorithm), ("x-goog-credential", credential), ("x-goog-date", stamp),
             ("policy", policy), ("x-goog-signature", signature),
         ]
     }

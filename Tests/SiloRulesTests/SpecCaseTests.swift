@@ -32,6 +32,9 @@ private let MiB: Int64 = 1_048_576
         #expect(fresh.allows(c.request) == c.allowed, "\(explanation)")
         #expect(shared.allows(c.request) == c.allowed, "\(explanation) (shared policy)")
         #expect(shared.allows(c.request) == c.allowed, "\(explanation) (shared policy, asked again)")
+        // The explain trace walks the same search: it must reach the same decision on every case.
+        let explained = fresh.program.explain(c.request, documents: documents, listChildMode: listChildMode)
+        #expect(explained.allowed == c.allowed, "\(c.id): explain says \(explained.reason)")
     }
 
     static let r1: [Case] = [

@@ -158,4 +158,40 @@ import Testing
             "GET", path, headers: signedHeaders("GET", path: path, id: stranger.id, secret: stranger.secret))
         #expect(denied.status == 403 && Self.code(denied) == "AccessDenied", "\(denied.text)")
     }
+
+    /// A POST policy form signed with an HMAC key: the signature is the HMAC of the base64 policy under the key's
+    /// derived signing key.
+    func hmacPolicyForm(key name: String, id: String, secret: String) throws -> [(String, String)] {
+        try PostPolicyForm.fields(
+            bucket: s.bucketName, key: name, date: .now(), signer: id, algorithm: GoogleV4Signing.hmacAlgorithm
+        ) { policy, scope in
+            HMACSHA256.authenticationCode(
+                key: GoogleV4Signing.hmacSigningKey(secret: secret, scope: scope), message: Array(policy.utf8))
+        }
+    }
+
+    func postForm(_ fields: [(String, String)], file: String) throws -> TestResponse {
+        try s.client.send(
+            method: "POST", target: "/\(s.bucketName)",
+            headers: ["Content-Type": "multipart/form-data; boundary=\(PostPolicyUploadTests.boundary)"],
+            body: PostPolicyUploadTests.form(fields, file: Array(file.utf8)))
+    }
+
+    @Test("a POST policy signed with an HMAC key uploads as its service account; a wrong secret or other key does not")
+    func postPolicy() throws {
+        let (id, secret) = try createKey()
+        let stored = try postForm(try hmacPolicyForm(key: "form.txt", id: id, secret: secret), file: "hmac form")
+        #expect(stored.status == 204, "\(stored.text)")
+        let read = try s.send("GET", "/\(s.bucketName)/form.txt", headers: s.admin)
+        #expect(read.status == 200 && read.text == "hmac form", "\(read.text)")
+        let forged = try postForm(
+            try hmacPolicyForm(key: "forged.txt", id: id, secret: String(secret.reversed())), file: "x")
+        #expect(forged.status == 403 && Self.code(forged) == "SignatureDoesNotMatch", "\(forged.text)")
+        let stranger = try createKey(SecuredServer.stranger.email)
+        let denied = try postForm(
+            try hmacPolicyForm(key: "denied.txt", id: stranger.id, secret: stranger.secret), file: "x")
+        #expect(denied.status == 403 && Self.code(denied) == "AccessDenied", "\(denied.text)")
+        #expect(try s.send("GET", "/\(s.bucketName)/forged.txt", headers: s.admin).status == 404)
+        #expect(try s.send("GET", "/\(s.bucketName)/denied.txt", headers: s.admin).status == 404)
+    }
 }

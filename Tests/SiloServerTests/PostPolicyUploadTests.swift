@@ -118,6 +118,29 @@ import Testing
         #expect(try stored("other.txt").status == 404)
     }
 
+    @Test("a field GCS's forms do not take is refused even when the policy names it; x-ignore-* fields are not")
+    func unknownField() throws {
+        // google-cloud-storage's system test of an invalid field: `fields=` puts it in the form and the policy.
+        let unknown = try post(
+            try writer.postPolicyFields(
+                bucket: s.bucketName, key: "u.txt", fields: [("x-goog-random", "invalid_field")], date: .now()),
+            file: [1])
+        #expect(unknown.status == 400 && SignedURLServerTests.code(unknown) == "InvalidArgument", "\(unknown.text)")
+        #expect(unknown.text.contains("x-goog-random"))
+        #expect(try stored("u.txt").status == 404)
+        let ignored = try post(
+            try writer.postPolicyFields(bucket: s.bucketName, key: "i.txt", date: .now()) + [("x-ignore-note", "n")],
+            file: [2])
+        #expect(ignored.status == 204, "\(ignored.text)")
+        let timed = try post(
+            try writer.postPolicyFields(
+                bucket: s.bucketName, key: "t.txt", fields: [("x-goog-custom-time", "2026-01-02T03:04:05Z")],
+                date: .now()), file: [3])
+        #expect(timed.status == 204, "\(timed.text)")
+        let metadata = try s.send("GET", "\(s.objects)/t.txt", headers: s.admin).json()
+        #expect(metadata["customTime"]?.stringValue?.hasPrefix("2026-01-02T03:04:05") == true)
+    }
+
     @Test("the signer needs storage.objects.create (and delete to replace); an unsigned form is anonymous")
     func permission() throws {
         let unbound = try post(

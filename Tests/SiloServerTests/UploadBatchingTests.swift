@@ -126,6 +126,48 @@ import Testing
         #expect(slots.inUse == 0)
     }
 
+    /// Bytes read into ``BlobAppender/freeSpace`` (as the epoll transport reads bodies) are taken without a copy and
+    /// stored and hashed as any others, with or without the pipeline and long batches; bytes placed behind a dropped
+    /// prefix (a resumable chunk's resent bytes) are moved over it.
+    @Test(arguments: [(true, 0), (false, 0), (true, 3), (false, 3)])
+    func bytesPlacedInTheFreeSpaceAreTakenWhereTheyLie(pipelined: Bool, dropped: Int) throws {
+        let data = pattern(13 * Self.batch + 7, seed: 5)
+        let writer = RecordingWriter()
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch,
+            longBatches: (4 * Self.batch, LongBatchSlots(limit: 1)), pipelined: pipelined)
+        var start = 0
+        var piece = 0
+        while start < data.count {
+            let space = appender.freeSpace
+            #expect(!space.isEmpty)
+            // Pieces of 1, 40 and up to the whole free space, in turn.
+            let want = [1, 40, Int.max][piece % 3]
+            let n = min(space.count - dropped, want, data.count - start)
+            guard n > 0 else {
+                // No room behind the dropped bytes: fill the space exactly once, with nothing dropped.
+                let fill = min(space.count, data.count - start)
+                data[start..<start + fill].withUnsafeBytes { space.copyMemory(from: $0) }
+                try appender.append(UnsafeRawBufferPointer(rebasing: space[0..<fill]))
+                start += fill
+                continue
+            }
+            data[start..<start + n].withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: space[dropped...]).copyMemory(from: $0)
+            }
+            try appender.append(UnsafeRawBufferPointer(rebasing: space[dropped..<dropped + n]))
+            start += n
+            piece += 1
+            #expect(appender.appended == Int64(start))
+        }
+        try appender.flush()
+        #expect(Array(writer.writes.joined()) == data)
+        #expect(writer.writes.dropLast().allSatisfy { $0.count >= Self.batch })
+        #expect(
+            appender.takeHasher()?.finalize()
+                == BlobSummary(size: Int64(data.count), md5: MD5Hasher.digest(data), crc32c: CRC32C.checksum(data)))
+    }
+
     @Test func aFailedWriteIsNotRepeatedByFlush() throws {
         let writer = RecordingWriter()
         writer.failAfter = 1

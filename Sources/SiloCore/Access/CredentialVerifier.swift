@@ -57,6 +57,9 @@ public final class SwappableAccessPolicy: AccessPolicy {
 
     public func replace(with policy: any AccessPolicy) { current.withLock { $0 = policy } }
 
+    /// The policy in force now (the console's rules playground explains its decisions).
+    public var policy: any AccessPolicy { current.withLock { $0 } }
+
     public func allows(_ request: AccessRequest) -> Bool {
         // Evaluate outside the lock: a reload never waits for rule evaluation, nor evaluation for a reload.
         let policy = current.withLock { $0 }

@@ -22,6 +22,8 @@ struct CompiledBlock: Sendable {
     var allows: [CompiledAllow]
     var children: [CompiledBlock]
     var offset: Int
+    /// `{name}` or `{name=**}` of each wildcard slot this block binds, for explanations.
+    var wildcards: [(slot: Int, text: String)] = []
 }
 
 enum MatchPiece: Sendable {

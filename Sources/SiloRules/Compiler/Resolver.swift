@@ -48,6 +48,7 @@ struct Resolver {
         var slot = slotBase
         var pieces: [MatchPiece] = []
         var recursiveCount = 0
+        var wildcards: [(slot: Int, text: String)] = []
         for (i, piece) in match.pieces.enumerated() {
             switch piece.kind {
             case .literal(let s): pieces.append(.literal(s))
@@ -68,8 +69,10 @@ struct Resolver {
                         )
                     }
                     pieces.append(.recursive(slot: slot))
+                    wildcards.append((slot, "{\(name)=**}"))
                 } else {
                     pieces.append(.single(slot: slot))
+                    wildcards.append((slot, "{\(name)}"))
                 }
                 slot += 1
             }
@@ -93,7 +96,8 @@ struct Resolver {
             allows.append(CompiledAllow(methods: methods, condition: condition, offset: allow.offset, label: label))
         }
         let children = match.matches.map { resolveMatch($0, parent: scope, slotBase: slot) }
-        return CompiledBlock(pieces: pieces, allows: allows, children: children, offset: match.offset)
+        return CompiledBlock(
+            pieces: pieces, allows: allows, children: children, offset: match.offset, wildcards: wildcards)
     }
 
     /// Registers a scope's functions first (declaration order is irrelevant), then resolves their bodies. A body

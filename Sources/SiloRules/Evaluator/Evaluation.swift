@@ -21,6 +21,16 @@ extension RulesProgram {
     public func evaluate(
         _ request: AccessRequest, documents: (any DocumentSource)? = nil, options: Options = Options()
     ) -> RulesDecision {
+        var none: ExplanationRecorder?
+        return evaluate(request, documents: documents, options: options, recorder: &none)
+    }
+
+    /// The same, recording each statement tried when `recorder` is not nil
+    /// (``explain(_:documents:listChildMode:)``).
+    func evaluate(
+        _ request: AccessRequest, documents: (any DocumentSource)?, options: Options,
+        recorder: inout ExplanationRecorder?
+    ) -> RulesDecision {
         let method: MethodSet =
             switch request.operation {
             case .get: .get
@@ -43,10 +53,12 @@ extension RulesProgram {
         if options.trace { interp.debugLog = [] }
         var search = Search(
             program: self, interp: interp, method: method, trace: options.trace, explain: options.explain)
+        search.recorder = recorder
         search.run(segments, placeholder: nil)
         if !search.granted && options.listChildMode && request.operation == .list && interp.abortReason == nil {
             search.run(segments + [""], placeholder: segments.count)
         }
+        recorder = search.recorder
         var trace = search.trace
         if let log = interp.debugLog { trace += log.map { "debug: " + $0 } }
         let reason: String
@@ -92,6 +104,10 @@ struct Search {
     var lastFailure: String?
     /// An allow's condition depended on a value not known yet.
     var undetermined = false
+    /// Set only when explaining: every match tried and allow evaluated.
+    var recorder: ExplanationRecorder?
+    /// Nesting of the block being visited, for the recorder.
+    private var depth = 0
 
     init(program: RulesProgram, interp: Interpreter, method: MethodSet, trace: Bool, explain: Bool) {
         self.program = program
@@ -104,7 +120,27 @@ struct Search {
     mutating func run(_ segments: [String], placeholder: Int?) {
         self.segments = segments
         self.placeholder = placeholder
-        for block in program.rules.blocks where visit(block, piece: 0, segment: 0) { return }
+        for block in program.rules.blocks where enter(block, segment: 0) { return }
+    }
+
+    /// Visits a block from its first piece; when explaining, records it as not matched if its pattern never
+    /// consumed its part of the path (a pattern that did records itself, in `visit`).
+    private mutating func enter(_ block: CompiledBlock, segment: Int) -> Bool {
+        guard recorder != nil else { return visit(block, piece: 0, segment: segment) }
+        let before = recorder!.steps.count + (recorder!.truncated ? 1 : 0)
+        if visit(block, piece: 0, segment: segment) { return true }
+        if recorder!.steps.count + (recorder!.truncated ? 1 : 0) == before {
+            record(.match, block.offset, .notMatched)
+        }
+        return false
+    }
+
+    private mutating func record(
+        _ kind: RulesExplanation.Step.Kind, _ offset: Int, _ outcome: RulesExplanation.Step.Outcome,
+        _ detail: String = ""
+    ) {
+        recorder?.record(
+            kind, offset: offset, position: program.sourceMap.location(of: offset), depth: depth, outcome, detail)
     }
 
     /// Matches `block`'s pieces from `piece` against segments from `segment`. Literal and single pieces advance
@@ -142,11 +178,19 @@ struct Search {
             p += 1
             seg += 1
         }
+        // A split of the path that leaves segments over for a block without nested matches goes nowhere: it is
+        // not recorded (a recursive wildcard tries every split; the block is recorded once as not matched).
+        if recorder != nil && (seg == segments.count || !block.children.isEmpty) {
+            let bindings = block.wildcards.map { "\($0.text)=" + Builtins.describe(interp.bindings[$0.slot]) }
+            record(.match, block.offset, seg == segments.count ? .matched : .prefix, bindings.joined(separator: ", "))
+        }
         if seg == segments.count {
             candidates += 1
             if tryAllows(block) { return true }
         }
-        for child in block.children where visit(child, piece: 0, segment: seg) { return true }
+        depth += 1
+        defer { depth -= 1 }
+        for child in block.children where enter(child, segment: seg) { return true }
         return false
     }
 
@@ -159,10 +203,15 @@ struct Search {
             let value = interp.eval(condition, [])
             if interp.abortReason != nil {
                 if tracing { trace.append("\(program.position(allow.offset)) \(allow.label): aborted") }
+                record(.allow, allow.offset, .aborted, interp.abortReason ?? "")
                 return false
             }
             if case .bool(true) = value { return grant(allow, "true") }
-            if case .error(let fault) = value, fault.undetermined { undetermined = true }
+            var unknown = false
+            if case .error(let fault) = value, fault.undetermined {
+                undetermined = true
+                unknown = true
+            }
             if tracing || explaining {
                 let outcome: String
                 switch value {
@@ -174,6 +223,7 @@ struct Search {
                 let line = "\(program.position(allow.offset)) \(allow.label): \(outcome)"
                 lastFailure = line
                 if tracing { trace.append(line) }
+                record(.allow, allow.offset, unknown ? .undetermined : .denied, outcome)
             }
         }
         return false
@@ -183,6 +233,7 @@ struct Search {
         granted = true
         grantedBy = allow
         if tracing { trace.append("\(program.position(allow.offset)) \(allow.label): \(outcome)") }
+        record(.allow, allow.offset, .granted, outcome)
         return true
     }
 }

@@ -187,6 +187,8 @@ struct RequestPipeline: Sendable {
             return .respond(OpenAPIDocument.response())
         case .oauthToken:
             return TokenEndpoint(service: service).handle(context)
+        case .console(let path):
+            return ConsoleRoutes(service: service).handle(context, path)
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
             .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented:
             return try gcs(route, context)

@@ -24,4 +24,6 @@ final class DecoratingSink: RequestBodySink {
     }
 
     func abort() { inner.abort() }
+
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { inner.nextChunkBuffer() }
 }

@@ -14,6 +14,9 @@ enum Route: Equatable {
     case internalReset
     /// `GET /openapi.json`: the OpenAPI document of this server.
     case openAPIDocument
+    /// `/console[/…]`: the web console's files and its admin API (`/console/api/…`), the raw segments after
+    /// `console`. Reserves the path: a bucket named `console` is reachable by the XML API virtual-host style only.
+    case console([String])
     /// GCS JSON API `/storage/v1/b` (and unprefixed `/b`): bucket list and insert.
     case gcsBuckets
     /// `/storage/v1/b/{bucket}`.
@@ -79,6 +82,7 @@ enum Route: Equatable {
         if segments.count == 2 && segments[1].isEmpty { return .probe }
         if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
         if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
+        if segments[1] == "console" { return .console(segments.dropFirst(2).map(String.init)) }
         if segments.count == 2 && segments[1] == "token" { return .oauthToken }
         if segments.count == 4 && segments[1] == "oauth2" && segments[2] == "v4" && segments[3] == "token" {
             return .oauthToken

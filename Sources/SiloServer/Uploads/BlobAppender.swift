@@ -85,7 +85,21 @@ final class BlobAppender {
     /// Bytes appended so far, including those still buffered.
     var appended: Int64 { handedOver + Int64(buffered) }
 
+    /// The free part of the batch being filled: bytes placed at its start and then passed to ``append(_:)`` are
+    /// taken where they lie, with no copy (the transport reads request bodies straight into it). Never empty; valid
+    /// until the next call on the appender.
+    var freeSpace: UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<batchEnd])
+    }
+
     func append(_ bytes: UnsafeRawBufferPointer) throws {
+        if let start = bytes.baseAddress, let base = buffer.baseAddress, start == UnsafeRawPointer(base + buffered) {
+            // Already in place, read into ``freeSpace``.
+            precondition(bytes.count <= batchEnd - buffered, "BlobAppender.append beyond its free space")
+            buffered += bytes.count
+            if buffered == batchEnd { try flushBatch() }
+            return
+        }
         var rest = bytes
         while !rest.isEmpty {
             let room = batchEnd - buffered
@@ -102,6 +116,7 @@ final class BlobAppender {
                 continue
             }
             let n = min(room, rest.count)
+            // (The source may lie in the free space itself, behind dropped bytes: copyMemory allows the overlap.)
             UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<(buffered + n)])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<n]))
             buffered += n

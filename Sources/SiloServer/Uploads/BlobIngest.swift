@@ -24,6 +24,10 @@ final class BlobIngest {
     /// Bytes received so far.
     var size: Int64 { appender?.appended ?? received }
 
+    /// Where the next bytes may be placed before ``write(_:)`` takes them without a copy (``BlobAppender/freeSpace``);
+    /// nil once the upload is closed.
+    var freeSpace: UnsafeMutableRawBufferPointer? { appender?.freeSpace }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let appender else { throw StorageError(.internalError, "write after the upload was closed") }
         // Refused before the bytes past the limit are written (a chunked body declares no length up front).

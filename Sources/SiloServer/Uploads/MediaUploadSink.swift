@@ -39,4 +39,6 @@ final class MediaUploadSink: RequestBodySink {
     }
 
     func abort() { if !failed { ingest.discard() } }
+
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { failed ? nil : ingest.freeSpace }
 }

@@ -72,6 +72,10 @@ final class ResumableChunkSink: RequestBodySink {
         }
     }
 
+    /// Body bytes read here reach the appender without a copy (resent bytes at the front are dropped by moving what
+    /// follows over them).
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { appender?.freeSpace }
+
     /// A session never takes more bytes than it declared, nor more than the server accepts for one object: the
     /// chunk is refused before those bytes are written.
     private func checkRoom(_ total: Int64) throws {

@@ -10,9 +10,10 @@ import SiloWire
 /// streams into a blob, held to the policy's `content-length-range` as it arrives. Fields after `file` are ignored.
 ///
 /// `key` names the object (`${filename}` is the file's name); `Content-Type`, `Cache-Control`,
-/// `Content-Disposition`, `Content-Encoding`, `Content-Language`, `x-goog-meta-*` and `acl` (a canned ACL) set its
-/// metadata. The answer is 204, or what `success_action_status` (200, 201 with a `PostResponse` document) or
-/// `success_action_redirect` (303 to it, with `bucket`, `key` and `etag` added to its query) asks for.
+/// `Content-Disposition`, `Content-Encoding`, `Content-Language`, `x-goog-custom-time`, `x-goog-meta-*` and `acl` (a
+/// canned ACL) set its metadata. Any field GCS's forms do not take is refused (``formFields``). The answer is 204, or
+/// what `success_action_status` (200, 201 with a `PostResponse` document) or `success_action_redirect` (303 to it,
+/// with `bucket`, `key` and `etag` added to its query) asks for.
 struct PostPolicyUpload {
     let service: ObjectService
 
@@ -38,6 +39,27 @@ struct PostPolicyUpload {
             })
     }
 
+    /// The fields a GCS form may carry: GCS refuses any other with 400, even one the policy names.
+    /// `content-length` and `expires` are taken and not used. V2 policy fields (`GoogleAccessId`, `signature`) are
+    /// not among them: Silo takes V4 policies only.
+    static let formFields: Set<String> = [
+        "acl", "bucket", "cache-control", "content-disposition", "content-encoding", "content-language",
+        "content-length", "content-type", "expires", "file", "key", "policy", "success_action_redirect",
+        "success_action_status", "x-goog-algorithm", "x-goog-credential", "x-goog-custom-time", "x-goog-date",
+        "x-goog-signature",
+    ]
+
+    /// Refuses a field GCS's forms do not take (names are lowercased by the sink); `x-goog-meta-*` set metadata,
+    /// `x-ignore-*` are the client's own.
+    static func checkFieldNames(_ form: [String: String]) throws {
+        for name in form.keys.sorted()
+        where !formFields.contains(name) && !name.hasPrefix("x-goog-meta-") && !name.hasPrefix("x-ignore-") {
+            throw StorageError(
+                .invalidArgument,
+                "the form field '\(name.prefix(80))' is not one a form upload takes (x-goog-meta-* and x-ignore-* are)")
+        }
+    }
+
     /// What the form asks for, once its fields are in.
     struct Plan {
         var bucket: BucketName
@@ -55,6 +77,7 @@ struct PostPolicyUpload {
         _ context: RequestContext, _ bucket: BucketName, _ form: [String: String], filename: String?,
         contentType: String?
     ) throws -> Plan {
+        try Self.checkFieldNames(form)
         guard let key = form["key"], !key.isEmpty else { throw StorageError(.invalidArgument, "the form has no key") }
         let name = try ObjectName(Self.substituting(filename ?? "", in: key))
         var principal = context.principal
@@ -104,6 +127,7 @@ struct PostPolicyUpload {
         let headers = [
             "cache-control": "cacheControl", "content-disposition": "contentDisposition",
             "content-encoding": "contentEncoding", "content-language": "contentLanguage",
+            "x-goog-custom-time": "customTime",
         ]
         for (field, key) in headers.sorted(by: { $0.key < $1.key }) {
             if let value = form[field] { json[key] = .string(value) }

@@ -1,0 +1,126 @@
+#if os(Linux)
+import Foundation
+import SiloEpollHTTP
+import SiloHTTP
+import SiloTesting
+import Testing
+
+/// A sink that lends its buffers (``RequestBodySink/nextChunkBuffer()``): the epoll transport reads body bytes
+/// straight into them and hands each over once full or at the body's end, over a real socket.
+@Suite struct LentBufferTests {
+    /// Lends two buffers in turn, as an appender with one batch in flight would; checks the pattern, and counts the
+    /// chunks that arrived in place and those copied from elsewhere.
+    private final class LendingSink: RequestBodySink {
+        let inner: PatternSink
+        let recorder: Recorder
+        private let buffers: [UnsafeMutableRawBufferPointer]
+        private var next = 0
+        private var lentOut: UnsafeMutableRawBufferPointer?
+        private var inPlace = 0
+        private var elsewhere = 0
+
+        init(_ inner: PatternSink, recorder: Recorder, bufferBytes: Int) {
+            self.inner = inner
+            self.recorder = recorder
+            buffers = (0..<2).map { _ in .allocate(byteCount: bufferBytes, alignment: 4096) }
+        }
+
+        deinit { for buffer in buffers { buffer.deallocate() } }
+
+        func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? {
+            let buffer = buffers[next]
+            next = 1 - next
+            lentOut = buffer
+            return buffer
+        }
+
+        func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
+            if let lentOut, chunk.baseAddress == UnsafeRawPointer(lentOut.baseAddress), chunk.count <= lentOut.count {
+                inPlace += 1
+            } else {
+                elsewhere += 1
+            }
+            lentOut = nil
+            return inner.receive(chunk)
+        }
+
+        func finish() -> HTTPResponse {
+            recorder.note("in place \(inPlace), elsewhere \(elsewhere)")
+            return inner.finish()
+        }
+
+        func abort() { inner.abort() }
+    }
+
+    private func withServer(
+        bufferBytes: Int, _ recorder: Recorder, _ body: (EpollHTTPServer) throws -> Void
+    ) throws {
+        var configuration = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.threadCount = 1
+        let handler = ClosureHandler { head in
+            head.rawPath == "/after"
+                ? .respond(HTTPResponse(status: 200, body: .bytes(Array("after".utf8))))
+                : .readBody(LendingSink(PatternSink(recorder: recorder), recorder: recorder, bufferBytes: bufferBytes))
+        }
+        let server = try EpollHTTPServer(handler: handler, configuration: configuration, logger: testLogger)
+        defer { server.shutdown(drainTimeout: 2) }
+        try body(server)
+    }
+
+    /// The sink's note: chunks that arrived in its buffers, and elsewhere.
+    private func counts(_ recorder: Recorder) throws -> (Int, Int) {
+        let note = try #require(recorder.all.first { $0.hasPrefix("in place ") })
+        let numbers = note.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        try #require(numbers.count == 2)
+        return (numbers[0], numbers[1])
+    }
+
+    @Test func aBodyWithALengthArrivesInTheSinksBuffersOneCallPerBuffer() throws {
+        let recorder = Recorder()
+        let bufferBytes = 1 << 20
+        try withServer(bufferBytes: bufferBytes, recorder) { server in
+            let socket = try RawSocket(port: server.port)
+            let body = patternBytes(5_000_000)
+            let sum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
+            try socket.write(Array("PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8))
+            // In pieces smaller than the buffer, with pauses, so that reads return less than a buffer.
+            for piece in stride(from: 0, to: body.count, by: 100_000) {
+                try socket.write(Array(body[piece..<min(body.count, piece + 100_000)]))
+                usleep(1_000)
+            }
+            try socket.write(Array("GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let received = String(decoding: try socket.readUntilClose(), as: UTF8.self)
+            let answer = try #require(received.range(of: "\r\n\r\n\(body.count) \(sum) true"))
+            #expect(received.range(of: "\r\n\r\nafter", range: answer.upperBound..<received.endIndex) != nil)
+            // Five full buffers hold the body; a transport handing over each read would make about fifty calls. The
+            // head's read may carry the first body bytes, which are delivered from the head buffer.
+            let (inPlace, elsewhere) = try counts(recorder)
+            let buffers = (body.count + bufferBytes - 1) / bufferBytes
+            #expect(elsewhere <= 1)
+            #expect(inPlace >= buffers && inPlace + elsewhere <= buffers + 1)
+        }
+    }
+
+    @Test func aChunkedBodyIsSqueezedInPlaceAndWhatFollowsIsServed() throws {
+        let recorder = Recorder()
+        try withServer(bufferBytes: 64 << 10, recorder) { server in
+            let socket = try RawSocket(port: server.port)
+            let body = patternBytes(1_000_000)
+            let sum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
+            var bytes = Array("PUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+            for piece in stride(from: 0, to: body.count, by: 10_000) {
+                let part = body[piece..<min(body.count, piece + 10_000)]
+                bytes += Array("\(String(part.count, radix: 16))\r\n".utf8) + part + Array("\r\n".utf8)
+            }
+            bytes += Array("0\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            try socket.write(bytes)
+            let received = String(decoding: try socket.readUntilClose(), as: UTF8.self)
+            let answer = try #require(received.range(of: "\r\n\r\n\(body.count) \(sum) true"))
+            #expect(received.range(of: "\r\n\r\nafter", range: answer.upperBound..<received.endIndex) != nil)
+            let (inPlace, elsewhere) = try counts(recorder)
+            #expect(elsewhere <= 1)
+            #expect(inPlace >= 1_000_000 / (64 << 10))
+        }
+    }
+}
+#endif
