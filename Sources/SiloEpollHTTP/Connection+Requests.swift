@@ -85,18 +85,22 @@ extension Connection {
             return
         }
         state.inFlight.add(1, ordering: .relaxed)
-        if let answer = state.handler.beginInline(request.head) {
+        let work: HandlerCall.Work
+        switch state.handler.beginInline(request.head) {
+        case .answered(let answer):
             loop.refreshClock()
             lastActivity = loop.now
             began(answer)
             return
+        case .declined: work = .begin(state.handler, request.head)
+        case .deferred(let rest): work = .resume(rest)
         }
         // Answers already queued go out before the connection waits for the worker.
         if outStart < out.count {
             flush()
             guard phase != .closed else { return }
         }
-        call(.begin(state.handler, request.head))
+        call(work)
     }
 
     func began(_ disposition: RequestDisposition) {

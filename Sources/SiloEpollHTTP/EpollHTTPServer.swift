@@ -104,15 +104,16 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
     }
 }
 
-/// One started event-loop thread: the descriptors other threads use to wake it, and its thread to join.
+/// One started event-loop thread: its mailbox (whose eventfd other threads write to wake it), and its thread to
+/// join.
 private final class LoopThread: Sendable {
     let epollFD: Int32
-    let wakeFD: Int32
+    let mailbox: LoopMailbox
     let thread: pthread_t
 
-    private init(epollFD: Int32, wakeFD: Int32, thread: pthread_t) {
+    private init(epollFD: Int32, mailbox: LoopMailbox, thread: pthread_t) {
         self.epollFD = epollFD
-        self.wakeFD = wakeFD
+        self.mailbox = mailbox
         self.thread = thread
     }
 
@@ -128,6 +129,7 @@ private final class LoopThread: Sendable {
             _ = close(epollFD)
             throw HTTPServerError(.startFailed, "cannot create an eventfd", cause: error)
         }
+        // From here on the loop's mailbox owns `wakeFD` and closes it when it goes.
         let loop = EventLoop(state: state, epollFD: epollFD, wakeFD: wakeFD)
         // Edge-triggered: every write to an eventfd is a new edge, so the loop never reads it back (one syscall
         // less per wake-up; workers wake it once per batch of finished calls). The counter cannot fill up: it
@@ -137,7 +139,6 @@ private final class LoopThread: Sendable {
             loop.startListening()
         else {
             let error = SystemCallError.now("epoll_ctl")
-            _ = close(wakeFD)
             _ = close(epollFD)
             throw HTTPServerError(.startFailed, "cannot register with epoll", cause: error)
         }
@@ -148,24 +149,20 @@ private final class LoopThread: Sendable {
         let created = pthread_create(&thread, nil, loopThreadMain, argument)
         guard created == 0 else {
             Unmanaged<EventLoop>.fromOpaque(argument).release()
-            _ = close(wakeFD)
             _ = close(epollFD)
             throw HTTPServerError(
                 .startFailed, "cannot start an event-loop thread",
                 cause: SystemCallError(call: "pthread_create", errno: created))
         }
-        return LoopThread(epollFD: epollFD, wakeFD: wakeFD, thread: thread)
+        return LoopThread(epollFD: epollFD, mailbox: loop.mailbox, thread: thread)
     }
 
-    func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
-    }
+    func wake() { mailbox.wake() }
 
-    /// Waits for the thread, then closes the loop's descriptors (it no longer uses them).
+    /// Waits for the thread, then closes its epoll instance (it no longer uses it; the eventfd closes with the
+    /// mailbox).
     func join() {
         _ = pthread_join(thread, nil)
-        _ = close(wakeFD)
         _ = close(epollFD)
     }
 }

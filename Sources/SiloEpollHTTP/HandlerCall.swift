@@ -11,6 +11,8 @@ import SiloHTTP
 final class HandlerCall: @unchecked Sendable {
     enum Work {
         case begin(any HTTPHandler, HTTPRequestHead)
+        /// What a declined `beginInline` left to do, instead of `begin`.
+        case resume(any DeferredBegin)
         /// The chunk lies in the connection's buffers, which it leaves alone until the call returns.
         case receive(any RequestBodySink, UnsafeRawBufferPointer)
         case finish(any RequestBodySink)
@@ -50,9 +52,9 @@ final class HandlerCall: @unchecked Sendable {
     func run() {
         switch work {
         case .begin(let handler, let head):
-            let disposition = handler.begin(head)
-            if case .readBody(let sink) = disposition { lent = sink.nextChunkBuffer() }
-            result = .began(disposition)
+            result = .began(Self.began(handler.begin(head), lending: &lent))
+        case .resume(let rest):
+            result = .began(Self.began(rest.begin(), lending: &lent))
         case .receive(let sink, let chunk):
             let answer = sink.receive(chunk)
             if answer == nil { lent = sink.nextChunkBuffer() }
@@ -77,13 +79,22 @@ final class HandlerCall: @unchecked Sendable {
         }
     }
 
+    /// A `begin`'s disposition; a sink's buffer for the first body bytes is asked for here, on the worker.
+    private static func began(_ disposition: RequestDisposition, lending lent: inout UnsafeMutableRawBufferPointer?)
+        -> RequestDisposition
+    {
+        if case .readBody(let sink) = disposition { lent = sink.nextChunkBuffer() }
+        return disposition
+    }
+
     /// The loop exited before it took this result: every connection is closed, so what the call produced is
     /// released as a closed connection would (a sink aborted, an answer dropped, a producer closed). On a worker,
     /// which owns the call now; the loop no longer touches anything the call holds.
     func releaseUnclaimed() {
         switch (work, result) {
-        case (.begin, .began(.readBody(let sink))): sink.abort()
-        case (.begin, .began(.respond(let response))): Self.release(response)
+        case (.begin, .began(.readBody(let sink))), (.resume, .began(.readBody(let sink))): sink.abort()
+        case (.begin, .began(.respond(let response))), (.resume, .began(.respond(let response))):
+            Self.release(response)
         case (.receive(let sink, _), _): sink.abort()
         case (.finish, .finished(let response)): Self.release(response)
         case (.produce(let producer, _), _): producer.close()
@@ -92,13 +103,13 @@ final class HandlerCall: @unchecked Sendable {
     }
 
     /// The loop exited before this call could be queued: it never ran, so only what it holds is released (a sink
-    /// aborted, a producer closed); a `begin` that never ran has nothing to undo.
+    /// aborted, a producer closed); a `begin` that never ran has nothing to undo, nor has a deferred one.
     func releaseUnrun() {
         switch work {
         case .receive(let sink, _), .finish(let sink), .abort(let sink): sink.abort()
         case .produce(let producer, _), .closeProducer(let producer): producer.close()
         case .drop(let response): Self.release(response)
-        case .begin: break
+        case .begin, .resume: break
         }
     }
 

@@ -25,7 +25,10 @@ final class WorkerPool: Sendable {
         var count: Int { jobs.count - head }
     }
 
-    private let queue = Mutex(Queue())
+    /// Taken by a loop and a worker on every hand-off: a lock that sleeps rather than spins (``BlockingMutex``).
+    /// With the loops and sixteen workers on one core, `Mutex`'s spinning while a preempted holder kept the lock was
+    /// 5.5% of the server's CPU on PostgreSQL-backed GETs (`perf`, bench/profile.sh get postgres).
+    private let queue = BlockingMutex(Queue())
     /// Counts queued jobs (and, at stop, one extra signal per worker): workers sleep on it.
     private let ready = DispatchSemaphore(value: 0)
     private let limit: Int
@@ -125,6 +128,13 @@ private func workerThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMut
 
 /// Where workers hand finished calls back to one event loop: a locked list plus the loop's eventfd. The eventfd is
 /// written only when the list goes from empty to not empty, so a busy loop gets one wake-up for many calls.
+///
+/// The eventfd is written after the lock is released: written under it, the wake-up let the loop preempt the
+/// worker inside the lock (they share a core), and the loop then slept on the lock until the worker ran again —
+/// two futex calls and two extra context switches per call (strace of PostgreSQL-backed GETs: 4.5 futex calls
+/// per request). So the mailbox owns the descriptor and closes it when the last reference goes (the loop, a
+/// queued job, the loop's thread handle): whoever writes holds a reference, so it never writes a closed or reused
+/// descriptor.
 final class LoopMailbox: Sendable {
     private struct Box {
         var finished: [HandlerCall] = []
@@ -132,32 +142,30 @@ final class LoopMailbox: Sendable {
         var closed = false
     }
 
-    private let box = Mutex(Box())
+    /// Sleeps rather than spins, as the pool's queue.
+    private let box = BlockingMutex(Box())
     private let wakeFD: Int32
 
+    /// Takes ownership of `wakeFD`.
     init(wakeFD: Int32) { self.wakeFD = wakeFD }
 
+    deinit { _ = Glibc.close(wakeFD) }
+
     func post(_ call: HandlerCall) {
-        let accepted = box.withLock { box -> Bool in
-            guard !box.closed else { return false }
+        let (accepted, first) = box.withLock { box -> (Bool, Bool) in
+            guard !box.closed else { return (false, false) }
             box.finished.append(call)
-            if box.finished.count == 1 { signal() }
-            return true
+            return (true, box.finished.count == 1)
         }
+        // A wake-up that arrives after the loop took the list is spurious, and harmless.
+        if first { wake() }
         // The loop is gone, and with it every connection: the result is released here, on the worker.
         if !accepted { call.releaseUnclaimed() }
     }
 
-    /// Wakes the loop (room in the pool's queue), unless it has exited.
+    /// Wakes the loop: a finished call, room in the pool's queue, or shutdown. A loop that has exited reads no more
+    /// wake-ups; the write is harmless then.
     func wake() {
-        box.withLock { box in
-            if !box.closed { signal() }
-        }
-    }
-
-    /// Writes the eventfd; only under the lock and while open, because the descriptor is closed (and its number
-    /// may be reused) once the loop has exited and closed the mailbox.
-    private func signal() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }

@@ -7,17 +7,45 @@
 /// stores, hashing), so transports never call them on a thread that serves other connections' sockets — they hand
 /// them to a bounded pool of workers. `beginInline` is the exception that keeps cheap answers cheap: the transport
 /// calls it first, on the socket's own thread, and the handler answers there only when it can without waiting on
-/// anything (a cache hit); otherwise it returns nil and `begin` runs on a worker.
+/// anything (a cache hit); otherwise it declines, and `begin` — or what the attempt left to do — runs on a worker.
 public protocol HTTPHandler: Sendable {
     func begin(_ head: HTTPRequestHead) -> RequestDisposition
-    /// An answer that needs no blocking call, or nil to have ``begin(_:)`` run on a worker. Must not block, must
-    /// have no side effects when it returns nil.
-    func beginInline(_ head: HTTPRequestHead) -> RequestDisposition?
+    /// An answer that needs no blocking call, or the request declined to a worker (see ``InlineDisposition``).
+    /// Must not block, and must have no side effects unless it answers.
+    func beginInline(_ head: HTTPRequestHead) -> InlineDisposition
 }
 
 extension HTTPHandler {
     /// By default every request goes to a worker.
-    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? { nil }
+    public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition { .declined }
+
+    /// `beginInline`, then whatever it declined, on the calling thread: for transports whose request threads may
+    /// block (libmicrohttpd, the in-process harness).
+    public func beginOnThisThread(_ head: HTTPRequestHead) -> RequestDisposition {
+        switch beginInline(head) {
+        case .answered(let disposition): disposition
+        case .declined: begin(head)
+        case .deferred(let rest): rest.begin()
+        }
+    }
+}
+
+/// What ``HTTPHandler/beginInline(_:)`` decided.
+public enum InlineDisposition {
+    /// Answered on the socket's thread.
+    case answered(RequestDisposition)
+    /// Not answerable there: ``HTTPHandler/begin(_:)`` runs on a worker.
+    case declined
+    /// Not answerable there: `rest.begin()` runs on a worker instead of ``HTTPHandler/begin(_:)``, carrying on from
+    /// what the attempt established (the route, the verified credential), so that nothing is done twice.
+    case deferred(any DeferredBegin)
+}
+
+/// The rest of a request's `begin` after a declined inline attempt. Made on the socket's thread, run once on a
+/// worker (the transport hands it over as it hands over any call), or never if the client goes away first — so it
+/// holds nothing that needs releasing.
+public protocol DeferredBegin: AnyObject {
+    func begin() -> RequestDisposition
 }
 
 public enum RequestDisposition {

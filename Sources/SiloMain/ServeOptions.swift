@@ -323,6 +323,7 @@ struct ServeOptions {
                 throw ValidationError("--access-log must be a file path, stderr or off")
             default: accessLog = .file(text)
             }
+        }
         switch (values.value("tls-cert"), values.value("tls-key")) {
         case (let certificate?, let key?):
             guard httpEngine == "epoll" else {

@@ -71,7 +71,7 @@ func requestAccess(
         guard case .callBegin = request.machine.headArrived(hasBody: head.hasBody, awaitsContinue: head.awaitsContinue)
         else { return .NO }
         daemon.inFlight.add(1, ordering: .relaxed)
-        let disposition = daemon.handler.beginInline(head) ?? daemon.handler.begin(head)
+        let disposition = daemon.handler.beginOnThisThread(head)
         return perform(request.machine.began(disposition), connection: connection, request: request, daemon: daemon)
     }
 

@@ -9,6 +9,8 @@ final class Connection {
     private var handle: OpaquePointer?
     /// Called with the SQL text of every statement run (bound values are not included).
     private let trace: (@Sendable (String) -> Void)?
+    /// Statements prepared on this connection, by text and parameter types (see ``PreparedStatements``).
+    private var prepared = PreparedStatements()
 
     /// Connects with a libpq connection string or `postgres://` URI. Errors never repeat `conninfo` (it may hold a
     /// password).
@@ -78,9 +80,47 @@ final class Connection {
         defer { for buffer in buffers { buffer?.deallocate() } }
         let values = buffers.map { UnsafePointer($0) }
         let binaryResults: Int32 = 1
-        let result = PQexecParams(
-            connection, sql, Int32(encoded.count), types, values, lengths, formats, binaryResults)
+        let count = Int32(encoded.count)
+        if let name = preparedName(connection, sql, types) {
+            let result = PQexecPrepared(connection, name, count, values, lengths, formats, binaryResults)
+            // Gone from the session (a pooler in front of the server, a DEALLOCATE): forget it and run the
+            // statement unnamed. Outside a transaction, so the failed attempt aborted nothing.
+            guard let result, Self.sqlState(result) == "26000" else { return try checked(result, sql: sql) }
+            PQclear(result)
+            prepared.forget(sql, types)
+        }
+        let result = PQexecParams(connection, sql, count, types, values, lengths, formats, binaryResults)
         return try checked(result, sql: sql)
+    }
+
+    /// The name `sql` is prepared under on this connection, preparing it first if needed; nil to run it unnamed.
+    ///
+    /// Only outside a transaction — the reads that run on their own, such as a GET's one lookup — so that a failed
+    /// preparation can never abort a transaction, and only with every parameter's type named (a NULL leaves its
+    /// type to the server, which would then fix it for later calls). The server then parses and plans the
+    /// statement once per connection, not on every call; it still re-plans it by itself when the schema changes.
+    private func preparedName(_ connection: OpaquePointer, _ sql: String, _ types: [UInt32]) -> String? {
+        guard PQtransactionStatus(connection) == PQTRANS_IDLE, !types.contains(0) else { return nil }
+        switch prepared.lookup(sql, types) {
+        case .prepared(let name):
+            return name
+        case .full:
+            return nil
+        case .unprepared(let name):
+            guard let result = PQprepare(connection, name, sql, Int32(types.count), types) else { return nil }
+            defer { PQclear(result) }
+            // 42P05: a statement of that name exists in the session already; the name is a digest of the text and
+            // types, so it is this statement (a pooler's server connection that had it from an earlier client).
+            guard PQresultStatus(result) == PGRES_COMMAND_OK || Self.sqlState(result) == "42P05" else {
+                return nil
+            }
+            prepared.insert(sql, types, name)
+            return name
+        }
+    }
+
+    private static func sqlState(_ result: OpaquePointer) -> String? {
+        PQresultErrorField(result, silo_pg_diag_sqlstate()).map { String(cString: $0) }
     }
 
     /// Runs SQL without parameters; it may hold several statements (migrations, BEGIN, COMMIT).
@@ -125,9 +165,9 @@ final class Connection {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             return owned
         default:
-            let sqlState = PQresultErrorField(result, silo_pg_diag_sqlstate()).map { String(cString: $0) }
             let message = Self.errorText(PQresultErrorMessage(result))
-            throw PostgresError(sqlState: sqlState, message: message, sql: sql).storageError("running SQL")
+            throw PostgresError(sqlState: Self.sqlState(result), message: message, sql: sql).storageError(
+                "running SQL")
         }
     }
 

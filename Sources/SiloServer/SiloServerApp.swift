@@ -44,26 +44,49 @@ public final class SiloServerApp: HTTPHandler {
     /// metadata whose live version the metadata store holds in memory (``MetadataStore/cachedObject(_:_:)``),
     /// whose bytes are in ``SmallBlobCache``, with a credential verifiable without I/O. The request runs through the
     /// same pipeline as on a worker, over store views that refuse every call that would block; the first refusal
-    /// marks the attempt, and the answer is dropped for nil (``begin(_:)`` then runs on a worker). Refusals come
-    /// before any write — the views refuse writes without calling the store — so nil leaves nothing changed: the
-    /// first v0 read of an object without a download token, which writes one, goes to the worker whole. (What may
-    /// change is memory only: ``VersionResponseCache`` memoizes the headers it derived, exact under their version.)
-    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
-        guard head.method == "GET" || head.method == "HEAD" else { return nil }
-        let attempt = InlineAttempt()
-        // No request id yet: a declined attempt needs none (``RequestPipeline/observe(_:_:_:)`` makes it).
+    /// marks the attempt, and the answer is dropped: the worker then carries on from the route and the context the
+    /// attempt established (``PendingRequest``), so neither is made twice. Refusals come before any write — the
+    /// views refuse writes without calling the store — so a declined attempt leaves nothing changed: the first v0
+    /// read of an object without a download token, which writes one, goes to the worker whole. (What may change is
+    /// memory only: ``VersionResponseCache`` memoizes the headers it derived, exact under their version.)
+    public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
+        guard head.method == "GET" || head.method == "HEAD" else { return .declined }
+        // A path that does not parse is answered on the worker, whole (rare; nothing to save).
+        guard let route = try? pipeline.route(of: head) else { return .declined }
+        // Only a read of one object can be answered inline: anything else goes on unauthenticated, so that no
+        // credential is verified on the loop for an answer the loop cannot give.
+        // No request id yet: a declined attempt needs none (the worker's ``RequestPipeline/resume`` makes it).
         var exchange = Exchange(id: nil)
-        let disposition = InlineAttempt.$current.withValue(attempt) { inlinePipeline.dispatch(head, &exchange) }
-        switch disposition {
-        case .respond(var response) where !attempt.refused:
-            inlinePipeline.finish(&response, head, exchange)
-            return .respond(response)
-        case .respond:
-            return nil
-        case .readBody(let sink):
-            // No object read takes a body; should one ever, it is read on a worker.
-            sink.abort()
-            return nil
+        exchange.routed(route, head)
+        guard route.readsOneObject else { return .deferred(PendingRequest(pipeline, route, head, nil, exchange)) }
+        let attempt = InlineAttempt()
+        return InlineAttempt.$current.withValue(attempt) {
+            let admission = inlinePipeline.admit(route, head, &exchange)
+            // A credential that needed the store (a signed URL's HMAC key) is verified again on the worker: a
+            // refused read, even one a step took with `try?`, may have left a principal that is not the real one.
+            guard !attempt.refused else {
+                exchange.caller = .anonymous
+                return .deferred(PendingRequest(pipeline, route, head, nil, exchange))
+            }
+            let context: RequestContext
+            switch admission {
+            case .admitted(let admitted):
+                context = admitted
+            case .refused(var response):
+                inlinePipeline.finish(&response, head, exchange)
+                return .answered(.respond(response))
+            }
+            switch inlinePipeline.dispatch(route, context) {
+            case .respond(var response) where !attempt.refused:
+                inlinePipeline.finish(&response, head, exchange)
+                return .answered(.respond(response))
+            case .respond:
+                break
+            case .readBody(let sink):
+                // No object read takes a body; should one ever, it is read on a worker.
+                sink.abort()
+            }
+            return .deferred(PendingRequest(pipeline, route, head, context, exchange))
         }
     }
 

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// One HTTP exchange carried out by calling an ``HTTPHandler`` directly, as a transport would, with no socket: the
-/// head goes to `beginInline` and then `begin`; a body goes to the sink in pieces, then `finish` (or stops at the
+/// head goes to `beginInline` and then to what it declined (`begin`, or the rest it deferred); a body goes to the sink in pieces, then `finish` (or stops at the
 /// sink's early answer); the answer's body is read whole (bytes, file ranges with `pread`, stream producers drained
 /// and closed). The response gets the framing fields a transport adds (`Content-Length`, `Connection: close` after an
 /// early answer), so it reads like one from ``HTTPTestClient``.
@@ -45,10 +45,10 @@ struct InProcessExchange {
         if Self.feed(body, to: sink, pieceSize: Self.pieceSize) == nil { sink.abort() }
     }
 
-    /// As a transport begins: the inline answer when the handler has one, else `begin` (on a worker, there).
+    /// As a transport begins: the inline answer when the handler has one, else what it declined (on a worker, there).
     private func begin(method: String, target: String, headers: HTTPHeaders) -> RequestDisposition {
         let head = HTTPRequestHead(method: method, target: target, headers: headers)
-        return handler.beginInline(head) ?? handler.begin(head)
+        return handler.beginOnThisThread(head)
     }
 
     /// The body in pieces; the sink's early answer, if it gives one (it then gets no more calls).

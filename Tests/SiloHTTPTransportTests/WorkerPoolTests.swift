@@ -17,8 +17,20 @@ import Testing
     private struct SplitHandler: HTTPHandler {
         let inline: @Sendable (HTTPRequestHead) -> RequestDisposition?
         let blocking: @Sendable (HTTPRequestHead) -> RequestDisposition
-        func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? { inline(head) }
+        /// For a head it names: what `beginInline` defers instead of answering.
+        var deferred: @Sendable (HTTPRequestHead) -> (any DeferredBegin)? = { _ in nil }
+        func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
+            if let rest = deferred(head) { return .deferred(rest) }
+            return inline(head).map(InlineDisposition.answered) ?? .declined
+        }
         func begin(_ head: HTTPRequestHead) -> RequestDisposition { blocking(head) }
+    }
+
+    /// The rest of a deferred `begin`: runs `body`.
+    private final class Rest: DeferredBegin {
+        let body: () -> RequestDisposition
+        init(_ body: @escaping () -> RequestDisposition) { self.body = body }
+        func begin() -> RequestDisposition { body() }
     }
 
     /// Shut until opened; a wait gives up after 10 s so a broken test ends instead of hanging.
@@ -84,6 +96,7 @@ import Testing
     private func withEpoll(
         workers: Int = 4, queueLimit: Int = 1024, inline: @escaping @Sendable (HTTPRequestHead) -> RequestDisposition?,
         blocking: @escaping @Sendable (HTTPRequestHead) -> RequestDisposition,
+        deferred: @escaping @Sendable (HTTPRequestHead) -> (any DeferredBegin)? = { _ in nil },
         _ body: (EpollHTTPServer) throws -> Void
     ) throws {
         var configuration = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
@@ -92,7 +105,7 @@ import Testing
         configuration.workerCount = workers
         configuration.workerQueueLimit = queueLimit
         let server = try EpollHTTPServer(
-            handler: SplitHandler(inline: inline, blocking: blocking), configuration: configuration,
+            handler: SplitHandler(inline: inline, blocking: blocking, deferred: deferred), configuration: configuration,
             logger: testLogger)
         defer { server.shutdown(drainTimeout: 2) }
         try body(server)
@@ -157,6 +170,52 @@ import Testing
         #expect(seen.inline.count == 2 && seen.blocking.count == 1)
         #expect(Set(seen.inline).count == 1)
         #expect(!seen.inline.contains(seen.blocking[0]))
+    }
+
+    /// What `beginInline` defers runs on a worker, once, instead of `begin` (which never sees that request), and
+    /// while it waits the loop answers other connections inline.
+    @Test func aDeferredBeginRunsOnAWorkerInsteadOfBegin() throws {
+        let gate = Gate()
+        let recorder = Recorder()
+        let threads = Mutex<(inline: Set<UInt>, rest: [UInt], begun: [String])>(([], [], []))
+        try withEpoll(
+            inline: { head in
+                threads.withLock { _ = $0.inline.insert(UInt(pthread_self())) }
+                return head.rawPath == "/fast" ? text("inline") : nil
+            },
+            blocking: { head in
+                threads.withLock { $0.begun.append(head.rawPath) }
+                return text("begin")
+            },
+            deferred: { head in
+                guard head.rawPath == "/deferred" else { return nil }
+                threads.withLock { _ = $0.inline.insert(UInt(pthread_self())) }
+                return Rest {
+                    threads.withLock { $0.rest.append(UInt(pthread_self())) }
+                    recorder.note("rest")
+                    gate.wait()
+                    return text("rest")
+                }
+            }
+        ) { server in
+            defer { gate.open() }
+            let answer = Mutex<String?>(nil)
+            let done = startThread {
+                let response = try? HTTPTestClient(port: server.port).send(method: "GET", target: "/deferred")
+                answer.withLock { $0 = response?.text }
+            }
+            #expect(recorder.waitFor("rest"))
+            let fast = try quickGet(server.port)
+            #expect(fast.text == "inline")
+            gate.open()
+            #expect(done.wait(timeout: .now() + 5) == .success)
+            #expect(answer.withLock { $0 } == "rest")
+        }
+        let seen = threads.withLock { $0 }
+        #expect(seen.rest.count == 1)
+        #expect(seen.begun.isEmpty)
+        #expect(seen.inline.count == 1)
+        #expect(!seen.inline.contains(seen.rest[0]))
     }
 
     @Test func aBlockingSinkLeavesOtherConnectionsServed() throws {

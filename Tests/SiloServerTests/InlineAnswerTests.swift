@@ -1,8 +1,10 @@
+import SiloAuth
 import SiloCore
 import SiloHTTP
 import SiloServer
 import SiloTesting
 import SiloWire
+import Synchronization
 import Testing
 
 /// `beginInline`: a cache hit is answered on the caller's thread with no store call; anything else is nil, with no
@@ -15,11 +17,12 @@ import Testing
         let server: TestServer
 
         /// `cached`: SQLite's arrangement, a read cache in front; without it, as PostgreSQL, every read is a call.
-        init(cached: Bool) throws {
+        init(cached: Bool, credentials: any CredentialVerifier = TokenVerifier.emulator) throws {
             let recorded = FaultInjectingMetadataStore(InMemoryMetadataStore(), hooks: hooks)
             let metadata: any MetadataStore = cached ? CachingMetadataStore(recorded) : recorded
             server = try TestServer(
-                metadata: metadata, blobs: FaultInjectingBlobStore(InMemoryBlobStore(), hooks: hooks))
+                metadata: metadata, blobs: FaultInjectingBlobStore(InMemoryBlobStore(), hooks: hooks),
+                credentials: credentials)
         }
 
         /// Runs `body` and returns the store calls it made.
@@ -33,7 +36,7 @@ import Testing
             var all: HTTPHeaders = ["Host": "127.0.0.1:\(server.port)"]
             for field in headers { all.add(field.name, field.value) }
             guard
-                case .respond(let response) = server.app.beginInline(
+                case .answered(.respond(let response)) = server.app.beginInline(
                     HTTPRequestHead(method: method, target: target, headers: all))
             else { return nil }
             return response
@@ -147,5 +150,46 @@ import Testing
         }
         #expect(calls.isEmpty)
         #expect(answers.allSatisfy { $0 == nil })
+    }
+
+    /// The emulator's verifier, counting the credentials it is asked to verify.
+    final class CountingVerifier: CredentialVerifier {
+        private let calls = Atomic<Int>(0)
+        var count: Int { calls.load(ordering: .relaxed) }
+        func authenticate(authorizationHeader: String?, at time: Timestamp) throws -> Principal? {
+            calls.add(1, ordering: .relaxed)
+            return try TokenVerifier.emulator.authenticate(authorizationHeader: authorizationHeader, at: time)
+        }
+    }
+
+    /// A request declined inline is routed and authenticated once, not again on the worker: the worker carries on
+    /// from the route and principal the attempt established. Over a real socket, on a store with no read cache (as
+    /// PostgreSQL), where every object read is declined after its credential was verified on the loop; and for a
+    /// listing (declined before authentication), an upload (never tried inline) and a cache hit (answered inline).
+    @Test(arguments: [false, true]) func theCredentialIsVerifiedOncePerRequest(cached: Bool) throws {
+        let verifier = CountingVerifier()
+        let stores = try Stores(cached: cached, credentials: verifier)
+        let client = stores.server.client()
+        let owner: HTTPHeaders = ["Authorization": "Bearer owner"]
+        let content = pattern(1500, seed: 3)
+        /// The response to `target`, and how many credentials were verified to give it.
+        func verified(_ target: String, method: String = "GET", body: [UInt8] = []) throws -> (TestResponse, Int) {
+            let before = verifier.count
+            let response = try client.send(method: method, target: target, headers: owner, body: body)
+            return (response, verifier.count - before)
+        }
+        let upload = try verified(bucketPath() + "?name=once.bin", method: "POST", body: content)
+        #expect(upload.0.status == 200 && upload.1 == 1)
+        // The first read writes the download token: on a worker either way. With a read cache the third is a hit.
+        for _ in 0..<3 {
+            let (read, verifications) = try verified(objectPath("once.bin") + "?alt=media")
+            #expect(read.body == content)
+            #expect(verifications == 1)
+        }
+        for target in [objectPath("once.bin"), "/storage/v1/b/\(bucket)/o/once.bin", bucketPath()] {
+            let (response, verifications) = try verified(target)
+            #expect(response.status == 200, "\(target)")
+            #expect(verifications == 1, "\(target)")
+        }
     }
 }

@@ -227,6 +227,31 @@ struct PostgresMetadataStoreTests {
         #expect(try store.withPooledConnection { $0 } != pid)
     }
 
+    // MARK: Prepared statements
+
+    /// A lookup outside a transaction is parsed and planned once per connection, then run by name; a statement that
+    /// disappears from the session (`DEALLOCATE`, as a pooler in front of the server may do) is run unnamed once
+    /// and prepared again.
+    @Test func readsArePreparedOncePerConnectionAndSurviveDeallocation() throws {
+        let schema = try PostgresTestSchema()
+        let store = try schema.open(poolSize: 1)
+        let (stored, _) = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 3))
+        let usage = """
+            SELECT count(*)::text, coalesce(sum(generic_plans + custom_plans), 0)::text FROM pg_prepared_statements
+            WHERE statement LIKE '%FROM objects WHERE bucket = $1 AND name = $2 AND live'
+            """
+        for _ in 0..<3 { #expect(try store.object(bucket, objectName("hot"), generation: nil) == stored) }
+        #expect(try store.textRows(usage) == [["1", "3"]])
+        _ = try store.textRows("DEALLOCATE ALL")
+        #expect(try store.object(bucket, objectName("hot"), generation: nil) == stored)
+        #expect(try store.textRows(usage) == [["0", "0"]])
+        #expect(try store.object(bucket, objectName("hot"), generation: nil) == stored)
+        #expect(try store.textRows(usage) == [["1", "1"]])
+        // Writes run in transactions, unnamed: nothing there changes.
+        _ = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 4))
+        #expect(try store.object(bucket, objectName("hot"), generation: nil)?.generation != stored.generation)
+    }
+
     // MARK: URLs and errors
 
     @Test func urlsAreValidatedWithoutEchoingThem() throws {

@@ -18,9 +18,10 @@ public final class FaultInjectingHandler: HTTPHandler {
     }
 
     /// Only requests this handler leaves alone may be answered inline: the Retry Test API and every request that
-    /// names a test touch the registry, so they go to a worker.
-    public func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
-        guard head.headers["x-retry-test-id"] == nil, !RetryTestAPI.handles(head) else { return nil }
+    /// names a test touch the registry, so they go to a worker. What the app defers is what ``begin(_:)`` would do
+    /// for the others: pass them to the app.
+    public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
+        guard head.headers["x-retry-test-id"] == nil, !RetryTestAPI.handles(head) else { return .declined }
         return app.beginInline(head)
     }
 

@@ -23,7 +23,7 @@ struct RequestPipeline: Sendable {
     let xml: XMLRoutes
     let operations: OperationsRoutes
     let observability: Observability
-    /// Runs on the socket's thread: only object reads get past routing, the rest is refused to a worker.
+    /// Runs on the socket's thread (``SiloServerApp/beginInline(_:)``), over stores that refuse to block.
     let inline: Bool
 
     init(
@@ -55,6 +55,26 @@ struct RequestPipeline: Sendable {
         }
         // The id is bound while the handler runs, so that a 5xx it renders names this request.
         let disposition = RequestIdentity.$current.withValue(exchange.id) { dispatch(head, &exchange) }
+        return finishing(disposition, head, exchange)
+    }
+
+    /// The pipeline after what a declined inline attempt established: the route, and the context when the attempt
+    /// got as far as authenticating (``PendingRequest``). `exchange` is the attempt's: its start, route and caller.
+    func resume(_ route: Route, _ head: HTTPRequestHead, _ context: RequestContext?, _ exchange: Exchange)
+        -> RequestDisposition
+    {
+        var exchange = exchange
+        if exchange.id == nil { exchange.id = observability.requestIDs.resolve(head) }
+        let disposition = RequestIdentity.$current.withValue(exchange.id) {
+            context.map { dispatch(route, $0) } ?? dispatch(route, head, &exchange)
+        }
+        return finishing(disposition, head, exchange)
+    }
+
+    /// `disposition`'s answer, now or after the body, through ``finish(_:_:_:)``.
+    private func finishing(_ disposition: RequestDisposition, _ head: HTTPRequestHead, _ exchange: Exchange)
+        -> RequestDisposition
+    {
         switch disposition {
         case .respond(var response):
             finish(&response, head, exchange)
@@ -148,26 +168,51 @@ struct RequestPipeline: Sendable {
     /// Routing, authentication, the served-bucket check and access, then the handler; no CORS, no log line.
     /// `exchange` learns the route and the caller.
     func dispatch(_ head: HTTPRequestHead, _ exchange: inout Exchange) -> RequestDisposition {
-        var parsed: Route?
-        let context: RequestContext
-        do {
-            parsed = try route(of: head)
-            exchange.routed(parsed, head)
-            // Only a read of one object can be answered inline: decline anything else before authenticating it
-            // or rendering an answer nobody reads.
-            if inline && parsed?.readsOneObject != true { return Self.declined("this route") }
-            context = try RequestContext(
-                head: head, credentials: service.credentials, signedURLs: parsed?.isXML == true)
-        } catch {
-            if parsed == nil { exchange.routed(nil, head) }
-            // A refused credential is a 401 in the shape of the API the request was for.
-            var response = APIShape.of(parsed, rawPath: head.rawPath).error(error)
-            // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
-            if response.status == 400 { response.headers.set("Connection", "close") }
-            return .respond(response)
+        let route: Route
+        do { route = try self.route(of: head) } catch {
+            exchange.routed(nil, head)
+            return .respond(Self.refusal(error, nil, head))
         }
-        exchange.caller = Exchange.Caller(context.principal)
-        let route = parsed ?? .unknown
+        exchange.routed(route, head)
+        return dispatch(route, head, &exchange)
+    }
+
+    /// Authentication, then the rest.
+    func dispatch(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> RequestDisposition {
+        switch admit(route, head, &exchange) {
+        case .admitted(let context): dispatch(route, context)
+        case .refused(let response): .respond(response)
+        }
+    }
+
+    enum Admission {
+        case admitted(RequestContext)
+        case refused(HTTPResponse)
+    }
+
+    /// Authentication: the context the handler gets, or the answer to a request whose credential or head is refused.
+    /// `exchange` learns the caller.
+    func admit(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> Admission {
+        do {
+            let context = try RequestContext(head: head, credentials: service.credentials, signedURLs: route.isXML)
+            exchange.caller = Exchange.Caller(context.principal)
+            return .admitted(context)
+        } catch {
+            return .refused(Self.refusal(error, route, head))
+        }
+    }
+
+    /// A refused credential is a 401 in the shape of the API the request was for (`route`, nil when it has none).
+    private static func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead) -> HTTPResponse {
+        var response = APIShape.of(route, rawPath: head.rawPath).error(error)
+        // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
+        if response.status == 400 { response.headers.set("Connection", "close") }
+        return response
+    }
+
+    /// The served-bucket check and access, then the handler, for an authenticated request.
+    func dispatch(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+        let head = context.head
         if let feature = route.unimplementedFeature(method: head.method) {
             let missing = StorageError(
                 .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
@@ -183,18 +228,10 @@ struct RequestPipeline: Sendable {
             return try handle(route, context)
         } catch {
             // A declined inline attempt's answer is dropped: no need to render it.
-            if inline && InlineAttempt.current?.refused == true { return .respond(Self.declinedAnswer) }
+            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
             return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
         }
     }
-
-    /// What a declined inline attempt returns: marked refused, so that `beginInline` drops it.
-    private static func declined(_ what: @autoclosure () -> String) -> RequestDisposition {
-        _ = InlineAttempt.wouldBlock(what())
-        return .respond(declinedAnswer)
-    }
-
-    private static var declinedAnswer: HTTPResponse { HTTPResponse(status: 503) }
 
     /// A handler's thrown error is answered in the shape of the route's API (errors of a body's completion come
     /// later, and the sink renders them).
