@@ -44,7 +44,7 @@ public final class StorageImageLoader: Sendable {
         {
             return StorageImageResult(entry, source: .memory)
         }
-        try Task.checkCancellation()
+        if Task.isCancelled { throw StorageError.cancelled }
         let flightKey = ImageLoadFlights.Key(cache: key, generation: generation)
         let member = flights.join(flightKey) { flight in
             Task {
