@@ -33,6 +33,8 @@ actor DiskImageCache {
     let capacity: Int
     private var order = LRUIndex<String>()
     private var loaded = false
+    /// The latest use stamp given to a file (see `markUsed`).
+    private var lastUse = Date.distantPast
 
     init(directory: URL, capacity: Int) {
         self.directory = directory
@@ -49,7 +51,7 @@ actor DiskImageCache {
             return nil
         }
         order.touch(stem)
-        try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: url.path)
+        markUsed(url)
         return entry
     }
 
@@ -75,6 +77,7 @@ actor DiskImageCache {
             remove(stem)
             return
         }
+        markUsed(fileURL(stem))
         order.use(stem, cost: file.count)
         for evicted in order.evict(toFit: capacity) { try? FileManager.default.removeItem(at: fileURL(evicted)) }
     }
@@ -88,6 +91,13 @@ actor DiskImageCache {
     var totalBytes: Int {
         loadIndex()
         return order.totalCost
+    }
+
+    /// Sets the file's modification time to a use stamp that is later than every earlier one: the clock's own
+    /// ticks are too coarse (uses within one tick would tie, and the order after a restart would be a guess).
+    private func markUsed(_ url: URL) {
+        lastUse = max(Date(), lastUse.addingTimeInterval(0.001))
+        try? FileManager.default.setAttributes([.modificationDate: lastUse], ofItemAtPath: url.path)
     }
 
     private func remove(_ stem: String) {
@@ -126,6 +136,7 @@ actor DiskImageCache {
             found.append((stem, values.contentModificationDate ?? .distantPast, values.fileSize ?? 0))
         }
         for file in found.sorted(by: { $0.used < $1.used }) { order.use(file.stem, cost: file.size) }
+        lastUse = max(lastUse, found.map(\.used).max() ?? .distantPast)
         for evicted in order.evict(toFit: capacity) { try? fm.removeItem(at: fileURL(evicted)) }
     }
 
