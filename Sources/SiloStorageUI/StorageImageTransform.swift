@@ -16,27 +16,25 @@ public struct StorageImageTransform: Sendable, Hashable, CustomStringConvertible
     /// Larger sides than this are refused here; the server applies its own, usually smaller, allow-list.
     public static let maxDimension = 16384
 
-    public let width: Int?
-    public let height: Int?
+    public let width: Int
+    public let height: Int
+    /// nil leaves it to the server (`cover`).
     public let fit: Fit?
+    /// nil leaves it to the server (`webp`).
     public let format: Format?
+    /// nil leaves it to the server (80).
     public let quality: Int?
 
-    /// Throws `StorageError.invalidArgument` for a side outside 1…`maxDimension`, a quality outside 1…100, or a
-    /// transform that names nothing.
-    public init(width: Int? = nil, height: Int? = nil, fit: Fit? = nil, format: Format? = nil, quality: Int? = nil)
+    /// Throws `StorageError.invalidArgument` for a side outside 1…`maxDimension` or a quality outside 1…100. Both
+    /// sides are required, as the server requires them (its allow-list is of W×H pairs).
+    public init(width: Int, height: Int, fit: Fit? = nil, format: Format? = nil, quality: Int? = nil)
         throws(StorageError)
     {
-        for (name, value) in [("width", width), ("height", height)] {
-            if let value, !(1...Self.maxDimension).contains(value) {
-                throw .invalidArgument(message: "Thumbnail \(name) \(value) is outside 1...\(Self.maxDimension)")
-            }
+        for (name, value) in [("width", width), ("height", height)] where !(1...Self.maxDimension).contains(value) {
+            throw .invalidArgument(message: "Thumbnail \(name) \(value) is outside 1...\(Self.maxDimension)")
         }
         if let quality, !(1...100).contains(quality) {
             throw .invalidArgument(message: "Thumbnail quality \(quality) is outside 1...100")
-        }
-        if width == nil, height == nil, format == nil, quality == nil {
-            throw .invalidArgument(message: "A thumbnail needs a width, a height, a format or a quality")
         }
         self.width = width
         self.height = height
@@ -47,9 +45,7 @@ public struct StorageImageTransform: Sendable, Hashable, CustomStringConvertible
 
     /// The query parameters after `alt=media`, in a fixed order.
     var queryItems: [(String, String)] {
-        var items: [(String, String)] = []
-        if let width { items.append(("width", String(width))) }
-        if let height { items.append(("height", String(height))) }
+        var items = [("width", String(width)), ("height", String(height))]
         if let fit { items.append(("fit", fit.rawValue)) }
         if let format { items.append(("format", format.rawValue)) }
         if let quality { items.append(("quality", String(quality))) }

@@ -21,11 +21,14 @@ import Testing
     }
 
     @Test func transformsAreCheckedWhereTheyAreMade() throws {
-        #expect(throws: StorageError.self) { try StorageImageTransform(width: 0) }
-        #expect(throws: StorageError.self) { try StorageImageTransform(height: StorageImageTransform.maxDimension + 1) }
-        #expect(throws: StorageError.self) { try StorageImageTransform(width: 10, quality: 101) }
-        #expect(throws: StorageError.self) { try StorageImageTransform(fit: .cover) }
-        #expect(try StorageImageTransform(format: .avif).description == "format=avif")
+        #expect(throws: StorageError.self) { try StorageImageTransform(width: 0, height: 10) }
+        #expect(throws: StorageError.self) {
+            try StorageImageTransform(width: 10, height: StorageImageTransform.maxDimension + 1)
+        }
+        #expect(throws: StorageError.self) { try StorageImageTransform(width: 10, height: 10, quality: 101) }
+        #expect(
+            try StorageImageTransform(width: 64, height: 32, format: .avif).description
+                == "width=64&height=32&format=avif")
     }
 
     @Test func keysDifferByEveryPart() {
