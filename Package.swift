@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "SiloServer", targets: ["SiloServer"]),
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
         .library(name: "SiloStorage", targets: ["SiloStorage"]),
+        .library(name: "SiloStorageUI", targets: ["SiloStorageUI"]),
         .library(name: "SiloRules", targets: ["SiloRules"]),
         .library(name: "SiloCLI", targets: ["SiloCLI"]),
     ],
@@ -111,6 +112,10 @@ let package = Package(
             dependencies: ["SiloWire", "SiloCore", .target(name: "SiloCurl", condition: .when(platforms: [.linux]))]
         ),
 
+        // Image loading for apps on the SDK (FirebaseUI's part): a platform-neutral loader and caches, plus thin
+        // UIKit/AppKit/SwiftUI glue compiled only where those exist.
+        .target(name: "SiloStorageUI", dependencies: ["SiloStorage"]),
+
         // The command line's parser and client commands, on the SDK; `serve` itself stays in SiloMain.
         .target(name: "SiloCLI", dependencies: ["SiloStorage", "SiloWire", "SiloRules", "SiloAuth"]),
 
@@ -184,6 +189,10 @@ let package = Package(
                 "SiloCLI", "SiloTesting", "SiloTestStores", "SiloStorage", "SiloWire", "SiloCore", "SiloHTTP",
             ],
             exclude: ["Snapshots"]
+        ),
+        .testTarget(
+            name: "SiloStorageUITests",
+            dependencies: ["SiloStorageUI", "SiloStorage", "SiloTesting", "SiloTestStores", "SiloCore"]
         ),
         .testTarget(
             name: "SiloStorageTests",

@@ -10,7 +10,9 @@ rm -rf "$out/SiloStorage.doccarchive" "$out/graphs"
 # It also tries the test-runner modules, which have no symbols to give and fail; SiloStorage's graph is what counts.
 swift package --build-path "$out/build" dump-symbol-graph --minimum-access-level public >/dev/null 2>&1 || true
 mkdir -p "$out/graphs"
-cp "$out"/build/*/symbolgraph/SiloStorage*.symbols.json "$out/graphs/"
+# SiloStorage's own graph and its extension graphs (`SiloStorage@Foundation…`), not SiloStorageUI's.
+find "$out"/build/*/symbolgraph \( -name 'SiloStorage.symbols.json' -o -name 'SiloStorage@*.symbols.json' \) \
+    -exec cp {} "$out/graphs/" \;
 docc convert Sources/SiloStorage/SiloStorage.docc --additional-symbol-graph-dir "$out/graphs" \
     --fallback-display-name SiloStorage --fallback-bundle-identifier dev.silo.SiloStorage \
     --output-path "$out/SiloStorage.doccarchive" --warnings-as-errors

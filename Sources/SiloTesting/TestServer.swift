@@ -43,6 +43,8 @@ public final class TestServer {
         case inProcess
     }
     public let transport: Transport
+    /// Every request this server answered (see ``RequestLog``).
+    public let requests: RequestLog
     private let handler: any HTTPHandler
 
     /// - Parameter hooks: wrap both stores in ``FaultInjectingMetadataStore`` / ``FaultInjectingBlobStore``.
@@ -69,8 +71,11 @@ public final class TestServer {
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger, observability: observability)
         // `silo serve --test-faults` puts the same handler in front of the app.
-        let handler: any HTTPHandler =
+        let inner: any HTTPHandler =
             testFaults ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: configuration.maxJSONBodyBytes) : app
+        let requests = RequestLog()
+        self.requests = requests
+        let handler = RequestLoggingHandler(inner: inner, log: requests)
         self.handler = handler
         self.transport = transport
         self.http =

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# An app that depends on SiloStorage the way apps do: by version, from a tagged git checkout. Clones this
-# repository's HEAD, tags it with the CHANGELOG's latest version when the clone lacks that tag, writes a consumer
-# package depending on it `from:` that version, builds it (SwiftPM refuses unsafe build flags in such a
-# dependency), and runs its top-level seed code against a live `silo serve`.
+# An app that depends on SiloStorage and SiloStorageUI the way apps do: by version, from a tagged git checkout.
+# Clones this repository's HEAD, tags it with the CHANGELOG's latest version when the clone lacks that tag, writes
+# a consumer package depending on it `from:` that version, builds it (SwiftPM refuses unsafe build flags in such a
+# dependency), and runs its top-level seed code and an image-loading program against a live `silo serve`.
 #   tests/consumer/run.sh [SILO_BINARY]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +23,7 @@ cp -R "$repo/tests/consumer/Sources" "$work/app/"
 sed -e "s|@SILO_URL@|file://$work/silo|" -e "s|@SILO_VERSION@|$version|" -e "s|@SILO_PACKAGE@|silo|" \
     "$repo/tests/consumer/Package.swift.template" > "$work/app/Package.swift"
 echo "consumer: building against silo $version (a tagged clone of $(git -C "$repo" rev-parse --short HEAD))"
-(cd "$work/app" && swift build -Xswiftc -warnings-as-errors 2>&1 | grep -E "error|warning|Compiling SeedConsumer|Build complete" | head -20)
+(cd "$work/app" && swift build -Xswiftc -warnings-as-errors 2>&1 | grep -E "error|warning|Compiling (Seed|Image)Consumer|Build complete" | head -20)
 "$binary" serve --port 0 --data "$work/data" > "$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
@@ -32,3 +32,5 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 SILO_HOST=127.0.0.1 SILO_PORT=$port "$work/app/.build/debug/SeedConsumer"
+# SiloStorageUI through the same tagged dependency: the loader and its caches (its Apple glue is not built here).
+SILO_HOST=127.0.0.1 SILO_PORT=$port "$work/app/.build/debug/ImageConsumer"

@@ -1,0 +1,58 @@
+import SiloHTTP
+import Synchronization
+
+/// Every request a ``TestServer`` answered, as its handler saw it: what client-side tests use to show that a call
+/// made no request (a cache hit), or exactly one, and what it was answered with.
+public final class RequestLog: Sendable {
+    public struct Entry: Sendable {
+        public var method: String
+        /// Still percent-encoded, as sent.
+        public var path: String
+        /// Without `?`; empty when absent.
+        public var query: String
+        public var ifNoneMatch: String?
+        /// The status of an answer given at the head (every GET); nil when the handler reads a body first.
+        public var status: Int?
+        /// The response body's length when answered at the head and known.
+        public var bodyLength: Int64?
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    public init() {}
+
+    public var all: [Entry] { entries.withLock { $0 } }
+    public var count: Int { entries.withLock { $0.count } }
+
+    /// The requests whose path ends with `suffix` (an encoded object name, e.g. `o/images%2Fa.png`).
+    public func requests(pathSuffix suffix: String) -> [Entry] { all.filter { $0.path.hasSuffix(suffix) } }
+
+    func record(_ head: HTTPRequestHead, _ disposition: RequestDisposition) {
+        var entry = Entry(
+            method: head.method, path: head.rawPath, query: head.rawQuery, ifNoneMatch: head.headers["if-none-match"])
+        if case .respond(let response) = disposition {
+            entry.status = response.status
+            entry.bodyLength = response.body.length
+        }
+        entries.withLock { $0.append(entry) }
+    }
+}
+
+/// Records each request in a ``RequestLog``, then hands it on unchanged.
+struct RequestLoggingHandler: HTTPHandler {
+    let inner: any HTTPHandler
+    let log: RequestLog
+
+    func begin(_ head: HTTPRequestHead) -> RequestDisposition {
+        let disposition = inner.begin(head)
+        log.record(head, disposition)
+        return disposition
+    }
+
+    /// Counted only when answered here; a nil sends the request to `begin`, which counts it then.
+    func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
+        guard let disposition = inner.beginInline(head) else { return nil }
+        log.record(head, disposition)
+        return disposition
+    }
+}
