@@ -49,9 +49,32 @@ struct RequestLoggingHandler: HTTPHandler {
         return disposition
     }
 
-    /// Counted only when answered here; a nil sends the request to `begin`, which counts it then.
-    func beginInline(_ head: HTTPRequestHead) -> RequestDisposition? {
-        guard let disposition = inner.beginInline(head) else { return nil }
+    /// Counted when answered here; a declined request is counted by `begin`, a deferred one when its rest runs.
+    func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
+        switch inner.beginInline(head) {
+        case .answered(let disposition):
+            log.record(head, disposition)
+            return .answered(disposition)
+        case .declined:
+            return .declined
+        case .deferred(let rest):
+            return .deferred(LoggedDeferredBegin(rest: rest, head: head, log: log))
+        }
+    }
+}
+
+/// The rest of a declined inline attempt, recorded when it runs.
+final class LoggedDeferredBegin: DeferredBegin {
+    let rest: any DeferredBegin
+    let head: HTTPRequestHead
+    let log: RequestLog
+
+    init(rest: any DeferredBegin, head: HTTPRequestHead, log: RequestLog) {
+        (self.rest, self.head, self.log) = (rest, head, log)
+    }
+
+    func begin() -> RequestDisposition {
+        let disposition = rest.begin()
         log.record(head, disposition)
         return disposition
     }
