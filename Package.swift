@@ -31,6 +31,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libvips. Its own pkg-config file (`vips`) pulls OpenEXR's and gio's `-pthread`, which SwiftPM refuses with a
+        // warning on every build; its headers need only GObject's include paths, and the module map links `vips`.
+        .systemLibrary(name: "CVips", pkgConfig: "gobject-2.0", providers: [.apt(["libvips-dev"])]),
         // sync_file_range from libc, which Swift's Glibc module leaves out (Linux only; SiloDisk's).
         .systemLibrary(name: "CFileSync"),
         // epoll, eventfd and sendfile from libc's headers, which Swift's Glibc module leaves out (Linux only;
@@ -53,6 +56,8 @@ let package = Package(
             name: "SiloEpollHTTP",
             dependencies: ["SiloHTTP", "SiloCore", .target(name: "CLinux", condition: .when(platforms: [.linux]))]
         ),
+        // Thumbnails on libvips: SiloCore's ImageTransformer, every libvips handle owned here.
+        .target(name: "SiloImages", dependencies: ["SiloCore", "CVips"]),
         // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
         .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
@@ -85,7 +90,7 @@ let package = Package(
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore",
                 "SiloHTTP",
-                "SiloAuth", "SiloRules", "SiloCLI",
+                "SiloAuth", "SiloRules", "SiloCLI", "SiloImages",
             ]
         ),
 
@@ -155,6 +160,14 @@ let package = Package(
             dependencies: [
                 "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
                 "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth",
+            ]
+        ),
+        .testTarget(
+            name: "SiloImagesTests",
+            dependencies: [
+                "SiloImages", "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloRules",
+                "SiloWire",
             ]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting", "SiloTestStores"]),

@@ -84,6 +84,9 @@ struct ServeCommand: ParsableCommand {
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
             configuration.serviceAccounts = security.serviceAccounts
+            if let file = options.imagesFile {
+                configuration.images = try ServeImages.settings(file: file, dataDirectory: options.dataDirectory)
+            }
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
                 credentials: security.verifier, logger: logger)

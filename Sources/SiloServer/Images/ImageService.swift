@@ -1,0 +1,103 @@
+import Dispatch
+import SiloCore
+import SiloHTTP
+import Synchronization
+
+/// Makes thumbnails for the routes and the presets: the disk cache first, then a transform under the concurrency
+/// bound. Called on workers only (``ThumbnailQuery`` declines inline attempts).
+final class ImageService: Sendable {
+    let settings: ImageSettings
+    let cache: ThumbnailCache?
+    private let slots: DispatchSemaphore
+    private let transformCount = Atomic<Int>(0)
+    private let hitCount = Atomic<Int>(0)
+    /// Preset jobs run here, one at a time, after the upload that queued them has answered.
+    let presetQueue = DispatchQueue(label: "silo.thumbnail-presets")
+    let pendingPresets = Atomic<Int>(0)
+    let presetWrites = Atomic<Int>(0)
+
+    init(settings: ImageSettings, logger: Logger) {
+        self.settings = settings
+        slots = DispatchSemaphore(value: max(1, settings.maxConcurrentTransforms))
+        var cache: ThumbnailCache?
+        if settings.transformer != nil, let directory = settings.cacheDirectory, settings.cacheBytes > 0 {
+            do {
+                cache = try ThumbnailCache(directory: directory, maxBytes: settings.cacheBytes)
+            } catch {
+                logger.error("thumbnail cache disabled", metadata: ["silo.error": "\(error)"])
+            }
+        }
+        self.cache = cache
+    }
+
+    /// Transforms made, and answers served from the cache.
+    var counters: (transforms: Int, cacheHits: Int) {
+        (transformCount.load(ordering: .relaxed), hitCount.load(ordering: .relaxed))
+    }
+
+    /// The thumbnail of `record`, and whether it came from the cache.
+    func thumbnail(_ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore) throws -> (
+        bytes: [UInt8], cached: Bool
+    ) {
+        let key = ThumbnailCache.Key(
+            bucket: record.bucket, name: record.name, generation: record.generation, spec: spec)
+        if let bytes = cache?.bytes(key) {
+            hitCount.add(1, ordering: .relaxed)
+            return (bytes, true)
+        }
+        let bytes = try transform(record, spec, blobs: blobs)
+        cache?.insert(bytes, for: key)
+        return (bytes, false)
+    }
+
+    /// One transform of the original's bytes, waiting for a free slot first (503 when none frees in time).
+    func transform(_ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore) throws -> [UInt8] {
+        guard let transformer = settings.transformer else {
+            throw StorageError(.invalidArgument, "this server makes no thumbnails")
+        }
+        guard slots.wait(timeout: .now() + settings.queueSeconds) == .success else {
+            throw StorageError(.unavailable, "too many thumbnails are being made; try again")
+        }
+        defer { slots.signal() }
+        let reader = try blobs.openReader(record.blobID)
+        let source: ImageSource
+        // Closed when this returns; libvips reads a duplicate of it.
+        var owner: OwnedFileDescriptor?
+        if let fd = reader.takeFileDescriptor() {
+            owner = OwnedFileDescriptor(fd)
+            source = .fileDescriptor(fd)
+        } else {
+            guard record.size <= settings.maxInputBytes else {
+                throw StorageError(
+                    .invalidArgument,
+                    "\(record.bucket)/\(record.name) is \(record.size) bytes; thumbnails are made of images up to \(settings.maxInputBytes)"
+                )
+            }
+            source = .bytes(try Self.readAll(reader, size: record.size))
+        }
+        transformCount.add(1, ordering: .relaxed)
+        do {
+            return try withExtendedLifetime(owner) {
+                try transformer.thumbnail(of: source, spec, limits: settings.limits)
+            }
+        } catch let error as StorageError {
+            var named = error
+            named.message = "\(record.bucket)/\(record.name): \(error.message)"
+            throw named
+        }
+    }
+
+    private static func readAll(_ reader: any BlobReader, size: Int64) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        var filled = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            while filled < buffer.count {
+                let n = try reader.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: Int64(filled))
+                guard n > 0 else { throw StorageError(.corrupt, "blob is shorter than its metadata says") }
+                filled += n
+            }
+        }
+        return bytes
+    }
+}
