@@ -53,9 +53,12 @@ public struct VipsThumbnailer: ImageTransformer {
         var length = 0
         let failed = Self.suffix(spec).withCString { silo_vips_save(image.pointer, $0, &buffer, &length) } != 0
         defer { g_free(buffer) }
-        if failed || buffer == nil {
+        // libvips signals progress only now and then, so a short transform can finish past its deadline without
+        // being killed: the deadline is checked again here, and such a result is not served either.
+        let late = g_get_monotonic_time() > deadline.pointee
+        if failed || buffer == nil || late {
             let message = VipsRuntime.takeError()
-            if silo_vips_killed(image.pointer) != 0 || g_get_monotonic_time() > deadline.pointee {
+            if late || silo_vips_killed(image.pointer) != 0 {
                 throw StorageError(
                     .unavailable, "the thumbnail took longer than \(limits.maxSeconds) s and was stopped")
             }

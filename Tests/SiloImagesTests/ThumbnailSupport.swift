@@ -31,13 +31,14 @@ final class ThumbnailHarness {
 func thumbnailServer(
     _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
     policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
-    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20
+    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10
 ) throws -> ThumbnailHarness {
     let cache = try TemporaryDirectory()
     var configuration = ServerConfiguration()
     configuration.images.transformer = try VipsThumbnailer()
     configuration.images.cacheDirectory = cache.path + "/thumbs"
     configuration.images.cacheBytes = cacheBytes
+    configuration.images.limits.maxSeconds = maxSeconds
     configuration.images.buckets[try BucketName(bucket)] = BucketImages(
         sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)
     let server = try TestServer(transport, backend: backend, configuration: configuration, policy: policy)

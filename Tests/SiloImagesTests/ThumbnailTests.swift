@@ -130,6 +130,39 @@ struct ThumbnailTests {
         #expect(server.app.thumbnailCounters.transforms == 3)
     }
 
+    /// The cache holds at most its bound: the least recently used results go first, the newest stay.
+    @Test func cacheKeepsItsByteBound() throws {
+        let workspace = try GoldenImages.workspace()
+        let bound: Int64 = 4 << 10
+        let server = try thumbnailServer(cacheBytes: bound)
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        var stored: Int64 = 0
+        for quality in 1...40 {
+            let response = try client.thumbnail("photo.jpg", "width=64&height=64&quality=\(quality)")
+            #expect(response.status == 200)
+            stored += Int64(response.body.count)
+            #expect(server.app.thumbnailCounters.cachedBytes <= bound)
+        }
+        #expect(stored > 2 * bound, "the thumbnails made should overflow the bound")
+        #expect(
+            try client.thumbnail("photo.jpg", "width=64&height=64&quality=40").headers["X-Silo-Thumbnail-Cache"]
+                == "hit")
+        #expect(
+            try client.thumbnail("photo.jpg", "width=64&height=64&quality=1").headers["X-Silo-Thumbnail-Cache"]
+                == "miss")
+    }
+
+    /// A transform past its time budget is stopped and answered 503, not left running.
+    @Test func timeBudgetStopsATransform() throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(maxSeconds: 0.000_001)
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        let response = try client.thumbnail("photo.jpg", "width=256&height=256")
+        #expect(response.status == 503)
+    }
+
     /// Only listed sizes and formats, only in buckets that serve thumbnails, and only with both dimensions.
     @Test func allowListIsEnforced() throws {
         let workspace = try GoldenImages.workspace()

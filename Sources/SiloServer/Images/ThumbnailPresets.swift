@@ -118,10 +118,14 @@ extension ThumbnailPreset {
 }
 
 extension SiloServerApp {
-    /// Thumbnails made and answers served from the thumbnail cache since start (tests and metrics).
-    public var thumbnailCounters: (transforms: Int, cacheHits: Int, presetWrites: Int) {
+    /// Thumbnails made, answers served from the thumbnail cache and preset thumbnails written since start, and the
+    /// bytes the cache holds now (tests and metrics).
+    public var thumbnailCounters: (transforms: Int, cacheHits: Int, presetWrites: Int, cachedBytes: Int64) {
         let counters = service.images.counters
-        return (counters.transforms, counters.cacheHits, service.images.presetWrites.load(ordering: .relaxed))
+        return (
+            counters.transforms, counters.cacheHits, service.images.presetWrites.load(ordering: .relaxed),
+            service.images.cache?.heldBytes ?? 0
+        )
     }
 
     /// Waits until every preset job queued so far has run (tests; shutdown).
