@@ -199,6 +199,11 @@ struct ThumbnailTests {
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "image/jpeg")
         #expect(GoldenImages.hasMagic(response.body, of: .jpeg))
+        // The XML API's object GET takes the same parameters.
+        let xml = try client.send(method: "GET", target: "/\(bucket)/dir/photo.jpg?width=64&height=64&format=png")
+        #expect(xml.status == 200)
+        #expect(xml.headers["Content-Type"] == "image/png")
+        #expect(GoldenImages.hasMagic(xml.body, of: .png))
     }
 
     /// The socket's thread never transforms: an inline attempt at a thumbnail is declined to a worker.
