@@ -35,7 +35,7 @@ fi
 
 # ---- the image: 4000×3000 (12 MP), smooth ramps and a zone plate, JPEG Q=90 ------------------------------------------
 d=$work/img
-mkdir -p "$d/in" "$work/out"
+mkdir -p "$d/in" "$work/out" "$work/m"
 vips grey "$d/h.v" 4000 3000
 vips linear "$d/h.v" "$d/r.v" 255 0 --uchar
 vips grey "$d/gv.v" 3000 4000
