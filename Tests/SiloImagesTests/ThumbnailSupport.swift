@@ -31,7 +31,8 @@ final class ThumbnailHarness {
 func thumbnailServer(
     _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
     policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
-    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10
+    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10,
+    cachingMetadata: Bool = false
 ) throws -> ThumbnailHarness {
     let cache = try TemporaryDirectory()
     var configuration = ServerConfiguration()
@@ -41,7 +42,13 @@ func thumbnailServer(
     configuration.images.limits.maxSeconds = maxSeconds
     configuration.images.buckets[try BucketName(bucket)] = BucketImages(
         sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)
-    let server = try TestServer(transport, backend: backend, configuration: configuration, policy: policy)
+    // With `cachingMetadata`, the stores `silo serve` answers inline from (live versions held in memory).
+    let server =
+        cachingMetadata
+        ? try TestServer(
+            transport, metadata: CachingMetadataStore(InMemoryMetadataStore()), blobs: InMemoryBlobStore(),
+            configuration: configuration, policy: policy)
+        : try TestServer(transport, backend: backend, configuration: configuration, policy: policy)
     return ThumbnailHarness(server: server, cache: cache)
 }
 

@@ -206,17 +206,28 @@ struct ThumbnailTests {
         #expect(GoldenImages.hasMagic(xml.body, of: .png))
     }
 
-    /// The socket's thread never transforms: an inline attempt at a thumbnail is declined to a worker.
-    @Test func inlineAttemptDeclines() throws {
+    /// The socket's thread never transforms: an inline attempt at a thumbnail not yet made is declined to a
+    /// worker; once made, it is answered inline from memory, with no transform.
+    @Test func inlineAttemptNeverTransforms() throws {
         let workspace = try GoldenImages.workspace()
-        let server = try thumbnailServer(.inProcess)
+        let server = try thumbnailServer(.inProcess, cachingMetadata: true)
         let client = server.client()
         #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
-        #expect(try client.thumbnail("photo.jpg", "width=64&height=64").status == 200)
+        // The first read gives the object its download token (a write): on the worker.
+        #expect(try client.send(method: "GET", target: objectPath("photo.jpg") + "?alt=media").status == 200)
         let head = HTTPRequestHead(
             method: "GET", target: objectPath("photo.jpg") + "?alt=media&width=64&height=64",
             headers: ["Host": "127.0.0.1"])
         #expect(server.app.beginInline(head) == nil)
+        #expect(server.app.thumbnailCounters.transforms == 0)
+        #expect(try client.thumbnail("photo.jpg", "width=64&height=64").status == 200)
+        #expect(server.app.thumbnailCounters.transforms == 1)
+        guard case .respond(let answer) = server.app.beginInline(head) else {
+            Issue.record("a thumbnail in memory should be answered inline")
+            return
+        }
+        #expect(answer.status == 200)
+        #expect(answer.headers["X-Silo-Thumbnail-Cache"] == "hit")
         #expect(server.app.thumbnailCounters.transforms == 1)
     }
 }

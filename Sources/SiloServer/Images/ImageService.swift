@@ -8,6 +8,9 @@ import Synchronization
 final class ImageService: Sendable {
     let settings: ImageSettings
     let cache: ThumbnailCache?
+    /// The most recently served results in memory, so a hot thumbnail is answered on the event loop like a small
+    /// download (``ThumbnailResponder``): what the disk cache holds, bounded separately.
+    let hot: BoundedCache<ThumbnailCache.Key, [UInt8]>
     private let slots: DispatchSemaphore
     private let transformCount = Atomic<Int>(0)
     private let hitCount = Atomic<Int>(0)
@@ -28,6 +31,21 @@ final class ImageService: Sendable {
             }
         }
         self.cache = cache
+        hot = BoundedCache(
+            capacity: cache == nil ? 0 : 4096,
+            maxBytes: Int(min(Int64(settings.memoryCacheBytes), settings.cacheBytes)),
+            cost: { _, bytes in bytes.count + 128 })
+    }
+
+    static func key(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> ThumbnailCache.Key {
+        ThumbnailCache.Key(bucket: record.bucket, name: record.name, generation: record.generation, spec: spec)
+    }
+
+    /// A result held in memory: no I/O, so the inline attempt may serve it.
+    func memoryHit(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> [UInt8]? {
+        guard let bytes = hot.value(for: Self.key(record, spec)) else { return nil }
+        hitCount.add(1, ordering: .relaxed)
+        return bytes
     }
 
     /// Transforms made, and answers served from the cache.
@@ -39,14 +57,16 @@ final class ImageService: Sendable {
     func thumbnail(_ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore) throws -> (
         bytes: [UInt8], cached: Bool
     ) {
-        let key = ThumbnailCache.Key(
-            bucket: record.bucket, name: record.name, generation: record.generation, spec: spec)
+        let key = Self.key(record, spec)
+        if let bytes = memoryHit(record, spec) { return (bytes, true) }
         if let bytes = cache?.bytes(key) {
             hitCount.add(1, ordering: .relaxed)
+            hot.insert(bytes, for: key)
             return (bytes, true)
         }
         let bytes = try transform(record, spec, blobs: blobs)
         cache?.insert(bytes, for: key)
+        hot.insert(bytes, for: key)
         return (bytes, false)
     }
 

@@ -20,6 +20,8 @@ public struct ImageSettings: Sendable {
     public var cacheDirectory: String?
     /// The cache's bound in bytes: the least recently used results are deleted beyond it.
     public var cacheBytes: Int64 = 256 << 20
+    /// The most recently served results also kept in memory (served on the event loop); only with the disk cache.
+    public var memoryCacheBytes = 16 << 20
     /// Preset jobs waiting to run; an upload beyond it gets no thumbnails (logged).
     public var maxPendingPresetJobs = 256
 

@@ -7,11 +7,9 @@ enum ThumbnailQuery {
     static let names = ["width", "height", "fit", "format", "quality"]
 
     /// nil for a plain download (no thumbnail parameter). Throws 400 for a bucket that serves no thumbnails, a size
-    /// off its allow-list, a format it does not serve, or a malformed value. On the event loop (an inline attempt)
-    /// a thumbnail is declined to a worker: it may transform.
+    /// off its allow-list, a format it does not serve, or a malformed value.
     static func spec(_ query: QueryParameters, bucket: BucketName, settings: ImageSettings) throws -> ThumbnailSpec? {
         guard names.contains(where: { query[$0] != nil }) else { return nil }
-        if InlineAttempt.current != nil { throw InlineAttempt.wouldBlock("a thumbnail") }
         guard let allowed = settings.bucket(bucket), !allowed.sizes.isEmpty else {
             throw StorageError(.invalidArgument, "Bucket \(bucket) serves no thumbnails (width, height, fit, format)")
         }

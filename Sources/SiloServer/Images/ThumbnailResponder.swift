@@ -28,6 +28,15 @@ struct ThumbnailResponder {
                 .preconditionFailed, "If-Match or If-Unmodified-Since does not hold for \(record.bucket)/\(record.name)"
             )
         }
+        // On the event loop (an inline attempt) only a result in memory is served; anything else, a transform
+        // above all, goes to a worker.
+        if InlineAttempt.current != nil {
+            guard let bytes = service.images.memoryHit(record, spec) else {
+                throw InlineAttempt.wouldBlock("a thumbnail not in memory")
+            }
+            headers.add("X-Silo-Thumbnail-Cache", "hit")
+            return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
+        }
         let made = try service.images.thumbnail(record, spec, blobs: service.blobs)
         headers.add("X-Silo-Thumbnail-Cache", made.cached ? "hit" : "miss")
         return HTTPResponse(status: 200, headers: headers, body: .bytes(made.bytes))
