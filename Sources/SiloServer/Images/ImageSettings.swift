@@ -131,6 +131,7 @@ extension ImageSettings {
         }
         if let value = root["cacheDirectory"] { settings.cacheDirectory = try string(value, "cacheDirectory") }
         if let value = root["cacheBytes"] { settings.cacheBytes = Int64(try int(value, "cacheBytes")) }
+        if let value = root["memoryCacheBytes"] { settings.memoryCacheBytes = try int(value, "memoryCacheBytes") }
         for member in root["buckets"]?.objectValue?.members ?? [] {
             let bucket = try BucketName(member.key)
             guard let object = member.value.objectValue else {
@@ -156,7 +157,8 @@ extension ImageSettings {
             settings.buckets[bucket] = BucketImages(sizes: Set(sizes), formats: formats, presets: presets)
         }
         guard settings.maxConcurrentTransforms >= 1, settings.limits.maxInputPixels >= 1,
-            settings.limits.maxSeconds > 0, settings.maxInputBytes >= 1, settings.cacheBytes >= 0
+            settings.limits.maxSeconds > 0, settings.maxInputBytes >= 1, settings.cacheBytes >= 0,
+            settings.memoryCacheBytes >= 0
         else { throw StorageError(.invalidArgument, "the images file has a limit below its minimum") }
         return settings
     }
