@@ -10,7 +10,16 @@ final class ImageService: Sendable {
     let cache: ThumbnailCache?
     /// The most recently served results in memory, so a hot thumbnail is answered on the event loop like a small
     /// download (``ThumbnailResponder``): what the disk cache holds, bounded separately.
-    let hot: BoundedCache<ThumbnailCache.Key, [UInt8]>
+    let hot: BoundedCache<ThumbnailCache.Key, Hot>
+
+    /// A result in memory with the answer's headers formatted once (they depend on the version and, through
+    /// `Cache-Control`, on its metageneration, which is kept to check).
+    struct Hot: Sendable {
+        let bytes: [UInt8]
+        let etag: String
+        let headers: HTTPHeaders
+        let metageneration: Int64
+    }
     private let slots: DispatchSemaphore
     private let transformCount = Atomic<Int>(0)
     private let hitCount = Atomic<Int>(0)
@@ -34,7 +43,7 @@ final class ImageService: Sendable {
         hot = BoundedCache(
             capacity: cache == nil ? 0 : 4096,
             maxBytes: Int(min(Int64(settings.memoryCacheBytes), settings.cacheBytes)),
-            cost: { _, bytes in bytes.count + 128 })
+            cost: { _, hot in hot.bytes.count + 512 })
     }
 
     static func key(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> ThumbnailCache.Key {
@@ -42,10 +51,11 @@ final class ImageService: Sendable {
     }
 
     /// A result held in memory: no I/O, so the inline attempt may serve it.
-    func memoryHit(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> [UInt8]? {
-        guard let bytes = hot.value(for: Self.key(record, spec)) else { return nil }
+    func memoryHit(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Hot? {
+        guard let entry = hot.value(for: Self.key(record, spec)), entry.metageneration == record.metageneration
+        else { return nil }
         hitCount.add(1, ordering: .relaxed)
-        return bytes
+        return entry
     }
 
     /// Transforms made, and answers served from the cache.
@@ -53,20 +63,20 @@ final class ImageService: Sendable {
         (transformCount.load(ordering: .relaxed), hitCount.load(ordering: .relaxed))
     }
 
-    /// The thumbnail of `record`, and whether it came from the cache.
-    func thumbnail(_ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore) throws -> (
-        bytes: [UInt8], cached: Bool
-    ) {
+    /// The thumbnail of `record` (from the disk cache or made now), and whether it came from the cache; `hot`
+    /// makes the entry kept in memory from the bytes.
+    func thumbnail(
+        _ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore, hot makeHot: ([UInt8]) -> Hot
+    ) throws -> (bytes: [UInt8], cached: Bool) {
         let key = Self.key(record, spec)
-        if let bytes = memoryHit(record, spec) { return (bytes, true) }
         if let bytes = cache?.bytes(key) {
             hitCount.add(1, ordering: .relaxed)
-            hot.insert(bytes, for: key)
+            hot.insert(makeHot(bytes), for: key)
             return (bytes, true)
         }
         let bytes = try transform(record, spec, blobs: blobs)
         cache?.insert(bytes, for: key)
-        hot.insert(bytes, for: key)
+        hot.insert(makeHot(bytes), for: key)
         return (bytes, false)
     }
 
