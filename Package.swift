@@ -33,6 +33,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libvips. Its own pkg-config file (`vips`) pulls OpenEXR's and gio's `-pthread`, which SwiftPM refuses with a
+        // warning on every build; its headers need only GObject's include paths, and the module map links `vips`.
+        .systemLibrary(name: "CVips", pkgConfig: "gobject-2.0", providers: [.apt(["libvips-dev"])]),
         // sync_file_range from libc, which Swift's Glibc module leaves out (Linux only; SiloDisk's).
         .systemLibrary(name: "CFileSync"),
         // epoll, eventfd and sendfile from libc's headers, which Swift's Glibc module leaves out (Linux only;
@@ -63,6 +66,8 @@ let package = Package(
                 "SiloHTTP", "SiloCore", "SiloTLS", .target(name: "CLinux", condition: .when(platforms: [.linux])),
             ]
         ),
+        // Thumbnails on libvips: SiloCore's ImageTransformer, every libvips handle owned here.
+        .target(name: "SiloImages", dependencies: ["SiloCore", "CVips"]),
         // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
         .target(name: "SiloCurl", dependencies: ["CCurl"]),
 
@@ -101,7 +106,7 @@ let package = Package(
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore", "SiloEvents",
                 "SiloHTTP",
-                "SiloAuth", "SiloRules", "SiloCLI", .target(name: "SiloTLS", condition: .when(platforms: [.linux])),
+                "SiloAuth", "SiloRules", "SiloCLI", "SiloImages", .target(name: "SiloTLS", condition: .when(platforms: [.linux])),
             ]
         ),
 
@@ -180,6 +185,14 @@ let package = Package(
             dependencies: [
                 "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
                 "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth",
+            ]
+        ),
+        .testTarget(
+            name: "SiloImagesTests",
+            dependencies: [
+                "SiloImages", "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloRules",
+                "SiloWire",
             ]
         ),
         .testTarget(name: "SiloCurlTests", dependencies: ["SiloCurl", "SiloTesting", "SiloTestStores"]),

@@ -105,6 +105,9 @@ struct ServeCommand: ParsableCommand {
             configuration.serviceAccounts = security.serviceAccounts
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
             if options.rulesFile != nil { observability.register(security.rulesStatistics) }
+            if let file = options.imagesFile {
+                configuration.images = try ServeImages.settings(file: file, dataDirectory: options.dataDirectory)
+            }
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
                 credentials: security.verifier, logger: logger, observability: observability)

@@ -16,6 +16,8 @@ struct ServeOptions {
     /// `file:PATH` (default `file:<data>/blobs`) or `s3://bucket?endpoint=…&region=…`.
     var blobsURL: String?
     var rulesFile: String?
+    /// `--images FILE`: thumbnail settings (buckets, sizes, presets, limits; docs/images.md).
+    var imagesFile: String?
     var emulator = false
     var authKeysFile: String?
     var authSecretFile: String?
@@ -95,6 +97,9 @@ struct ServeOptions {
                 help:
                     "enforce these Firebase Security Rules (reloaded on SIGHUP and when the file changes; a file that fails to compile keeps the old rules)"
             ),
+            .value(
+                "images", valueName: "FILE",
+                help: "thumbnails: JSON settings naming the buckets, sizes, presets and limits (docs/images.md)"),
             .flag(
                 "emulator",
                 help:
@@ -256,6 +261,7 @@ struct ServeOptions {
         metadataURL = values.value("metadata")
         blobsURL = values.value("blobs")
         rulesFile = values.value("rules")
+        imagesFile = values.value("images")
         emulator = try values.flag("emulator")
         authKeysFile = values.value("auth-keys")
         authSecretFile = values.value("auth-secret")

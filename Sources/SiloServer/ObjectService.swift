@@ -18,6 +18,8 @@ final class ObjectService: Sendable {
     let logger: Logger
     let smallBlobs: SmallBlobCache
     let versionResponses: VersionResponseCache
+    /// Thumbnails: settings, the result cache, the transform bound, the preset queue.
+    let images: ImageService
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -29,14 +31,15 @@ final class ObjectService: Sendable {
             smallBlobs: SmallBlobCache(
                 capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
             versionResponses: VersionResponseCache(
-                capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes))
+                capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes),
+            images: ImageService(settings: configuration.images, logger: logger))
     }
 
     /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
     private init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
-        versionResponses: VersionResponseCache
+        versionResponses: VersionResponseCache, images: ImageService
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
@@ -50,6 +53,7 @@ final class ObjectService: Sendable {
         self.logger = logger
         self.smallBlobs = smallBlobs
         self.versionResponses = versionResponses
+        self.images = images
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,
@@ -59,7 +63,7 @@ final class ObjectService: Sendable {
         ObjectService(
             configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
             policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
-            versionResponses: versionResponses)
+            versionResponses: versionResponses, images: images)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
@@ -195,7 +199,7 @@ final class ObjectService: Sendable {
     ) throws -> ObjectRecord {
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
-        return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
+        let stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
             try authorize(
                 AccessRequest(
                     // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
@@ -204,6 +208,8 @@ final class ObjectService: Sendable {
         } write: { pins in
             try commit(draft, conditions: pins, time: time, finalizing: sessionID)
         }
+        queueThumbnailPresets(stored)
+        return stored
     }
 
     /// Runs a rules-checked write so that the decision holds for the version it was made about:

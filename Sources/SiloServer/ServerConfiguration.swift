@@ -64,6 +64,8 @@ public struct ServerConfiguration: Sendable {
     /// no port); empty turns that style off. `storage.googleapis.com` for clients whose hosts file points it here,
     /// `localhost` because `*.localhost` reaches the loopback address without any setup (RFC 6761 §6.3).
     public var virtualHostSuffixes = ["storage.googleapis.com", "localhost"]
+    /// Thumbnails on demand and on upload (presets); off unless a transformer is set and buckets are listed.
+    public var images = ImageSettings()
 
     /// How long `/readyz` waits for the stores to answer before it answers 503.
     public var readinessTimeoutSeconds: Double = 2

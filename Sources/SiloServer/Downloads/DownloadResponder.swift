@@ -8,15 +8,19 @@ import SiloWire
 struct DownloadResponder {
     let service: ObjectService
 
-    /// Serves the bytes of the object `lookup` finds. An overwrite between reading the metadata and opening the blob
-    /// can delete the blob just found; then the object is looked up again (at most twice more).
-    func respond(request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, lookup: () throws -> ObjectRecord)
-        throws -> HTTPResponse
-    {
+    /// Serves the bytes of the object `lookup` finds, or its `thumbnail`. An overwrite between reading the metadata
+    /// and opening the blob can delete the blob just found; then the object is looked up again (at most twice more).
+    func respond(
+        request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, thumbnail: ThumbnailSpec? = nil,
+        lookup: () throws -> ObjectRecord
+    ) throws -> HTTPResponse {
         var attempt = 0
         while true {
             let record = try lookup()
             do {
+                if let thumbnail {
+                    return try ThumbnailResponder(service: service).respond(record, thumbnail, request: request)
+                }
                 return try respond(record, request: request, api: api)
             } catch let error as StorageError where error.code == .notFound && attempt < 2 {
                 attempt += 1

@@ -62,12 +62,16 @@ struct FirebaseRoutes {
 
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let wantsMedia = context.query["alt"] == "media"
+        // Checked before the lookup; authorized below exactly as a download of the original.
+        let thumbnail =
+            wantsMedia
+            ? try ThumbnailQuery.spec(context.query, bucket: bucket, settings: service.configuration.images) : nil
         // A download token in the URL is a bearer capability for that object: a valid one grants the read without
         // rules. A token that is not the object's grants nothing, and the request is decided by the rules with the
         // caller's own credentials, as the emulator does (pyrebase4 sends the ID token as `token=`): a revoked
         // token's URL then reads only what its caller may read anyway.
         if wantsMedia, let token = context.query["token"] {
-            return try download.respond(request: context.head) {
+            return try download.respond(request: context.head, thumbnail: thumbnail) {
                 if let record = try service.metadata.object(bucket, name, generation: nil),
                     record.fields.downloadTokens.contains(token)
                 {
@@ -86,7 +90,7 @@ struct FirebaseRoutes {
             let current = try service.ensureDownloadToken(record, time: context.time)
             return Reply.json(200, serialized: service.versionResponses.firebaseMetadata(current))
         }
-        return try download.respond(request: context.head) {
+        return try download.respond(request: context.head, thumbnail: thumbnail) {
             try service.ensureDownloadToken(
                 try service.readableObject(bucket, name, context: context), time: context.time)
         }

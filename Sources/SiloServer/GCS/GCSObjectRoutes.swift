@@ -63,7 +63,8 @@ struct GCSObjectRoutes {
             }
             return Reply.json(200, service.gcsObject(record, context))
         }
-        return try download.respond(request: context.head, api: .gcs, lookup: lookup)
+        let thumbnail = try ThumbnailQuery.spec(context.query, bucket: bucket, settings: service.configuration.images)
+        return try download.respond(request: context.head, api: .gcs, thumbnail: thumbnail, lookup: lookup)
     }
 
     /// PATCH merges (null deletes); PUT replaces every writable field — except that download tokens survive unless

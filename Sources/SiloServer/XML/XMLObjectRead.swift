@@ -9,7 +9,9 @@ extension XMLRoutes {
             let generation = try GCSConditions.generation(context.query)
             let conditions = try XMLObjectHeaders.conditions(context.headers)
             let overrides = try ResponseOverrides(context.query)
-            var response = try download.respond(request: context.head, api: .xml) {
+            let thumbnail = try ThumbnailQuery.spec(
+                context.query, bucket: bucket, settings: service.configuration.images)
+            var response = try download.respond(request: context.head, api: .xml, thumbnail: thumbnail) {
                 guard let record = try service.metadata.object(bucket, name, generation: generation) else {
                     throw StorageError.objectNotFound(bucket, name)
                 }

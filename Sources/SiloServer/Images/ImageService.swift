@@ -1,0 +1,133 @@
+import Dispatch
+import SiloCore
+import SiloHTTP
+import Synchronization
+
+/// Makes thumbnails for the routes and the presets: the disk cache first, then a transform under the concurrency
+/// bound. Called on workers only (``ThumbnailQuery`` declines inline attempts).
+final class ImageService: Sendable {
+    let settings: ImageSettings
+    let cache: ThumbnailCache?
+    /// The most recently served results in memory, so a hot thumbnail is answered on the event loop like a small
+    /// download (``ThumbnailResponder``): what the disk cache holds, bounded separately.
+    let hot: BoundedCache<ThumbnailCache.Key, Hot>
+
+    /// A result in memory with the answer's headers formatted once (they depend on the version and, through
+    /// `Cache-Control`, on its metageneration, which is kept to check).
+    struct Hot: Sendable {
+        let bytes: [UInt8]
+        let etag: String
+        let headers: HTTPHeaders
+        let metageneration: Int64
+    }
+    private let slots: DispatchSemaphore
+    private let transformCount = Atomic<Int>(0)
+    private let hitCount = Atomic<Int>(0)
+    /// Preset jobs run here, one at a time, after the upload that queued them has answered.
+    let presetQueue = DispatchQueue(label: "silo.thumbnail-presets")
+    let pendingPresets = Atomic<Int>(0)
+    let presetWrites = Atomic<Int>(0)
+
+    init(settings: ImageSettings, logger: Logger) {
+        self.settings = settings
+        slots = DispatchSemaphore(value: max(1, settings.maxConcurrentTransforms))
+        var cache: ThumbnailCache?
+        if settings.transformer != nil, let directory = settings.cacheDirectory, settings.cacheBytes > 0 {
+            do {
+                cache = try ThumbnailCache(directory: directory, maxBytes: settings.cacheBytes)
+            } catch {
+                logger.error("thumbnail cache disabled", metadata: ["silo.error": "\(error)"])
+            }
+        }
+        self.cache = cache
+        hot = BoundedCache(
+            capacity: cache == nil ? 0 : 4096,
+            maxBytes: Int(min(Int64(settings.memoryCacheBytes), settings.cacheBytes)),
+            cost: { _, hot in hot.bytes.count + 512 })
+    }
+
+    static func key(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> ThumbnailCache.Key {
+        ThumbnailCache.Key(bucket: record.bucket, name: record.name, generation: record.generation, spec: spec)
+    }
+
+    /// A result held in memory: no I/O, so the inline attempt may serve it.
+    func memoryHit(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Hot? {
+        guard let entry = hot.value(for: Self.key(record, spec)), entry.metageneration == record.metageneration
+        else { return nil }
+        hitCount.add(1, ordering: .relaxed)
+        return entry
+    }
+
+    /// Transforms made, and answers served from the cache.
+    var counters: (transforms: Int, cacheHits: Int) {
+        (transformCount.load(ordering: .relaxed), hitCount.load(ordering: .relaxed))
+    }
+
+    /// The thumbnail of `record` (from the disk cache or made now), and whether it came from the cache; `hot`
+    /// makes the entry kept in memory from the bytes.
+    func thumbnail(
+        _ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore, hot makeHot: ([UInt8]) -> Hot
+    ) throws -> (bytes: [UInt8], cached: Bool) {
+        let key = Self.key(record, spec)
+        if let bytes = cache?.bytes(key) {
+            hitCount.add(1, ordering: .relaxed)
+            hot.insert(makeHot(bytes), for: key)
+            return (bytes, true)
+        }
+        let bytes = try transform(record, spec, blobs: blobs)
+        cache?.insert(bytes, for: key)
+        hot.insert(makeHot(bytes), for: key)
+        return (bytes, false)
+    }
+
+    /// One transform of the original's bytes, waiting for a free slot first (503 when none frees in time).
+    func transform(_ record: ObjectRecord, _ spec: ThumbnailSpec, blobs: any BlobStore) throws -> [UInt8] {
+        guard let transformer = settings.transformer else {
+            throw StorageError(.invalidArgument, "this server makes no thumbnails")
+        }
+        guard slots.wait(timeout: .now() + settings.queueSeconds) == .success else {
+            throw StorageError(.unavailable, "too many thumbnails are being made; try again")
+        }
+        defer { slots.signal() }
+        let reader = try blobs.openReader(record.blobID)
+        let source: ImageSource
+        // Closed when this returns; libvips reads a duplicate of it.
+        var owner: OwnedFileDescriptor?
+        if let fd = reader.takeFileDescriptor() {
+            owner = OwnedFileDescriptor(fd)
+            source = .fileDescriptor(fd)
+        } else {
+            guard record.size <= settings.maxInputBytes else {
+                throw StorageError(
+                    .invalidArgument,
+                    "\(record.bucket)/\(record.name) is \(record.size) bytes; thumbnails are made of images up to \(settings.maxInputBytes)"
+                )
+            }
+            source = .bytes(try Self.readAll(reader, size: record.size))
+        }
+        transformCount.add(1, ordering: .relaxed)
+        do {
+            return try withExtendedLifetime(owner) {
+                try transformer.thumbnail(of: source, spec, limits: settings.limits)
+            }
+        } catch let error as StorageError {
+            var named = error
+            named.message = "\(record.bucket)/\(record.name): \(error.message)"
+            throw named
+        }
+    }
+
+    private static func readAll(_ reader: any BlobReader, size: Int64) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        var filled = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            while filled < buffer.count {
+                let n = try reader.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: Int64(filled))
+                guard n > 0 else { throw StorageError(.corrupt, "blob is shorter than its metadata says") }
+                filled += n
+            }
+        }
+        return bytes
+    }
+}

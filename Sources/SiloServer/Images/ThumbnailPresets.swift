@@ -1,0 +1,133 @@
+import Dispatch
+public import SiloCore
+import Synchronization
+
+/// Presets as the Resize Images extension does them: an image uploaded under a preset's pattern gets
+/// `{dir}/thumbnails/{name}_{W}x{H}.{ext}` written beside it through the normal upload commit (so each is one new
+/// object version with its own download token), the original optionally deleted after. Jobs run one at a time on
+/// the preset queue, after the upload has committed and answered; images under a `thumbnails/` folder are never
+/// processed again.
+extension ObjectService {
+    /// Queues the presets `record` falls under, if any. Called after every committed upload.
+    func queueThumbnailPresets(_ record: ObjectRecord) {
+        guard let bucket = images.settings.bucket(record.bucket), !bucket.presets.isEmpty,
+            record.fields.contentType?.lowercased().hasPrefix("image/") == true,
+            !Self.isThumbnail(record.name)
+        else { return }
+        let presets = bucket.presets.filter { (try? $0.glob.matches(record.name.rawValue)) == true }
+        guard !presets.isEmpty else { return }
+        guard images.pendingPresets.add(1, ordering: .relaxed).newValue <= images.settings.maxPendingPresetJobs else {
+            images.pendingPresets.subtract(1, ordering: .relaxed)
+            logger.warning(
+                "thumbnail presets skipped: queue full",
+                metadata: ["silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue])
+            return
+        }
+        images.presetQueue.async { [self] in
+            defer { images.pendingPresets.subtract(1, ordering: .relaxed) }
+            for preset in presets { runPreset(preset, record) }
+        }
+    }
+
+    /// Writes every size of `preset`; deletes the original after, if asked and if it is still the version made.
+    private func runPreset(_ preset: ThumbnailPreset, _ record: ObjectRecord) {
+        var written = 0
+        for size in preset.sizes {
+            do {
+                let format = preset.format ?? Self.format(of: record) ?? .webp
+                let spec = try ThumbnailSpec(
+                    width: size.width, height: size.height, fit: preset.fit, format: format, quality: preset.quality)
+                let bytes = try images.transform(record, spec, blobs: blobs)
+                try writeThumbnail(
+                    bytes, name: try ThumbnailPreset.thumbnailName(record.name, size, format), of: record, spec)
+                written += 1
+            } catch {
+                logger.warning(
+                    "thumbnail preset failed",
+                    metadata: [
+                        "silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue,
+                        "silo.size": "\(size)", "silo.error": "\(error)",
+                    ])
+            }
+        }
+        guard preset.deleteOriginal, written == preset.sizes.count else { return }
+        do {
+            try deleteObject(
+                record.bucket, record.name, generation: nil,
+                conditions: Preconditions(ifGenerationMatch: record.generation), time: .now())
+        } catch {
+            logger.info(
+                "thumbnail preset kept the original",
+                metadata: ["silo.object": record.name.rawValue, "silo.error": "\(error)"])
+        }
+    }
+
+    private func writeThumbnail(_ bytes: [UInt8], name: ObjectName, of record: ObjectRecord, _ spec: ThumbnailSpec)
+        throws
+    {
+        let time = Timestamp.now()
+        let ingest = try BlobIngest(service: self, time: time)
+        do {
+            try bytes.withUnsafeBytes { try ingest.write($0) }
+            let summary = try ingest.finish()
+            let fields = ObjectFields(
+                contentType: spec.format.contentType, cacheControl: record.fields.cacheControl,
+                customMetadata: ["resizedImage": "true"], downloadTokens: [RandomID.uuid()])
+            _ = try commitUpload(
+                bucket: record.bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
+                conditions: .none, principal: GCSUploads.admin, time: time, createsBucket: false)
+            images.presetWrites.add(1, ordering: .relaxed)
+        } catch {
+            ingest.discard()
+            throw error
+        }
+    }
+
+    /// Whether `name` is in a `thumbnails/` folder (a preset's output, never processed again).
+    static func isThumbnail(_ name: ObjectName) -> Bool {
+        let parts = name.rawValue.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count >= 2 && parts[parts.count - 2] == "thumbnails"
+    }
+
+    /// The original's own format, when it is one thumbnails are written in.
+    private static func format(of record: ObjectRecord) -> ThumbnailSpec.Format? {
+        switch record.fields.contentType?.lowercased() {
+        case "image/jpeg", "image/jpg": .jpeg
+        case "image/png": .png
+        case "image/webp": .webp
+        case "image/avif": .avif
+        default: nil
+        }
+    }
+}
+
+extension ThumbnailPreset {
+    /// `a/b/cat.jpg` → `a/b/thumbnails/cat_200x200.webp`.
+    public static func thumbnailName(_ original: ObjectName, _ size: ThumbnailSize, _ format: ThumbnailSpec.Format)
+        throws
+        -> ObjectName
+    {
+        let raw = original.rawValue
+        let slash = raw.lastIndex(of: "/")
+        let directory = slash.map { String(raw[...$0]) } ?? ""
+        let file = slash.map { String(raw[raw.index(after: $0)...]) } ?? raw
+        let stem = file.lastIndex(of: ".").map { $0 == file.startIndex ? file : String(file[..<$0]) } ?? file
+        return try ObjectName(directory + "thumbnails/" + stem + "_\(size)." + format.fileExtension)
+    }
+
+}
+
+extension SiloServerApp {
+    /// Thumbnails made, answers served from the thumbnail cache and preset thumbnails written since start, and the
+    /// bytes the cache holds now (tests and metrics).
+    public var thumbnailCounters: (transforms: Int, cacheHits: Int, presetWrites: Int, cachedBytes: Int64) {
+        let counters = service.images.counters
+        return (
+            counters.transforms, counters.cacheHits, service.images.presetWrites.load(ordering: .relaxed),
+            service.images.cache?.heldBytes ?? 0
+        )
+    }
+
+    /// Waits until every preset job queued so far has run (tests; shutdown).
+    public func drainThumbnailPresets() { service.images.presetQueue.sync {} }
+}

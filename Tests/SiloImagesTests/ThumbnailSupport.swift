@@ -1,0 +1,69 @@
+import SiloCore
+import SiloHTTP
+import SiloImages
+import SiloServer
+import SiloTestStores
+import SiloTesting
+import SiloWire
+
+let bucket = "demo.appspot.com"
+let admin: HTTPHeaders = ["Authorization": "Bearer owner"]
+
+func objectPath(_ name: String, bucket: String = bucket) -> String {
+    "/v0/b/\(bucket)/o/" + PercentCoding.encodeComponent(name)
+}
+
+/// A live server whose bucket `demo.appspot.com` serves thumbnails with libvips, and the directory of its result
+/// cache (removed with the harness).
+final class ThumbnailHarness {
+    let server: TestServer
+    let cache: TemporaryDirectory
+
+    init(server: TestServer, cache: TemporaryDirectory) {
+        self.server = server
+        self.cache = cache
+    }
+
+    var app: SiloServerApp { server.app }
+    func client() -> HTTPTestClient { server.client() }
+}
+
+func thumbnailServer(
+    _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
+    policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
+    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10,
+    cachingMetadata: Bool = false
+) throws -> ThumbnailHarness {
+    let cache = try TemporaryDirectory()
+    var configuration = ServerConfiguration()
+    configuration.images.transformer = try VipsThumbnailer()
+    configuration.images.cacheDirectory = cache.path + "/thumbs"
+    configuration.images.cacheBytes = cacheBytes
+    configuration.images.limits.maxSeconds = maxSeconds
+    configuration.images.buckets[try BucketName(bucket)] = BucketImages(
+        sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)
+    // With `cachingMetadata`, the stores `silo serve` answers inline from (live versions held in memory).
+    let server =
+        cachingMetadata
+        ? try TestServer(
+            transport, metadata: CachingMetadataStore(InMemoryMetadataStore()), blobs: InMemoryBlobStore(),
+            configuration: configuration, policy: policy)
+        : try TestServer(transport, backend: backend, configuration: configuration, policy: policy)
+    return ThumbnailHarness(server: server, cache: cache)
+}
+
+extension HTTPTestClient {
+    /// A v0 media upload as the admin (rules do not apply).
+    @discardableResult
+    func upload(_ name: String, _ body: [UInt8], contentType: String = "image/jpeg") throws -> TestResponse {
+        var headers = admin
+        headers.set("Content-Type", contentType)
+        return try send(
+            method: "POST", target: "/v0/b/\(bucket)/o?name=" + PercentCoding.encodeComponent(name), headers: headers,
+            body: body)
+    }
+
+    func thumbnail(_ name: String, _ query: String, headers: HTTPHeaders = [:]) throws -> TestResponse {
+        try send(method: "GET", target: objectPath(name) + "?alt=media&" + query, headers: headers)
+    }
+}

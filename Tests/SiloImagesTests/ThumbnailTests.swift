@@ -1,0 +1,233 @@
+import SiloCore
+import SiloHTTP
+import SiloImages
+import SiloRules
+import SiloServer
+import SiloTestStores
+import SiloTesting
+import SiloWire
+import Testing
+
+@Suite("On-demand thumbnails")
+struct ThumbnailTests {
+    static let cases: [(ThumbnailSpec.Fit, ThumbnailSpec.Format)] = ThumbnailSpec.Fit.allCases.flatMap { fit in
+        ThumbnailSpec.Format.allCases.map { (fit, $0) }
+    }
+
+    /// Each fit and format against `vipsthumbnail` on the same file: same dimensions, the format's magic bytes, and
+    /// a mean difference under 2 of 255 per pixel and band.
+    @Test(arguments: cases)
+    func matchesVipsthumbnail(fit: ThumbnailSpec.Fit, format: ThumbnailSpec.Format) throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer()
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        let response = try client.thumbnail(
+            "photo.jpg", "width=120&height=80&fit=\(fit.rawValue)&format=\(format.rawValue)")
+        try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        #expect(response.headers["Content-Type"] == format.contentType)
+        #expect(GoldenImages.hasMagic(response.body, of: format))
+        let spec = try ThumbnailSpec(width: 120, height: 80, fit: fit, format: format)
+        let ours = try GoldenImages.write(response.body, "ours-\(spec).\(format.fileExtension)", in: workspace)
+        let reference = try GoldenImages.reference(spec, in: workspace)
+        let size = try GoldenImages.dimensions(ours)
+        #expect(size == (try GoldenImages.dimensions(reference)))
+        switch fit {
+        case .cover, .fill: #expect(size == (120, 80))
+        case .contain: #expect(size == (107, 80))
+        }
+        let difference = try GoldenImages.meanDifference(ours, reference, in: workspace)
+        #expect(difference < 2, "mean difference \(difference) against vipsthumbnail")
+    }
+
+    /// A few dozen bytes declaring 100000×100000 pixels: refused with 400 from the header, before any decoding.
+    @Test func decompressionBombIsRefused() throws {
+        let bomb = GoldenImages.bombPNG(width: 100_000, height: 100_000)
+        let server = try thumbnailServer()
+        let client = server.client()
+        #expect(try client.upload("bomb.png", bomb, contentType: "image/png").status == 200)
+        let response = try client.thumbnail("bomb.png", "width=64&height=64")
+        #expect(response.status == 400)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("100000x100000"))
+        // The same refusal from the transformer itself, whatever the limit's source.
+        #expect(throws: StorageError.self) {
+            try VipsThumbnailer().thumbnail(
+                of: .bytes(bomb), try ThumbnailSpec(width: 64, height: 64), limits: ImageLimits())
+        }
+    }
+
+    @Test func nonImageIsRefused() throws {
+        let server = try thumbnailServer()
+        let client = server.client()
+        #expect(try client.upload("notes.txt", Array("just text".utf8), contentType: "text/plain").status == 200)
+        #expect(try client.thumbnail("notes.txt", "width=64&height=64").status == 400)
+    }
+
+    /// Rules decide a thumbnail as they decide a download of the original; a download token grants it.
+    @Test func rulesAndDownloadTokensApply() throws {
+        let program = try RulesProgram.compile(
+            source: """
+                rules_version = '2';
+                service firebase.storage {
+                  match /b/{bucket}/o {
+                    match /public/{all=**} { allow read; }
+                    match /private/{all=**} { allow read: if false; }
+                  }
+                }
+                """, fileName: "thumbnail.rules")
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(policy: RulesAccessPolicy(program: program))
+        let client = server.client()
+        #expect(try client.upload("public/a.jpg", workspace.jpeg).status == 200)
+        #expect(try client.upload("private/a.jpg", workspace.jpeg).status == 200)
+        #expect(try client.thumbnail("public/a.jpg", "width=64&height=64").status == 200)
+        let denied = try client.thumbnail("private/a.jpg", "width=64&height=64")
+        #expect(denied.status == 403)
+        #expect(server.app.thumbnailCounters.transforms == 1)
+
+        let metadata = try client.send(method: "GET", target: objectPath("private/a.jpg"), headers: admin)
+        let token = try #require(metadata.json()["downloadTokens"]?.stringValue)
+        let granted = try client.thumbnail("private/a.jpg", "width=64&height=64&token=" + token)
+        #expect(granted.status == 200)
+        #expect(GoldenImages.hasMagic(granted.body, of: .webp))
+        #expect(try client.thumbnail("private/a.jpg", "width=64&height=64&token=not-the-token").status == 403)
+    }
+
+    /// The second request is answered from the cache: the transform counter does not move; a 304 costs none
+    /// either; an overwrite (new generation) is transformed again.
+    @Test func cacheHitsAndConditionalRequestsDoNotTransform() throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer()
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        let first = try client.thumbnail("photo.jpg", "width=256&height=256")
+        #expect(first.status == 200)
+        #expect(first.headers["X-Silo-Thumbnail-Cache"] == "miss")
+        #expect(server.app.thumbnailCounters.transforms == 1)
+        let second = try client.thumbnail("photo.jpg", "width=256&height=256")
+        #expect(second.status == 200)
+        #expect(second.headers["X-Silo-Thumbnail-Cache"] == "hit")
+        #expect(second.body == first.body)
+        #expect(server.app.thumbnailCounters.transforms == 1)
+        #expect(server.app.thumbnailCounters.cacheHits == 1)
+
+        let etag = try #require(first.headers["ETag"])
+        #expect(first.headers["Cache-Control"] == "private, max-age=3600")
+        let notModified = try client.thumbnail("photo.jpg", "width=256&height=256", headers: ["If-None-Match": etag])
+        #expect(notModified.status == 304)
+        #expect(notModified.body.isEmpty)
+        // Other parameters are another resource with another ETag.
+        let other = try client.thumbnail(
+            "photo.jpg", "width=256&height=256&format=png", headers: ["If-None-Match": etag])
+        #expect(other.status == 200)
+        #expect(other.headers["ETag"] != etag)
+        #expect(server.app.thumbnailCounters.transforms == 2)
+
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        let overwritten = try client.thumbnail("photo.jpg", "width=256&height=256", headers: ["If-None-Match": etag])
+        #expect(overwritten.status == 200)
+        #expect(overwritten.headers["X-Silo-Thumbnail-Cache"] == "miss")
+        #expect(server.app.thumbnailCounters.transforms == 3)
+    }
+
+    /// The cache holds at most its bound: the least recently used results go first, the newest stay.
+    @Test func cacheKeepsItsByteBound() throws {
+        let workspace = try GoldenImages.workspace()
+        let bound: Int64 = 4 << 10
+        let server = try thumbnailServer(cacheBytes: bound)
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        var stored: Int64 = 0
+        for quality in 1...40 {
+            let response = try client.thumbnail("photo.jpg", "width=64&height=64&quality=\(quality)")
+            #expect(response.status == 200)
+            stored += Int64(response.body.count)
+            #expect(server.app.thumbnailCounters.cachedBytes <= bound)
+        }
+        #expect(stored > 2 * bound, "the thumbnails made should overflow the bound")
+        #expect(
+            try client.thumbnail("photo.jpg", "width=64&height=64&quality=40").headers["X-Silo-Thumbnail-Cache"]
+                == "hit")
+        #expect(
+            try client.thumbnail("photo.jpg", "width=64&height=64&quality=1").headers["X-Silo-Thumbnail-Cache"]
+                == "miss")
+    }
+
+    /// A transform past its time budget is stopped and answered 503, not left running.
+    @Test func timeBudgetStopsATransform() throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(maxSeconds: 0.000_001)
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        let response = try client.thumbnail("photo.jpg", "width=256&height=256")
+        #expect(response.status == 503)
+    }
+
+    /// Only listed sizes and formats, only in buckets that serve thumbnails, and only with both dimensions.
+    @Test func allowListIsEnforced() throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer()
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        for query in [
+            "width=300&height=300", "width=64", "height=64", "width=64&height=64&fit=stretch",
+            "width=64&height=64&format=gif", "width=64&height=64&quality=0", "width=-64&height=64",
+            "width=0064x&height=64",
+        ] {
+            let response = try client.thumbnail("photo.jpg", query)
+            #expect(response.status == 400, "\(query)")
+        }
+        let elsewhere = try client.send(
+            method: "POST", target: "/v0/b/other.appspot.com/o?name=a.jpg",
+            headers: ["Authorization": "Bearer owner", "Content-Type": "image/jpeg"], body: workspace.jpeg)
+        #expect(elsewhere.status == 200)
+        let refused = try client.send(
+            method: "GET", target: "/v0/b/other.appspot.com/o/a.jpg?alt=media&width=64&height=64")
+        #expect(refused.status == 400)
+        #expect(server.app.thumbnailCounters.transforms == 0)
+    }
+
+    /// The GCS JSON API's media path, and a blob store without local files (the original read into memory).
+    @Test(arguments: [TestServer.Backend.embedded, .memory])
+    func gcsMediaPath(backend: TestServer.Backend) throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(backend: backend)
+        let client = server.client()
+        #expect(try client.upload("dir/photo.jpg", workspace.jpeg).status == 200)
+        let response = try client.send(
+            method: "GET", target: "/storage/v1/b/\(bucket)/o/dir%2Fphoto.jpg?alt=media&width=64&height=64&format=jpeg")
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "image/jpeg")
+        #expect(GoldenImages.hasMagic(response.body, of: .jpeg))
+        // The XML API's object GET takes the same parameters.
+        let xml = try client.send(method: "GET", target: "/\(bucket)/dir/photo.jpg?width=64&height=64&format=png")
+        #expect(xml.status == 200)
+        #expect(xml.headers["Content-Type"] == "image/png")
+        #expect(GoldenImages.hasMagic(xml.body, of: .png))
+    }
+
+    /// The socket's thread never transforms: an inline attempt at a thumbnail not yet made is declined to a
+    /// worker; once made, it is answered inline from memory, with no transform.
+    @Test func inlineAttemptNeverTransforms() throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(.inProcess, cachingMetadata: true)
+        let client = server.client()
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        // The first read gives the object its download token (a write): on the worker.
+        #expect(try client.send(method: "GET", target: objectPath("photo.jpg") + "?alt=media").status == 200)
+        let head = HTTPRequestHead(
+            method: "GET", target: objectPath("photo.jpg") + "?alt=media&width=64&height=64",
+            headers: ["Host": "127.0.0.1"])
+        #expect(server.app.beginInline(head) == nil)
+        #expect(server.app.thumbnailCounters.transforms == 0)
+        #expect(try client.thumbnail("photo.jpg", "width=64&height=64").status == 200)
+        #expect(server.app.thumbnailCounters.transforms == 1)
+        guard case .respond(let answer) = server.app.beginInline(head) else {
+            Issue.record("a thumbnail in memory should be answered inline")
+            return
+        }
+        #expect(answer.status == 200)
+        #expect(answer.headers["X-Silo-Thumbnail-Cache"] == "hit")
+        #expect(server.app.thumbnailCounters.transforms == 1)
+    }
+}
