@@ -106,7 +106,8 @@ let package = Package(
                 "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore", "SiloEvents",
                 "SiloHTTP",
-                "SiloAuth", "SiloRules", "SiloCLI", "SiloImages", .target(name: "SiloTLS", condition: .when(platforms: [.linux])),
+                "SiloAuth", "SiloRules", "SiloCLI", "SiloImages",
+                .target(name: "SiloTLS", condition: .when(platforms: [.linux])),
             ]
         ),
 
