@@ -105,6 +105,7 @@ struct ServeCommand: ParsableCommand {
             configuration.serviceAccounts = security.serviceAccounts
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
             if options.rulesFile != nil { observability.register(security.rulesStatistics) }
+            observability.register(BucketUsageMetrics(store: metadata))
             if let file = options.imagesFile {
                 configuration.images = try ServeImages.settings(file: file, dataDirectory: options.dataDirectory)
             }
@@ -127,6 +128,7 @@ struct ServeCommand: ParsableCommand {
                 ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: options.limits.maxJSONBodyBytes) : app
             server = try makeHTTPServer(options, handler: handler, tls: tls, logger: logger)
             events = try ServeEvents.start(options, metadata: metadata, port: server.port, logger: logger)
+            if let events { observability.register(EventDeliveryMetrics { events.statistics() }) }
         } catch {
             writeError("silo serve: \(describe(error))\n")
             return 1

@@ -346,10 +346,50 @@ def counting(args, work):
               [a[2] for a in attempts])
         check("every attempt carries the same id", len({a[0].get("ce-id") for a in attempts}) == 1,
               [a[0].get("ce-id") for a in attempts])
+        metrics_agree(port, receiver)
     finally:
         proc.kill()
         proc.wait()
         receiver.server.shutdown()
+
+
+def scrape(port):
+    """`/metrics` as {sample with labels: value}."""
+    status, _, body = request(port, "GET", "/metrics")
+    check("/metrics answers", status == 200, status)
+    samples = {}
+    for line in body.decode().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            samples[key] = float(value)
+    return samples
+
+
+def metrics_agree(port, receiver):
+    """The delivery counters and the per-bucket counts /metrics reports match what the receiver and a listing see."""
+    delivered = {h.get("ce-id") for h, _, status in receiver.received if status == 200}
+    deadline = time.time() + 10
+    while True:
+        samples = scrape(port)
+        if samples.get("silo_events_delivered_total") == len(delivered) or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    check("silo_events_delivered_total is the number of events the receiver accepted",
+          samples.get("silo_events_delivered_total") == len(delivered),
+          (samples.get("silo_events_delivered_total"), len(delivered)))
+    check("silo_events_failed_attempts_total counts the two refused attempts",
+          samples.get("silo_events_failed_attempts_total") == 2, samples.get("silo_events_failed_attempts_total"))
+    check("nothing is pending", samples.get("silo_events_pending") == 0, samples.get("silo_events_pending"))
+    for bucket in (BUCKET, VERSIONED):
+        status, _, body = request(port, "GET", f"/storage/v1/b/{bucket}/o?versions=true", headers=ADMIN)
+        items = json.loads(body).get("items", [])
+        live = [i for i in items if "timeDeleted" not in i]
+        noncurrent = [i for i in items if "timeDeleted" in i]
+        got = (samples.get(f'silo_bucket_objects{{bucket="{bucket}"}}', 0),
+               samples.get(f'silo_bucket_bytes{{bucket="{bucket}"}}', 0),
+               samples.get(f'silo_bucket_noncurrent_objects{{bucket="{bucket}"}}', 0))
+        want = (len(live), sum(int(i["size"]) for i in live), len(noncurrent))
+        check(f"silo_bucket_* for {bucket} match a listing of its versions", got == want, (got, want))
 
 
 def crash(args, work):
