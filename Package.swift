@@ -185,7 +185,7 @@ let package = Package(
             name: "SiloServerTests",
             dependencies: [
                 "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
-                "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth",
+                "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth", "SiloRules",
             ]
         ),
         .testTarget(
