@@ -381,10 +381,11 @@ def metrics_agree(port, receiver):
           samples.get("silo_events_failed_attempts_total") == 2, samples.get("silo_events_failed_attempts_total"))
     check("nothing is pending", samples.get("silo_events_pending") == 0, samples.get("silo_events_pending"))
     for bucket in (BUCKET, VERSIONED):
-        status, _, body = request(port, "GET", f"/storage/v1/b/{bucket}/o?versions=true", headers=ADMIN)
-        items = json.loads(body).get("items", [])
-        live = [i for i in items if "timeDeleted" not in i]
-        noncurrent = [i for i in items if "timeDeleted" in i]
+        _, _, body = request(port, "GET", f"/storage/v1/b/{bucket}/o", headers=ADMIN)
+        live = json.loads(body).get("items", [])
+        _, _, body = request(port, "GET", f"/storage/v1/b/{bucket}/o?versions=true", headers=ADMIN)
+        current = {(i["name"], i["generation"]) for i in live}
+        noncurrent = [i for i in json.loads(body).get("items", []) if (i["name"], i["generation"]) not in current]
         got = (samples.get(f'silo_bucket_objects{{bucket="{bucket}"}}', 0),
                samples.get(f'silo_bucket_bytes{{bucket="{bucket}"}}', 0),
                samples.get(f'silo_bucket_noncurrent_objects{{bucket="{bucket}"}}', 0))
