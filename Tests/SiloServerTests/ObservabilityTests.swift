@@ -74,7 +74,10 @@ import Testing
         #expect(metrics.value("silo_http_request_duration_seconds_count", v0Object) == 6)
         // Four of the five reads found the object's bytes in memory.
         #expect(metrics.value("silo_cache_lookups_total", ["cache": "small_blob", "result": "hit"]) >= 4)
-        #expect(metrics.value("silo_cache_lookups_total", ["cache": "metadata", "result": "hit"]) >= 4)
+        // Only the embedded store keeps records in memory (`make pairs` runs this on PostgreSQL too, which does not).
+        if ProcessInfo.processInfo.environment["SILO_TEST_SERVER_METADATA"] != "postgres" {
+            #expect(metrics.value("silo_cache_lookups_total", ["cache": "metadata", "result": "hit"]) >= 4)
+        }
         #expect(metrics.value("silo_cache_lookups_total", ["cache": "version_response", "result": "hit"]) >= 1)
         #expect(metrics.types["silo_http_request_duration_seconds"] == "histogram")
         #expect(metrics.types["silo_upload_sessions_open"] == "gauge")
