@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What storage events cost on the write path: small v0 uploads (1 KiB, wrk POSTs, 8 connections) into a release
 # `silo serve`, three ways in one run, interleaved each round:
-#   base    EVENTS_BASE_BIN (default /work/main/.build/release/silo, the build before events): the reference;
+#   base    EVENTS_BASE_BIN (required: a release silo built from a commit before events): the reference;
 #   off     this build, no webhook (no outbox rows; the usage counts are kept all the same);
 #   on      this build with --event-webhook to a local receiver that answers 200 (two outbox rows per upload:
 #           each overwrite sends finalize and delete); its CPU is counted until the receiver stops receiving, so it
@@ -18,7 +18,7 @@ seconds=${EVENTS_SECONDS:-10}
 BENCH_WORK_PREFIX=silo-events
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-base_bin=${EVENTS_BASE_BIN:-/work/main/.build/release/silo}
+base_bin=${EVENTS_BASE_BIN:?set EVENTS_BASE_BIN to a release silo built before events (e.g. a worktree of eafe4dc)}
 if [ -n "${EVENTS_BIN:-}" ]; then
     this_bin=$(realpath "$EVENTS_BIN")
 else
