@@ -57,7 +57,7 @@ let package = Package(
         // (libssl; Linux only, as the transport).
         .target(
             name: "SiloTLS",
-            dependencies: ["SiloCore", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
+            dependencies: ["SiloCore", "SiloHashing", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
         ),
         // The default transport on Linux: HTTP/1.1 (and HTTPS through SiloTLS) on epoll written for Silo.
         .target(

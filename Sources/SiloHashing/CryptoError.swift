@@ -23,7 +23,7 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
     ///
     /// Draining matters beyond the message: the queue is per thread, and a stale entry left behind would be
     /// reported against some later, unrelated call on the same thread.
-    static func fromQueue(_ call: String) -> CryptoError {
+    public static func fromQueue(_ call: String) -> CryptoError {
         CryptoError(call: call, reasons: drainErrorQueue())
     }
 }

@@ -1,6 +1,7 @@
 #if os(Linux)
 internal import COpenSSL
 import Glibc
+internal import SiloHashing
 
 /// The bytes of a PEM file, read whole with a bound (a certificate chain or a key is a few KiB; 1 MiB is far more
 /// than any real one), so a wrong path (a device, a huge file) cannot make the server read without end. Key bytes
@@ -54,7 +55,7 @@ final class PEMFile {
     func withBIO<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
         try bytes.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else {
-                throw TLSError(.setupFailed, "cannot read \(path)", cause: OpenSSLReasons.drain("BIO_new_mem_buf"))
+                throw TLSError(.setupFailed, "cannot read \(path)", cause: CryptoError.fromQueue("BIO_new_mem_buf"))
             }
             defer { BIO_free(bio) }
             return try body(bio)

@@ -1,6 +1,7 @@
 #if os(Linux)
 internal import COpenSSL
 import Glibc
+internal import SiloHashing
 
 /// A server `SSL_CTX` with one certificate chain and its key, set up with Silo's defaults (docs/tls.md):
 /// TLS 1.2 and 1.3 only, forward-secret AEAD suites, ALPN `http/1.1`, no renegotiation, no compression, session
@@ -31,7 +32,7 @@ public final class TLSContext: @unchecked Sendable {
     private init(chain: PEMFile, key: PEMFile) throws {
         ERR_clear_error()
         guard let handle = SSL_CTX_new(TLS_server_method()) else {
-            throw TLSError(.setupFailed, "cannot create a TLS context", cause: OpenSSLReasons.drain("SSL_CTX_new"))
+            throw TLSError(.setupFailed, "cannot create a TLS context", cause: CryptoError.fromQueue("SSL_CTX_new"))
         }
         do {
             certificate = try Self.configure(handle, chain: chain, key: key)
@@ -49,7 +50,7 @@ public final class TLSContext: @unchecked Sendable {
         -> TLSCertificateSummary
     {
         func setup(_ ok: Bool, _ call: String) throws {
-            if !ok { throw TLSError(.setupFailed, "cannot configure TLS", cause: OpenSSLReasons.drain(call)) }
+            if !ok { throw TLSError(.setupFailed, "cannot configure TLS", cause: CryptoError.fromQueue(call)) }
         }
         silo_ssl_ctx_refuse_passphrases(context)
         try setup(
@@ -73,7 +74,7 @@ public final class TLSContext: @unchecked Sendable {
         guard SSL_CTX_check_private_key(context) == 1 else {
             throw TLSError(
                 .keyMismatch, "the private key in \(key.path) does not belong to the certificate in \(chain.path)",
-                cause: OpenSSLReasons.drain("SSL_CTX_check_private_key"))
+                cause: CryptoError.fromQueue("SSL_CTX_check_private_key"))
         }
         ERR_clear_error()
         return summary
@@ -85,7 +86,7 @@ public final class TLSContext: @unchecked Sendable {
             guard let leaf = silo_pem_read_x509(bio) else {
                 throw TLSError(
                     .invalidCertificate, "no PEM certificate in \(chain.path)",
-                    cause: OpenSSLReasons.drain("PEM_read_bio_X509"))
+                    cause: CryptoError.fromQueue("PEM_read_bio_X509"))
             }
             defer { X509_free(leaf) }
             let summary = TLSCertificateSummary(leaf)
@@ -96,18 +97,18 @@ public final class TLSContext: @unchecked Sendable {
             guard SSL_CTX_use_certificate(context, leaf) == 1 else {
                 throw TLSError(
                     .invalidCertificate, "OpenSSL refuses the certificate in \(chain.path)",
-                    cause: OpenSSLReasons.drain("SSL_CTX_use_certificate"))
+                    cause: CryptoError.fromQueue("SSL_CTX_use_certificate"))
             }
             while let next = silo_pem_read_x509(bio) {
                 guard silo_ssl_ctx_add0_chain_cert(context, next) == 1 else {
                     X509_free(next)
                     throw TLSError(
                         .invalidCertificate, "OpenSSL refuses an intermediate certificate in \(chain.path)",
-                        cause: OpenSSLReasons.drain("SSL_CTX_add0_chain_cert"))
+                        cause: CryptoError.fromQueue("SSL_CTX_add0_chain_cert"))
                 }
             }
             // The loop ends on "no start line" (end of file), which is not an error; anything else in the file is.
-            let reasons = OpenSSLReasons.drain("PEM_read_bio_X509")
+            let reasons = CryptoError.fromQueue("PEM_read_bio_X509")
             if reasons.reasons.contains(where: { !$0.contains("no start line") }) {
                 throw TLSError(.invalidCertificate, "a malformed certificate in \(chain.path)", cause: reasons)
             }
@@ -121,7 +122,7 @@ public final class TLSContext: @unchecked Sendable {
                 throw TLSError(
                     .invalidPrivateKey,
                     "no unencrypted PEM private key in \(key.path)",
-                    cause: OpenSSLReasons.drain("PEM_read_bio_PrivateKey"))
+                    cause: CryptoError.fromQueue("PEM_read_bio_PrivateKey"))
             }
             defer { EVP_PKEY_free(privateKey) }
             // Checked here, not left to SSL_CTX_use_PrivateKey, so the error says which files disagree.
@@ -129,12 +130,12 @@ public final class TLSContext: @unchecked Sendable {
                 throw TLSError(
                     .keyMismatch,
                     "the private key in \(key.path) does not belong to the certificate in \(certificateFile)",
-                    cause: OpenSSLReasons.drain("X509_check_private_key"))
+                    cause: CryptoError.fromQueue("X509_check_private_key"))
             }
             guard SSL_CTX_use_PrivateKey(context, privateKey) == 1 else {
                 throw TLSError(
                     .invalidPrivateKey, "OpenSSL refuses the private key in \(key.path)",
-                    cause: OpenSSLReasons.drain("SSL_CTX_use_PrivateKey"))
+                    cause: CryptoError.fromQueue("SSL_CTX_use_PrivateKey"))
             }
         }
     }

@@ -2,7 +2,7 @@
 public import SiloCore
 
 /// The one error type of SiloTLS: a code, a message naming the file or the peer, and a cause (OpenSSL's reasons as
-/// an ``OpenSSLReasons``, or a ``SystemCallError``-like errno text). Never carries key material.
+/// an ``CryptoError`` (SiloHashing), or a ``SystemCallError``-like errno text). Never carries key material.
 public struct TLSError: ChainedError {
     /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {

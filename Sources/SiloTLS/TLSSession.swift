@@ -1,6 +1,7 @@
 #if os(Linux)
 internal import COpenSSL
 import Glibc
+internal import SiloHashing
 
 /// The server side of TLS on one non-blocking, connected socket: an `SSL` handle owned by this object and freed in
 /// deinit. The handshake happens inside the first reads (the accept state is set at creation), so a transport
@@ -41,11 +42,11 @@ package final class TLSSession {
     package init(context: TLSContext, socket fd: Int32) throws {
         ERR_clear_error()
         guard let ssl = SSL_new(context.handle) else {
-            throw TLSError(.setupFailed, "cannot start TLS on a connection", cause: OpenSSLReasons.drain("SSL_new"))
+            throw TLSError(.setupFailed, "cannot start TLS on a connection", cause: CryptoError.fromQueue("SSL_new"))
         }
         // A socket BIO without BIO_CLOSE: the transport closes the descriptor.
         guard SSL_set_fd(ssl, fd) == 1 else {
-            let reasons = OpenSSLReasons.drain("SSL_set_fd")
+            let reasons = CryptoError.fromQueue("SSL_set_fd")
             SSL_free(ssl)
             throw TLSError(.setupFailed, "cannot start TLS on a connection", cause: reasons)
         }
@@ -148,7 +149,7 @@ package final class TLSSession {
                 TLSError(
                     .connectionFailed, "\(call) failed: \(String(cString: strerror(savedErrno)).lowercased())"))
         default:
-            let reasons = OpenSSLReasons.drain(call)
+            let reasons = CryptoError.fromQueue(call)
             return handshakeComplete
                 ? .failed(TLSError(.connectionFailed, "a TLS record from the client was refused", cause: reasons))
                 : .failed(TLSError(.handshakeFailed, "the TLS handshake failed", cause: reasons))
