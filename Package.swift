@@ -206,7 +206,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SiloStorageUITests",
-            dependencies: ["SiloStorageUI", "SiloStorage", "SiloTesting", "SiloTestStores", "SiloCore"]
+            // SiloImages and SiloServer: the live server makes real thumbnails, as `silo serve --images` does.
+            dependencies: [
+                "SiloStorageUI", "SiloStorage", "SiloTesting", "SiloTestStores", "SiloCore", "SiloImages", "SiloServer",
+            ]
         ),
         .testTarget(
             name: "SiloStorageTests",

@@ -194,14 +194,18 @@ import Testing
 
     @Test func thumbnailsAskForParametersAndAreCachedApart() async throws {
         let ref = live.reference("images/thumb.png")
-        let bytes = imageBytes(6000, seed: 40)
+        let bytes = pngImage(width: 600, height: 400)
         _ = try await ref.putDataAsync(bytes)
         let loader = live.loader()
         let small = try StorageImageTransform(width: 256, height: 256, fit: .cover, format: .webp, quality: 80)
         let tiny = try StorageImageTransform(width: 64, height: 64, fit: .contain)
-        _ = try await loader.load(ref)
-        _ = try await loader.load(ref, transform: small)
-        _ = try await loader.load(ref, transform: tiny)
+        #expect(try await loader.load(ref).data == bytes)
+        // What comes back is the server's thumbnail: the size and format asked for, not the original.
+        let smallImage = try await loader.load(ref, transform: small).data
+        #expect(Array(smallImage.prefix(4)) == Array("RIFF".utf8))
+        #expect(try dimensions(smallImage) == [256, 256])
+        let tinyImage = try await loader.load(ref, transform: tiny).data
+        #expect(try dimensions(tinyImage) == [64, 43])
         #expect(try await loader.load(ref, transform: small).source == .memory)
         #expect(try await loader.load(ref).source == .memory)
         let queries = live.mediaGETs("images/thumb.png").map(\.query)

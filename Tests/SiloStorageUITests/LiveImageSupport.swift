@@ -1,4 +1,7 @@
 import Foundation
+import SiloCore
+import SiloImages
+import SiloServer
 import SiloStorage
 import SiloTestStores
 import SiloTesting
@@ -7,15 +10,22 @@ import Synchronization
 @testable import SiloStorageUI
 
 /// A live Silo (SQLite + disk on a real socket) with a `Storage` pointed at it through a `GatedTransport`, and a
-/// scratch directory for disk caches. The server's `RequestLog` is what shows whether a load made a request.
+/// scratch directory for disk caches. The server's `RequestLog` is what shows whether a load made a request. Its
+/// bucket serves thumbnails (libvips) of the sizes in ``thumbnailSizes``, as `silo serve --images` would.
 final class LiveImages {
+    static let thumbnailSizes = ["256x256", "64x64"]
+
     let server: TestServer
     let storage: Storage
     let gate: GatedTransport
     let scratch: URL
 
     init() throws {
-        server = try TestServer()
+        var configuration = ServerConfiguration()
+        configuration.images.transformer = try VipsThumbnailer()
+        configuration.images.buckets[try BucketName("demo.appspot.com")] = BucketImages(
+            sizes: Set(try Self.thumbnailSizes.map { try ThumbnailSize($0) }), presets: [])
+        server = try TestServer(configuration: configuration)
         gate = GatedTransport(Storage.defaultTransport())
         storage = Storage(url: "gs://demo.appspot.com", transport: gate)
         storage.useEmulator(withHost: "127.0.0.1", port: server.port)
@@ -144,6 +154,61 @@ func imageBytes(_ count: Int, seed: UInt64) -> Data {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return UInt8(truncatingIfNeeded: state >> 33)
         })
+}
+
+/// A real `width`×`height` 8-bit greyscale PNG (a diagonal ramp), for the loads the server transforms. Written
+/// here with stored (uncompressed) deflate blocks, so the test needs no image tools.
+func pngImage(width: Int, height: Int) -> Data {
+    var raw: [UInt8] = []
+    for y in 0..<height {
+        raw.append(0)  // filter type None
+        for x in 0..<width { raw.append(UInt8(truncatingIfNeeded: x + y)) }
+    }
+    var zlib: [UInt8] = [0x78, 0x01]
+    var offset = 0
+    repeat {
+        let count = min(65_535, raw.count - offset)
+        let last: UInt8 = offset + count == raw.count ? 1 : 0
+        zlib += [last, UInt8(count & 0xff), UInt8(count >> 8), UInt8(~count & 0xff), UInt8((~count >> 8) & 0xff)]
+        zlib += raw[offset..<offset + count]
+        offset += count
+    } while offset < raw.count
+    var a: UInt32 = 1
+    var b: UInt32 = 0
+    for byte in raw {
+        a = (a + UInt32(byte)) % 65_521
+        b = (b + a) % 65_521
+    }
+    zlib += bigEndian((b << 16) | a)
+    var png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
+    func chunk(_ type: String, _ body: [UInt8]) {
+        let typed = Array(type.utf8) + body
+        png += bigEndian(UInt32(body.count)) + typed + bigEndian(crc32(typed))
+    }
+    chunk("IHDR", bigEndian(UInt32(width)) + bigEndian(UInt32(height)) + [8, 0, 0, 0, 0])
+    chunk("IDAT", zlib)
+    chunk("IEND", [])
+    return Data(png)
+}
+
+/// Width and height, as libvips reads them from an encoded image.
+func dimensions(_ image: Data) throws -> [Int] {
+    let header = try VipsThumbnailer().header(of: .bytes([UInt8](image)))
+    return [header.width, header.height]
+}
+
+private func bigEndian(_ value: UInt32) -> [UInt8] {
+    [UInt8(value >> 24), UInt8((value >> 16) & 0xff), UInt8((value >> 8) & 0xff), UInt8(value & 0xff)]
+}
+
+/// CRC-32 (IEEE 802.3, as PNG chunks carry it), bit by bit: the images here are small.
+private func crc32(_ bytes: [UInt8]) -> UInt32 {
+    var crc: UInt32 = 0xffff_ffff
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xedb8_8320 : crc >> 1 }
+    }
+    return ~crc
 }
 
 /// Polls until `condition` holds or `seconds` pass (returns as soon as it holds; never a timing assert).
