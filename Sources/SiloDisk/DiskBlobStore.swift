@@ -155,14 +155,13 @@ public final class DiskBlobStore: BlobStore, BlobListing {
         try makeDirectory(first + "/" + raw.dropFirst(2).prefix(2), parent: first)
     }
 
+    /// An existing directory is the usual case (every write after the first into a fan-out directory), so it is
+    /// told apart without an error being made and thrown.
     private func makeDirectory(_ directory: String, parent: String) throws {
-        do {
-            _ = try syscall("mkdir", directory) { directory.withCString { syscalls.mkdir($0, 0o700) } }
-        } catch let error as StorageError {
-            guard let cause = error.cause as? SystemCallError, cause.errno == EEXIST else { throw error }
-            return
+        let made = try syscall("mkdir", directory, tolerating: EEXIST) {
+            directory.withCString { syscalls.mkdir($0, 0o700) }
         }
-        try syncDirectory(parent, syscalls)
+        if made != nil { try syncDirectory(parent, syscalls) }
     }
 
     /// mkdir -p, fsyncing each parent in which a directory was created.

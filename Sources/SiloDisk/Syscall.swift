@@ -10,11 +10,22 @@ import Darwin
 /// whose cause names the call and the path. EBADF and EFAULT mean a bug here, so they stop the process.
 @inline(__always)
 func syscall<Result: FixedWidthInteger>(_ call: String, _ path: String, _ body: () -> Result) throws -> Result {
+    // With no errno tolerated, nil is never returned.
+    try syscall(call, path, tolerating: 0, body)!
+}
+
+/// ``syscall(_:_:_:)``, except that a failure with errno `tolerated` returns nil instead of throwing: for outcomes
+/// that are expected and frequent (`mkdir` of a fan-out directory that exists), which are not worth an error.
+@inline(__always)
+func syscall<Result: FixedWidthInteger>(
+    _ call: String, _ path: String, tolerating tolerated: Int32, _ body: () -> Result
+) throws -> Result? {
     while true {
         let result = body()
         if result != -1 { return result }
         let code = errno
         if code == EINTR { continue }
+        if code == tolerated && tolerated != 0 { return nil }
         precondition(code != EBADF && code != EFAULT, "\(call)(\(path)) failed with errno \(code): a bug in SiloDisk")
         throw SystemCallError(call: call, path: path, errno: code).storageError()
     }
