@@ -1,3 +1,4 @@
+import Foundation
 import SiloCore
 import SiloHTTP
 import SiloImages
@@ -5,6 +6,7 @@ import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
+import Synchronization
 
 let bucket = "demo.appspot.com"
 let admin: HTTPHeaders = ["Authorization": "Bearer owner"]
@@ -32,11 +34,11 @@ func thumbnailServer(
     _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
     policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
     presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10,
-    cachingMetadata: Bool = false
+    cachingMetadata: Bool = false, transformer: (any ImageTransformer)? = nil
 ) throws -> ThumbnailHarness {
     let cache = try TemporaryDirectory()
     var configuration = ServerConfiguration()
-    configuration.images.transformer = try VipsThumbnailer()
+    configuration.images.transformer = try transformer ?? VipsThumbnailer()
     configuration.images.cacheDirectory = cache.path + "/thumbs"
     configuration.images.cacheBytes = cacheBytes
     configuration.images.limits.maxSeconds = maxSeconds
@@ -66,4 +68,23 @@ extension HTTPTestClient {
     func thumbnail(_ name: String, _ query: String, headers: HTTPHeaders = [:]) throws -> TestResponse {
         try send(method: "GET", target: objectPath(name) + "?alt=media&" + query, headers: headers)
     }
+}
+
+/// libvips behind a gate: each transform waits until the gate opens, and the gate counts the transforms that reached
+/// it. A test holds one transform mid-way this way, with no timing involved.
+final class GatedTransformer: ImageTransformer {
+    let inner = try! VipsThumbnailer()
+    private let gate = DispatchSemaphore(value: 0)
+    let arrived = Atomic<Int>(0)
+
+    func header(of source: ImageSource) throws -> ImageHeader { try inner.header(of: source) }
+
+    func thumbnail(of source: ImageSource, _ spec: ThumbnailSpec, limits: ImageLimits) throws -> [UInt8] {
+        arrived.add(1, ordering: .relaxed)
+        gate.wait()
+        return try inner.thumbnail(of: source, spec, limits: limits)
+    }
+
+    /// Lets `count` transforms (waiting or still to come) through.
+    func open(_ count: Int = 1) { for _ in 0..<count { gate.signal() } }
 }

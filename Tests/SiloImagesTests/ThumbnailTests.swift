@@ -1,3 +1,4 @@
+import Foundation
 import SiloCore
 import SiloHTTP
 import SiloImages
@@ -6,6 +7,7 @@ import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
+import Synchronization
 import Testing
 
 @Suite("On-demand thumbnails")
@@ -128,6 +130,45 @@ struct ThumbnailTests {
         #expect(overwritten.status == 200)
         #expect(overwritten.headers["X-Silo-Thumbnail-Cache"] == "miss")
         #expect(server.app.thumbnailCounters.transforms == 3)
+    }
+
+    /// Concurrent misses of one thumbnail make it once: the first transforms, the others wait for its result (and
+    /// are answered with it), instead of each decoding the original. The gate holds the first transform until the
+    /// other requests are seen waiting, so the overlap is certain.
+    @Test func concurrentMissesShareOneTransform() throws {
+        let workspace = try GoldenImages.workspace()
+        let gate = GatedTransformer()
+        let server = try thumbnailServer(transformer: gate)
+        #expect(try server.client().upload("photo.jpg", workspace.jpeg).status == 200)
+        let answers = Mutex<[TestResponse]>([])
+        let group = DispatchGroup()
+        let port = server.server.port
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                let client = HTTPTestClient(port: port)
+                if let response = try? client.thumbnail("photo.jpg", "width=120&height=80") {
+                    answers.withLock { $0.append(response) }
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while server.app.thumbnailCounters.waiting < 3 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(server.app.thumbnailCounters.waiting == 3)
+        #expect(gate.arrived.load(ordering: .relaxed) == 1)
+        gate.open(4)
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        let responses = answers.withLock { $0 }
+        #expect(responses.count == 4)
+        #expect(responses.allSatisfy { $0.status == 200 && $0.body == responses[0].body })
+        #expect(server.app.thumbnailCounters.transforms == 1)
+        #expect(server.app.thumbnailCounters.shared == 3)
+        #expect(gate.arrived.load(ordering: .relaxed) == 1)
+        let metrics = try server.client().send(method: "GET", target: "/metrics", headers: admin)
+        let lines = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n")
+        #expect(lines.contains("silo_thumbnail_transforms_total 1"))
+        #expect(lines.contains(#"silo_cache_lookups_total{cache="thumbnail",result="miss"} 4"#))
     }
 
     /// The cache holds at most its bound: the least recently used results go first, the newest stay.

@@ -21,8 +21,13 @@ final class ImageService: Sendable {
         let metageneration: Int64
     }
     private let slots: DispatchSemaphore
+    /// The transforms in progress, by result: a miss that finds its key here waits for that transform instead of
+    /// making the same thumbnail again (a page of 200 photos asked for by several clients at once).
+    private let flights = Mutex<[ThumbnailCache.Key: Flight]>([:])
     private let transformCount = Atomic<Int>(0)
     private let hitCount = Atomic<Int>(0)
+    private let sharedCount = Atomic<Int>(0)
+    private let waitingCount = Atomic<Int>(0)
     /// Preset jobs run here, one at a time, after the upload that queued them has answered.
     let presetQueue = DispatchQueue(label: "silo.thumbnail-presets")
     let pendingPresets = Atomic<Int>(0)
@@ -58,9 +63,13 @@ final class ImageService: Sendable {
         return entry
     }
 
-    /// Transforms made, and answers served from the cache.
-    var counters: (transforms: Int, cacheHits: Int) {
-        (transformCount.load(ordering: .relaxed), hitCount.load(ordering: .relaxed))
+    /// Transforms made, answers served from the cache, misses answered by another request's transform, and misses
+    /// waiting for one now.
+    var counters: (transforms: Int, cacheHits: Int, shared: Int, waiting: Int) {
+        (
+            transformCount.load(ordering: .relaxed), hitCount.load(ordering: .relaxed),
+            sharedCount.load(ordering: .relaxed), waitingCount.load(ordering: .relaxed)
+        )
     }
 
     /// The thumbnail of `record` (from the disk cache or made now), and whether it came from the cache; `hot`
@@ -74,10 +83,33 @@ final class ImageService: Sendable {
             hot.insert(makeHot(bytes), for: key)
             return (bytes, true)
         }
-        let bytes = try transform(record, spec, blobs: blobs)
-        cache?.insert(bytes, for: key)
-        hot.insert(makeHot(bytes), for: key)
-        return (bytes, false)
+        let (flight, leads) = flights.withLock { flights in
+            if let running = flights[key] { return (running, false) }
+            let started = Flight()
+            flights[key] = started
+            return (started, true)
+        }
+        guard leads else {
+            // The leader's own bound (a free slot, then the transform's time limit), with a second's margin.
+            let bound = settings.queueSeconds + settings.limits.maxSeconds + 1
+            waitingCount.add(1, ordering: .relaxed)
+            let finished = flight.wait(until: .now() + bound)
+            waitingCount.subtract(1, ordering: .relaxed)
+            guard let outcome = finished else {
+                throw StorageError(.unavailable, "\(record.bucket)/\(record.name): the thumbnail is still being made")
+            }
+            sharedCount.add(1, ordering: .relaxed)
+            return (try outcome.get(), false)
+        }
+        let outcome = Result { try transform(record, spec, blobs: blobs) }.mapError(StorageError.wrap)
+        if case .success(let bytes) = outcome {
+            cache?.insert(bytes, for: key)
+            hot.insert(makeHot(bytes), for: key)
+        }
+        // Out of the table once the result is findable in the caches, so no later miss starts it again.
+        flights.withLock { _ = $0.removeValue(forKey: key) }
+        flight.finish(outcome)
+        return (try outcome.get(), false)
     }
 
     /// One transform of the original's bytes, waiting for a free slot first (503 when none frees in time).
@@ -129,5 +161,25 @@ final class ImageService: Sendable {
             }
         }
         return bytes
+    }
+}
+
+/// One transform in progress and its outcome, for the misses that wait on it (any number: a group, not a semaphore,
+/// releases them all).
+private final class Flight: Sendable {
+    private let done = DispatchGroup()
+    private let outcome = Mutex<Result<[UInt8], StorageError>?>(nil)
+
+    init() { done.enter() }
+
+    func finish(_ result: Result<[UInt8], StorageError>) {
+        outcome.withLock { $0 = result }
+        done.leave()
+    }
+
+    /// Nil if it did not finish by `deadline`.
+    func wait(until deadline: DispatchTime) -> Result<[UInt8], StorageError>? {
+        guard done.wait(timeout: deadline) == .success else { return nil }
+        return outcome.withLock { $0 }
     }
 }

@@ -118,13 +118,16 @@ extension ThumbnailPreset {
 }
 
 extension SiloServerApp {
-    /// Thumbnails made, answers served from the thumbnail cache and preset thumbnails written since start, and the
-    /// bytes the cache holds now (tests and metrics).
-    public var thumbnailCounters: (transforms: Int, cacheHits: Int, presetWrites: Int, cachedBytes: Int64) {
+    /// Thumbnails made, answers served from the thumbnail cache, misses answered by a transform another request
+    /// started (and those waiting for one now), preset thumbnails written since start, and the bytes the cache holds
+    /// now (tests and metrics).
+    public var thumbnailCounters:
+        (transforms: Int, cacheHits: Int, shared: Int, waiting: Int, presetWrites: Int, cachedBytes: Int64)
+    {
         let counters = service.images.counters
         return (
-            counters.transforms, counters.cacheHits, service.images.presetWrites.load(ordering: .relaxed),
-            service.images.cache?.heldBytes ?? 0
+            counters.transforms, counters.cacheHits, counters.shared, counters.waiting,
+            service.images.presetWrites.load(ordering: .relaxed), service.images.cache?.heldBytes ?? 0
         )
     }
 

@@ -53,6 +53,20 @@ struct OperationsRoutes: Sendable {
         }
         service.smallBlobs.lookups.collect(cache: "small_blob", into: &text)
         service.versionResponses.lookups.collect(cache: "version_response", into: &text)
+        let thumbnails = service.images.settings.transformer == nil ? nil : service.images.counters
+        if let thumbnails {
+            // A miss is a request that needed a transform, its own or one it shared.
+            text.sample(CacheCounters.family, ["cache": "thumbnail", "result": "hit"], UInt64(thumbnails.cacheHits))
+            text.sample(
+                CacheCounters.family, ["cache": "thumbnail", "result": "miss"],
+                UInt64(thumbnails.transforms + thumbnails.shared))
+            text.family(
+                "silo_thumbnail_transforms_total", .counter,
+                help: "Thumbnails made (libvips transforms), on demand and for presets.")
+            text.sample("silo_thumbnail_transforms_total", UInt64(thumbnails.transforms))
+            text.family("silo_thumbnail_cache_bytes", .gauge, help: "Bytes the thumbnail result cache holds on disk.")
+            text.sample("silo_thumbnail_cache_bytes", service.images.cache?.heldBytes ?? 0)
+        }
         do {
             let usage = try service.metadata.activeSessionTotals()
             text.family(
