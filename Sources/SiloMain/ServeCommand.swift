@@ -260,6 +260,13 @@ struct ServeCommand: ParsableCommand {
         hangup.setEventHandler {
             security.reload()
             tls.reload()
+            do {
+                try app.observability.accessLog?.reopen()
+            } catch {
+                app.logger.error(
+                    "access log not reopened; still writing to the old file",
+                    metadata: ["silo.error": (error as? StorageError)?.detailedDescription() ?? "\(error)"])
+            }
         }
         hangup.resume()
         let rulesWatch = DispatchSource.makeTimerSource(queue: reloads)

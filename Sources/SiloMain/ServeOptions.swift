@@ -220,7 +220,7 @@ struct ServeOptions {
             .value(
                 "access-log", valueName: "DEST",
                 help:
-                    "one JSON line per request to PATH (appended), stderr, or off (docs/operations.md); written off the request threads, dropped and counted when the disk falls behind",
+                    "one JSON line per request to PATH (appended, opened again on SIGHUP after a rotation), stderr, or off (docs/operations.md); written off the request threads, dropped and counted when the disk falls behind",
                 defaultValue: "off"),
             .value(
                 "tls-cert", valueName: "FILE",

@@ -108,6 +108,8 @@ public final class SiloServerApp: HTTPHandler {
 
     /// What the app was built with (the executable reads the maintenance schedule from it).
     public var configuration: ServerConfiguration { service.configuration }
+    /// The server's log (for what the executable does around it: reloads, shutdown).
+    public var logger: Logger { service.logger }
 
     /// Runs one pass of background maintenance: lifecycle rules, soft-delete purges, expiry of stale sessions and
     /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight;

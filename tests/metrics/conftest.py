@@ -26,8 +26,9 @@ service firebase.storage {
 
 
 class Silo:
-    def __init__(self, port, folder):
+    def __init__(self, port, folder, proc):
         self.port = port
+        self.proc = proc
         self.folder = folder
         self.key_file = os.path.join(folder, "admin.keys")
         self.access_log = os.path.join(folder, "access.log")
@@ -58,7 +59,7 @@ def silo():
                                "--admin-key-file", os.path.join(folder, "admin.keys"),
                                "--access-log", os.path.join(folder, "access.log"))
     try:
-        yield Silo(port, folder)
+        yield Silo(port, folder, proc)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

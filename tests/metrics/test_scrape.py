@@ -1,5 +1,8 @@
 """/metrics parsed with prometheus-client's own text parser: families, types, counters checked against the requests
 made, histograms, and the access log's lines for the same requests."""
+import json
+import os
+import signal
 import time
 import urllib.parse
 
@@ -99,3 +102,38 @@ def test_access_log_lines(silo):
     with open(silo.access_log) as f:
         text = f.read()
     assert ADMIN["Authorization"].split()[1] not in text
+
+
+def wait_for_line(path, request_id, tries=200):
+    """The line of `request_id` in the log at `path`, once the writer thread has written it (None after `tries` looks,
+    50 ms apart)."""
+    for _ in range(tries):
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    if json.loads(line)["request_id"] == request_id:
+                        return line
+        time.sleep(0.05)
+    return None
+
+
+def test_access_log_reopens_on_sighup(silo):
+    """logrotate's way: rename the file, SIGHUP; the next lines go to a new file under the old name."""
+    assert silo.request("GET", v0("public/nothing"), headers={"X-Request-Id": "py-before-rotate"})[0] == 404
+    assert wait_for_line(silo.access_log, "py-before-rotate")
+    rotated = silo.access_log + ".1"
+    os.rename(silo.access_log, rotated)
+    silo.proc.send_signal(signal.SIGHUP)
+    # The reopen runs on the server's reload queue: poll with fresh requests until one lands in the new file.
+    landed = None
+    for attempt in range(100):
+        request_id = f"py-after-rotate-{attempt}"
+        assert silo.request("GET", v0("public/nothing"), headers={"X-Request-Id": request_id})[0] == 404
+        if wait_for_line(silo.access_log, request_id, tries=10):
+            landed = request_id
+            break
+    assert landed, "no line reached a new access.log after SIGHUP"
+    with open(rotated) as f:
+        old = f.read()
+    assert "py-before-rotate" in old and landed not in old
+    assert oct(os.stat(silo.access_log).st_mode & 0o777) == "0o640"

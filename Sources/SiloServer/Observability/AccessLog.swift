@@ -15,19 +15,20 @@ import Darwin
 /// A line holds what identifies the request and its outcome, never a credential: no header, no query (signed URLs
 /// carry their signature there), no body; the caller by uid, service-account email, `admin` or `anonymous`.
 ///
-/// `@unchecked Sendable`: `pending`, `spare`, `writing` and `closed` are only touched with `condition` locked.
+/// `@unchecked Sendable`: `fd`, `pending`, `spare`, `writing` and `closed` are only touched with `condition` locked
+/// (the writer reads `fd` once per batch, under the lock).
 public final class AccessLog: @unchecked Sendable {
     public enum Destination: Sendable, Equatable {
         case standardError
-        /// Appended to (created `0640` if missing); rotate by renaming the file and restarting, or with
-        /// `copytruncate`.
+        /// Appended to (created `0640` if missing). Rotate by renaming the file, then SIGHUP (``reopen()``): the
+        /// next line goes to a new file under the old name.
         case file(String)
     }
 
     public let destination: Destination
     /// Records held at most before new ones are dropped.
     public let capacity: Int
-    private let fd: Int32
+    private var fd: Int32
     private let condition = NSCondition()
     private var pending: [AccessRecord] = []
     private var spare: [AccessRecord] = []
@@ -48,18 +49,36 @@ public final class AccessLog: @unchecked Sendable {
         case .standardError:
             fd = 2
         case .file(let path):
-            let opened = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-            guard opened >= 0 else {
-                throw StorageError(
-                    .ioError, "cannot open the access log \(path) for appending: \(String(cString: strerror(errno)))")
-            }
-            fd = opened
+            fd = try Self.openForAppending(path)
         }
         pending.reserveCapacity(self.capacity)
         spare.reserveCapacity(self.capacity)
         let thread = Thread { [self] in run() }
         thread.name = "silo-access-log"
         thread.start()
+    }
+
+    private static func openForAppending(_ path: String) throws -> Int32 {
+        let opened = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        guard opened >= 0 else {
+            throw StorageError(
+                .ioError, "cannot open the access log \(path) for appending: \(String(cString: strerror(errno)))")
+        }
+        return opened
+    }
+
+    /// Opens the file destination again by its name (after logrotate renamed it) and writes there from the next
+    /// batch on; the batch being written finishes in the old file. Requests are not held up: they append to the
+    /// buffer meanwhile. On failure the old file stays in use and the error is thrown.
+    public func reopen() throws {
+        guard case .file(let path) = destination else { return }
+        let opened = try Self.openForAppending(path)
+        condition.lock()
+        while writing { condition.wait() }
+        let old = fd
+        fd = opened
+        condition.unlock()
+        _ = closeFile(old)
     }
 
     /// Lines written, dropped because the buffer was full, and lost to a failed write.
@@ -95,8 +114,9 @@ public final class AccessLog: @unchecked Sendable {
         writerWaiting = false
         condition.broadcast()
         while !pending.isEmpty || writing { condition.wait() }
+        let last = fd
         condition.unlock()
-        if fd != 2 { _ = closeFile(fd) }
+        if last != 2 { _ = closeFile(last) }
     }
 
     private func run() {
@@ -115,11 +135,12 @@ public final class AccessLog: @unchecked Sendable {
             }
             swap(&pending, &spare)
             writing = true
+            let target = fd
             condition.unlock()
 
             line.removeAll(keepingCapacity: true)
             for record in spare { record.appendLine(to: &line) }
-            let ok = writeAll(line)
+            let ok = writeAll(line, to: target)
             counters.add(ok ? Slot.written.rawValue : Slot.failed.rawValue, UInt64(spare.count))
             spare.removeAll(keepingCapacity: true)
 
@@ -130,7 +151,7 @@ public final class AccessLog: @unchecked Sendable {
         }
     }
 
-    private func writeAll(_ bytes: [UInt8]) -> Bool {
+    private func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
