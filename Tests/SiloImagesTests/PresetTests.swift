@@ -51,6 +51,29 @@ struct PresetTests {
         }
     }
 
+    /// The storage events of an upload with presets: one `finalize` for the original and one per thumbnail, nothing
+    /// else (no `metadataUpdate` for the thumbnails' download tokens, which they are written with); with
+    /// `deleteOriginal`, one `delete` of the original after its thumbnails.
+    @Test(arguments: [false, true]) func sendsOneEventPerThumbnail(deleteOriginal: Bool) throws {
+        let workspace = try GoldenImages.workspace()
+        let preset = try ThumbnailPreset(
+            pattern: "photos/**", sizes: [try ThumbnailSize("64x64"), try ThumbnailSize("128x96")],
+            deleteOriginal: deleteOriginal)
+        let server = try thumbnailServer(presets: [preset], recordsEvents: true)
+        #expect(try server.client().upload("photos/cat.jpg", workspace.jpeg).status == 200)
+        server.app.drainThumbnailPresets()
+        server.app.drainThumbnailPresets()
+        let now = Timestamp.now()
+        let events = try server.server.metadata.claimEvents(
+            owner: "test", now: now, leaseUntil: Timestamp(microseconds: now.microseconds + 60_000_000), limit: 100)
+        let seen = events.sorted { $0.sequence < $1.sequence }.map { "\($0.event.kind) \($0.event.object.name)" }
+        let thumbnails = Set(["finalize photos/thumbnails/cat_64x64.jpg", "finalize photos/thumbnails/cat_128x96.jpg"])
+        #expect(seen.first == "finalize photos/cat.jpg")
+        #expect(Set(seen.dropFirst().prefix(2)) == thumbnails)
+        #expect(seen.count == (deleteOriginal ? 4 : 3), "\(seen)")
+        if deleteOriginal { #expect(seen.last == "delete photos/cat.jpg") }
+    }
+
     /// `deleteOriginal`: the original goes once every thumbnail is written.
     @Test func deletesTheOriginalWhenAsked() throws {
         let workspace = try GoldenImages.workspace()

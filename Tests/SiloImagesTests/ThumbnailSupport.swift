@@ -34,7 +34,7 @@ func thumbnailServer(
     _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
     policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
     presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10,
-    cachingMetadata: Bool = false, transformer: (any ImageTransformer)? = nil
+    cachingMetadata: Bool = false, transformer: (any ImageTransformer)? = nil, recordsEvents: Bool = false
 ) throws -> ThumbnailHarness {
     let cache = try TemporaryDirectory()
     var configuration = ServerConfiguration()
@@ -46,7 +46,11 @@ func thumbnailServer(
         sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)
     // With `cachingMetadata`, the stores `silo serve` answers inline from (live versions held in memory).
     let server =
-        cachingMetadata
+        recordsEvents
+        ? try TestServer(
+            transport, metadata: InMemoryMetadataStore(recordsEvents: true), blobs: InMemoryBlobStore(),
+            configuration: configuration, policy: policy)
+        : cachingMetadata
         ? try TestServer(
             transport, metadata: CachingMetadataStore(InMemoryMetadataStore()), blobs: InMemoryBlobStore(),
             configuration: configuration, policy: policy)
