@@ -44,17 +44,17 @@ func thumbnailServer(
     configuration.images.limits.maxSeconds = maxSeconds
     configuration.images.buckets[try BucketName(bucket)] = BucketImages(
         sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)
-    // With `cachingMetadata`, the stores `silo serve` answers inline from (live versions held in memory).
-    let server =
-        recordsEvents
-        ? try TestServer(
-            transport, metadata: InMemoryMetadataStore(recordsEvents: true), blobs: InMemoryBlobStore(),
+    // With `cachingMetadata`, the stores `silo serve` answers inline from (live versions held in memory); with
+    // `recordsEvents`, a store whose outbox the test reads.
+    let server: TestServer
+    if recordsEvents || cachingMetadata {
+        let memory = InMemoryMetadataStore(recordsEvents: recordsEvents)
+        server = try TestServer(
+            transport, metadata: cachingMetadata ? CachingMetadataStore(memory) : memory, blobs: InMemoryBlobStore(),
             configuration: configuration, policy: policy)
-        : cachingMetadata
-        ? try TestServer(
-            transport, metadata: CachingMetadataStore(InMemoryMetadataStore()), blobs: InMemoryBlobStore(),
-            configuration: configuration, policy: policy)
-        : try TestServer(transport, backend: backend, configuration: configuration, policy: policy)
+    } else {
+        server = try TestServer(transport, backend: backend, configuration: configuration, policy: policy)
+    }
     return ThumbnailHarness(server: server, cache: cache)
 }
 
