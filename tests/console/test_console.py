@@ -219,6 +219,106 @@ def test_preview_text(silo, browser, shot):
     shot("preview-text")
 
 
+def wav(seconds=1.0, rate=8000):
+    """A real WAV (a 440 Hz tone, 16-bit mono), so the audio element has samples to decode and a duration."""
+    import math
+    frames = int(seconds * rate)
+    samples = b"".join(struct.pack("<h", int(12000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(frames))
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate * 2, 2, 16)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(samples)) + samples
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def pdf(text="Silo field report"):
+    """A real one-page PDF with its cross-reference table at the right offsets."""
+    stream = f"BT /F1 24 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out
+
+
+# A real WebM made by the browser itself (MediaRecorder over a canvas): 64×48 VP8 frames for about half a second.
+RECORD_WEBM = """
+const done = arguments[arguments.length - 1];
+const canvas = document.createElement("canvas");
+canvas.width = 64; canvas.height = 48;
+const context = canvas.getContext("2d");
+const recorder = new MediaRecorder(canvas.captureStream(25), { mimeType: "video/webm;codecs=vp8" });
+const chunks = [];
+recorder.ondataavailable = (event) => chunks.push(event.data);
+recorder.onstop = async () => {
+  const bytes = new Uint8Array(await new Blob(chunks).arrayBuffer());
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  done(btoa(binary));
+};
+let frame = 0;
+const timer = setInterval(() => {
+  context.fillStyle = `hsl(${(frame++ * 40) % 360}, 80%, 50%)`;
+  context.fillRect(0, 0, 64, 48);
+}, 40);
+recorder.start(100);
+setTimeout(() => { clearInterval(timer); recorder.stop(); }, 700);
+"""
+
+
+def media_ready(driver, selector):
+    """The media element's readyState, duration and video width once it has loaded metadata (None before)."""
+    return driver.execute_script(
+        "const m = document.querySelector(arguments[0]);"
+        "return m && m.readyState >= 1 ? [m.readyState, m.duration, m.videoWidth || 0] : null", selector)
+
+
+def test_preview_audio_video_and_pdf(silo, browser, shot):
+    import base64
+    browser.set_script_timeout(30)
+    webm = base64.b64decode(browser.execute_async_script(RECORD_WEBM))
+    assert webm[:4] == b"\x1a\x45\xdf\xa3", webm[:16]  # the EBML magic: a real WebM
+    media = {"tone.wav": (wav(), "audio/wav"), "clip.webm": (webm, "video/webm"), "report.pdf": (pdf(), "application/pdf")}
+    for name, (data, content_type) in media.items():
+        status, _, body = silo.api(
+            "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name=" + urllib.parse.quote(f"{FOLDER}/{name}"),
+            data, {"Content-Type": content_type})
+        assert status == 200, body[:300]
+    # The listing shows what is stored now: back to the bucket and into the folder again.
+    browser.find_element(By.CSS_SELECTOR, "#breadcrumbs button").click()
+    wait(browser, lambda d: row_button(d, FOLDER) is not None)
+    open_row(browser, FOLDER)
+
+    # Each element decoded what Silo served: a duration, and the frames' width for the video.
+    open_row(browser, "tone.wav")
+    wait(browser, lambda d: media_ready(d, "#preview audio[data-preview=audio]"))
+    _, duration, _ = media_ready(browser, "#preview audio[data-preview=audio]")
+    assert abs(duration - 1.0) < 0.05, duration
+    shot("preview-audio")
+    open_row(browser, "clip.webm")
+    wait(browser, lambda d: (media_ready(d, "#preview video[data-preview=video]") or [0, 0, 0])[2] == 64)
+    shot("preview-video")
+    open_row(browser, "report.pdf")
+    frame = wait(browser, EC.presence_of_element_located((By.CSS_SELECTOR, "#preview iframe[data-preview=pdf]")))
+    assert frame.get_attribute("title") == "Preview of " + f"{FOLDER}/report.pdf"
+    # The frame loaded what Silo served as a PDF document (the browser's viewer opens it; the page's CSP keeps
+    # scripts from fetching the blob to compare bytes).
+    wait(browser, lambda d: d.execute_script(
+        "const f = arguments[0]; return f.contentDocument && f.contentDocument.contentType", frame) == "application/pdf")
+    shot("preview-pdf")
+
+
 def test_edit_custom_metadata(silo, browser, shot):
     open_row(browser, "island.png")
     wait(browser, lambda d: by_id(d, "detail-name").text.endswith("island.png"))
