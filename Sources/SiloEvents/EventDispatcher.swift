@@ -7,7 +7,9 @@ import Synchronization
 /// threads of its own claim due events (a lease, so each goes to one node when several share the store), POST each
 /// to every webhook that wants it, and forget it when all answered 2xx, or schedule it again with backoff. The
 /// event's id is its outbox sequence, so every attempt, before and after a restart, on any node, carries the same
-/// id. An event that some webhooks accepted and one refused is sent again to all of them (same id).
+/// id. An event that some webhooks accepted and one refused is sent again to all of them (same id). An event still
+/// undelivered when its retention window runs out is given up on (deleted, logged with its identity, counted), so
+/// the outbox holds at most that window's changes.
 public final class EventDispatcher: Sendable {
     public struct Configuration: Sendable {
         public var targets: [WebhookTarget] = []
@@ -24,6 +26,9 @@ public final class EventDispatcher: Sendable {
         /// How often an idle thread looks for new events.
         public var pollInterval: Duration = .milliseconds(250)
         public var backoff = DeliveryBackoff()
+        /// How long after its change an event is still tried: 7 days, the window in which Cloud Functions retries a
+        /// background event. Older ones are abandoned.
+        public var retention: Duration = .seconds(7 * 86_400)
 
         public init() {}
 
@@ -43,6 +48,7 @@ public final class EventDispatcher: Sendable {
     private let stopping = Atomic(false)
     private let delivered = Atomic(0)
     private let failed = Atomic(0)
+    private let abandoned = Atomic(0)
     private let wake = DispatchSemaphore(value: 0)
     private let running = DispatchGroup()
     /// The transfers in flight, so shutdown can abort them.
@@ -85,7 +91,7 @@ public final class EventDispatcher: Sendable {
         let lag = status.oldest.map { Double(max(Timestamp.now().microseconds - $0.microseconds, 0)) / 1e6 } ?? 0
         return EventDeliveryStatistics(
             delivered: delivered.load(ordering: .relaxed), failedAttempts: failed.load(ordering: .relaxed),
-            pending: status.pending, lagSeconds: lag)
+            pending: status.pending, lagSeconds: lag, abandoned: abandoned.load(ordering: .relaxed))
     }
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
@@ -111,6 +117,11 @@ public final class EventDispatcher: Sendable {
     }
 
     private func deliver(_ outbox: OutboxEvent, thread: Int) {
+        let age = Timestamp.now().microseconds - outbox.event.time.microseconds
+        if age > configuration.retention.microseconds {
+            abandon(outbox, ageSeconds: age / 1_000_000)
+            return
+        }
         let targets = configuration.targets.filter { $0.wants(outbox.event) }
         let message = CloudEventMessage(outbox, base: configuration.base, secret: configuration.secret)
         var failure: String?
@@ -138,6 +149,26 @@ public final class EventDispatcher: Sendable {
             logger.error(
                 "event outbox update failed",
                 metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
+        }
+    }
+
+    /// Forgets an event past the retention window. The log line names it fully, so an operator can replay it.
+    private func abandon(_ outbox: OutboxEvent, ageSeconds: Int64) {
+        do {
+            try store.completeEvent(outbox.sequence)
+            abandoned.add(1, ordering: .relaxed)
+            logger.error(
+                "event abandoned: undelivered when its retention window ran out",
+                metadata: [
+                    "silo.event.id": "\(outbox.id)", "silo.event.type": "\(outbox.event.kind)",
+                    "silo.bucket": "\(outbox.event.object.bucket)", "silo.object": "\(outbox.event.object.name)",
+                    "silo.generation": "\(outbox.event.object.generation)", "silo.event.attempts": "\(outbox.attempts)",
+                    "silo.event.age_seconds": "\(ageSeconds)",
+                ])
+        } catch {
+            // Kept: the lease runs out and the next claim abandons it again.
+            logger.error(
+                "event outbox update failed", metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
         }
     }
 

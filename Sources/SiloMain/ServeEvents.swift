@@ -17,6 +17,7 @@ enum ServeEvents {
         configuration.secret = try secret(path)
         configuration.timeout = .seconds(options.eventTimeoutSeconds)
         configuration.concurrency = options.eventConcurrency
+        configuration.retention = .seconds(options.eventRetentionSeconds)
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         configuration.base = "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)"
         let dispatcher = EventDispatcher(store: metadata, configuration: configuration, logger: logger)

@@ -48,6 +48,7 @@ struct ServeOptions {
     var eventSecretFile: String?
     var eventTimeoutSeconds = 10
     var eventConcurrency = 4
+    var eventRetentionSeconds = 7 * 86_400
     /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
     /// The server log's threshold (`--log-level`).
@@ -214,6 +215,10 @@ struct ServeOptions {
             .value(
                 "event-concurrency", valueName: "N", help: "webhook requests in flight at once", defaultValue: "4"),
             .value(
+                "event-retention", valueName: "S",
+                help: "how long an undelivered event is retried before it is abandoned (logged and counted)",
+                defaultValue: "604800"),
+            .value(
                 "log-level", valueName: "LEVEL",
                 help: "server log threshold: trace, debug, info, notice, warning, error or critical",
                 defaultValue: "info"),
@@ -313,6 +318,8 @@ struct ServeOptions {
         }
         eventTimeoutSeconds = try values.integer("event-timeout", in: 1...600) ?? eventTimeoutSeconds
         eventConcurrency = try values.integer("event-concurrency", in: 1...64) ?? eventConcurrency
+        eventRetentionSeconds =
+            try values.integer("event-retention", in: 60...(366 * 86_400)) ?? eventRetentionSeconds
         if let text = values.value("log-level") {
             let levels: [Logger.Level] = [.trace, .debug, .info, .notice, .warning, .error, .critical]
             guard let level = levels.first(where: { $0.description == text.lowercased() }) else {

@@ -82,13 +82,35 @@ private final class WebhookRecorder: HTTPHandler {
             store: store, configuration: configuration, logger: Logger(label: "test", handler: NullLogHandler()))
     }
 
-    private func upload(_ store: any MetadataStore, _ bucket: String, _ name: String) throws {
+    private func upload(
+        _ store: any MetadataStore, _ bucket: String, _ name: String, at time: Timestamp = Timestamp.now()
+    ) throws {
         _ = try store.insertObject(
             ObjectDraft(
                 bucket: try BucketName(bucket), name: try ObjectName(name),
                 blob: BlobSummary(size: 1, md5: Array(repeating: 0, count: 16), crc32c: 0), blobID: .random(),
                 fields: ObjectFields()),
-            conditions: .none, at: Timestamp.now())
+            conditions: .none, at: time)
+    }
+
+    /// An event older than the retention window is not sent: it leaves the outbox and is counted as abandoned,
+    /// while a fresh one goes out as usual.
+    @Test func eventsPastTheRetentionWindowAreAbandoned() throws {
+        let recorder = WebhookRecorder()
+        let server = try serve(recorder)
+        defer { server.shutdown(drainTimeout: 0) }
+        let store = InMemoryMetadataStore(recordsEvents: true)
+        let eightDaysAgo = Timestamp(microseconds: Timestamp.now().microseconds - 8 * 86_400 * 1_000_000)
+        try upload(store, "b1", "stale", at: eightDaysAgo)
+        try upload(store, "b1", "fresh")
+        let events = dispatcher(store, targets: [WebhookTarget(url: "http://127.0.0.1:\(server.port)/hook")])
+        events.start()
+        defer { events.shutdown() }
+        _ = recorder.wait { _ in (try? store.outboxStatus().pending) == 0 }
+        #expect(try store.outboxStatus().pending == 0)
+        #expect(recorder.received.withLock { $0 }.map { $0.headers["ce-subject"] } == ["objects/fresh"])
+        let statistics = events.statistics()
+        #expect(statistics.abandoned == 1 && statistics.delivered == 1 && statistics.failedAttempts == 0)
     }
 
     @Test func deliversSignedEventsOnceEachAndRetriesWithTheSameID() throws {

@@ -9,11 +9,14 @@ public struct EventDeliveryStatistics: Sendable, Equatable {
     public var pending: Int
     /// How long the oldest pending event has waited, in seconds (0 when none is pending).
     public var lagSeconds: Double
+    /// Events given up on since start: still undelivered when the retention window ran out.
+    public var abandoned: Int
 
-    public init(delivered: Int, failedAttempts: Int, pending: Int, lagSeconds: Double) {
+    public init(delivered: Int, failedAttempts: Int, pending: Int, lagSeconds: Double, abandoned: Int = 0) {
         self.delivered = delivered
         self.failedAttempts = failedAttempts
         self.pending = pending
         self.lagSeconds = lagSeconds
+        self.abandoned = abandoned
     }
 }

@@ -46,6 +46,10 @@ public struct EventDeliveryMetrics: MetricsSource {
             "silo_events_failed_attempts_total", .counter,
             help: "Webhook deliveries that failed (no 2xx in time) and will be retried.")
         text.sample("silo_events_failed_attempts_total", Int64(now.failedAttempts))
+        text.family(
+            "silo_events_abandoned_total", .counter,
+            help: "Storage events given up on: undelivered when the retention window (--event-retention) ran out.")
+        text.sample("silo_events_abandoned_total", Int64(now.abandoned))
         text.family("silo_events_pending", .gauge, help: "Storage events in the outbox, not yet delivered.")
         text.sample("silo_events_pending", Int64(now.pending))
         text.family(
