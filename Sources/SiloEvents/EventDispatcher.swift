@@ -168,7 +168,8 @@ public final class EventDispatcher: Sendable {
         } catch {
             // Kept: the lease runs out and the next claim abandons it again.
             logger.error(
-                "event outbox update failed", metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
+                "event outbox update failed",
+                metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
         }
     }
 
