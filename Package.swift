@@ -33,8 +33,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
-        // libvips. Its own pkg-config file (`vips`) pulls OpenEXR's and gio's `-pthread`, which SwiftPM refuses with a
-        // warning on every build; its headers need only GObject's include paths, and the module map links `vips`.
+        // libvips' headers, with GObject's include paths (its own pkg-config file, `vips`, pulls OpenEXR's and gio's
+        // `-pthread`, which SwiftPM refuses with a warning on every build). libvips itself is opened at run time by
+        // SiloImages (Sources/CVips/shim.h says why), so only glib and GObject are linked.
         .systemLibrary(name: "CVips", pkgConfig: "gobject-2.0", providers: [.apt(["libvips-dev"])]),
         // sync_file_range from libc, which Swift's Glibc module leaves out (Linux only; SiloDisk's).
         .systemLibrary(name: "CFileSync"),

@@ -1,4 +1,5 @@
 internal import CVips
+import Glibc
 import SiloCore
 
 /// One `VipsSource` (a reference-counted GObject), unreferenced on deinit. Confined to the thread that made it.
@@ -7,16 +8,19 @@ final class VipsSourceHandle {
 
     /// A descriptor source reads `fd` in place; libvips duplicates the descriptor, so the caller keeps its own.
     init(_ source: ImageSource) throws {
+        // libvips (8.14) cannot map a source of no bytes and then aborts the whole process on an assertion instead
+        // of failing: an empty object is refused here, before libvips sees it.
+        guard !Self.isEmpty(source) else {
+            throw StorageError(.invalidArgument, "the object is empty, not an image this server transforms")
+        }
         let made: UnsafeMutablePointer<VipsSource>?
         switch source {
         case .fileDescriptor(let fd):
-            made = vips_source_new_from_descriptor(fd)
+            made = silo_vips_source_from_descriptor(VipsRuntime.api, fd)
         case .bytes(let bytes):
             // Copied into a blob libvips owns, so no pointer into a Swift array outlives this call.
-            made = bytes.withUnsafeBytes { raw -> UnsafeMutablePointer<VipsSource>? in
-                guard let blob = vips_blob_copy(raw.baseAddress, raw.count) else { return nil }
-                defer { vips_area_unref(UnsafeMutableRawPointer(blob).assumingMemoryBound(to: VipsArea.self)) }
-                return vips_source_new_from_blob(blob)
+            made = bytes.withUnsafeBytes { raw in
+                silo_vips_source_from_copy(VipsRuntime.api, raw.baseAddress, raw.count)
             }
         }
         guard let made else {
@@ -26,6 +30,16 @@ final class VipsSourceHandle {
     }
 
     deinit { silo_vips_unref(pointer) }
+
+    private static func isEmpty(_ source: ImageSource) -> Bool {
+        switch source {
+        case .bytes(let bytes): return bytes.isEmpty
+        case .fileDescriptor(let fd):
+            var info = stat()
+            // A descriptor that cannot be examined is left to libvips, which reports it as an error.
+            return fstat(fd, &info) == 0 && info.st_size == 0
+        }
+    }
 }
 
 @available(*, unavailable)
@@ -39,8 +53,8 @@ final class VipsImageHandle {
 
     deinit { silo_vips_unref(pointer) }
 
-    var width: Int { Int(vips_image_get_width(pointer)) }
-    var height: Int { Int(vips_image_get_height(pointer)) }
+    var width: Int { Int(silo_vips_width(VipsRuntime.api, pointer)) }
+    var height: Int { Int(silo_vips_height(VipsRuntime.api, pointer)) }
 }
 
 @available(*, unavailable)

@@ -39,26 +39,30 @@ public struct VipsThumbnailer: ImageTransformer {
             }
         guard
             let made = silo_vips_thumbnail(
-                handle.pointer, Int32(spec.width), Int32(spec.height), Int32(crop.rawValue), Int32(size.rawValue))
+                VipsRuntime.api, handle.pointer, Int32(spec.width), Int32(spec.height), Int32(crop.rawValue),
+                Int32(size.rawValue))
         else {
             throw StorageError(.invalidArgument, "the image could not be decoded: \(VipsRuntime.takeError())")
         }
         let image = VipsImageHandle(made)
         // The deadline is read by libvips' eval callback while `image` is evaluated, which ends before this returns.
-        let deadline = UnsafeMutablePointer<gint64>.allocate(capacity: 1)
+        let deadline = UnsafeMutablePointer<SiloVipsDeadline>.allocate(capacity: 1)
         defer { deadline.deallocate() }
-        deadline.pointee = g_get_monotonic_time() + gint64(limits.maxSeconds * 1_000_000)
+        deadline.initialize(
+            to: SiloVipsDeadline(
+                deadline: g_get_monotonic_time() + gint64(limits.maxSeconds * 1_000_000), api: VipsRuntime.api))
         silo_vips_set_deadline(image.pointer, deadline)
         var buffer: UnsafeMutableRawPointer?
         var length = 0
-        let failed = Self.suffix(spec).withCString { silo_vips_save(image.pointer, $0, &buffer, &length) } != 0
+        let failed =
+            Self.suffix(spec).withCString { silo_vips_save(VipsRuntime.api, image.pointer, $0, &buffer, &length) } != 0
         defer { g_free(buffer) }
         // libvips signals progress only now and then, so a short transform can finish past its deadline without
         // being killed: the deadline is checked again here, and such a result is not served either.
-        let late = g_get_monotonic_time() > deadline.pointee
+        let late = g_get_monotonic_time() > deadline.pointee.deadline
         if failed || buffer == nil || late {
             let message = VipsRuntime.takeError()
-            if late || silo_vips_killed(image.pointer) != 0 {
+            if late || silo_vips_killed(VipsRuntime.api, image.pointer) != 0 {
                 throw StorageError(
                     .unavailable, "the thumbnail took longer than \(limits.maxSeconds) s and was stopped")
             }
@@ -68,7 +72,7 @@ public struct VipsThumbnailer: ImageTransformer {
     }
 
     private static func header(_ source: VipsSourceHandle) throws -> VipsImageHandle {
-        guard let image = silo_vips_header(source.pointer) else {
+        guard let image = silo_vips_header(VipsRuntime.api, source.pointer) else {
             throw StorageError(
                 .invalidArgument, "the object is not an image this server transforms: \(VipsRuntime.takeError())")
         }

@@ -132,6 +132,20 @@ struct ThumbnailTests {
         #expect(server.app.thumbnailCounters.transforms == 3)
     }
 
+    /// An empty object is refused with 400 before libvips sees it (libvips 8.14 aborts the process on an assertion
+    /// for a source of no bytes), read in place from disk or from memory; the server answers the next request.
+    @Test(arguments: [false, true]) func anEmptyObjectIsRefusedAndTheServerStaysUp(inMemory: Bool) throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(cachingMetadata: inMemory)
+        let client = server.client()
+        #expect(try client.upload("empty.jpg", []).status == 200)
+        let refused = try client.thumbnail("empty.jpg", "width=64&height=64")
+        #expect(refused.status == 400)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("empty"))
+        #expect(try client.upload("photo.jpg", workspace.jpeg).status == 200)
+        #expect(try server.client().thumbnail("photo.jpg", "width=64&height=64").status == 200)
+    }
+
     /// Concurrent misses of one thumbnail make it once: the first transforms, the others wait for its result (and
     /// are answered with it), instead of each decoding the original. The gate holds the first transform until the
     /// other requests are seen waiting, so the overlap is certain.
