@@ -1,5 +1,6 @@
 import Foundation
 import SiloStorage
+import SiloTesting
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SiloStorage
+import SiloTesting
 import Synchronization
 import Testing
 

@@ -105,14 +105,3 @@ func finish(_ task: StorageObservableTask) async -> StorageTaskSnapshot {
         if now.status == .failure { resume(now) }
     }
 }
-
-/// Polls until `condition` holds or `seconds` pass.
-/// Generous by default: it returns as soon as the condition holds, and a loaded 2-core CI box can be slow.
-func eventually(_ seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}

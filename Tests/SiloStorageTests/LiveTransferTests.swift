@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SiloTesting
 import Synchronization
 import Testing
 

@@ -210,13 +210,3 @@ private func crc32(_ bytes: [UInt8]) -> UInt32 {
     }
     return ~crc
 }
-
-/// Polls until `condition` holds or `seconds` pass (returns as soon as it holds; never a timing assert).
-func eventually(_ seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
