@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 python3 - "${1:-}" <<'PY'
 import hashlib, os, sys
 
+sys.path.insert(0, "scripts")
+from embed_swift import raw_literal, write_or_check
+
 source_dir = "console"
 target = "Sources/SiloServer/Console/ConsoleAssets.swift"
 types = {
@@ -24,14 +27,7 @@ for name in sorted(os.listdir(source_dir)):
     if not all(c.isalnum() or c in "-_." for c in name):
         sys.exit(f"{source_dir}/{name}: asset names are letters, digits, '-', '_' and '.' only")
     text = open(os.path.join(source_dir, name), encoding="utf-8").read()
-    if "\r" in text:
-        sys.exit(f"{source_dir}/{name}: carriage returns cannot be embedded byte for byte in a multi-line literal")
-    # A raw multi-line literal: take more '#'s than any run that follows a quote or a backslash in the text.
-    hashes = 1
-    while ('"' + "#" * hashes) in text or ("\\" + "#" * hashes) in text:
-        hashes += 1
-    fence = "#" * hashes
-    body = "\n".join(("        " + line) if line else "" for line in text.split("\n"))
+    fence, body = raw_literal(text, f"{source_dir}/{name}", indent=8)
     etag = '"' + hashlib.sha256(text.encode()).hexdigest()[:20] + '"'
     entries.append(
         f'        "{name}": ConsoleAsset(\n'
@@ -48,15 +44,5 @@ enum ConsoleAssets {{
 {"".join(entries)}    ]
 }}
 '''
-if sys.argv[1] == "--check":
-    try:
-        current = open(target, encoding="utf-8").read()
-    except FileNotFoundError:
-        current = None
-    if current != swift:
-        sys.exit(f"{target} is stale: run scripts/embed-console.sh")
-    sys.exit(0)
-with open(target, "w", encoding="utf-8") as f:
-    f.write(swift)
-print(f"wrote {target} ({len(entries)} files)")
+write_or_check(target, swift, "scripts/embed-console.sh", f"{len(entries)} files", sys.argv[1] == "--check")
 PY
