@@ -30,6 +30,26 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# ---- what a script needs ----------------------------------------------------------------------------------------------
+# Installs (apt) the packages of the given tools that are not on PATH; each tool is its package's name.
+need_tools() {
+    local tool missing=()
+    for tool in "$@"; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+    [ ${#missing[@]} -eq 0 ] ||
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+# Sets `bin`, the directory of the release `silo`: $BENCH_BIN when set (bench/run passes the one it built), else one
+# built now, as `make release` builds it.
+release_silo() {
+    if [ -n "${BENCH_BIN:-}" ]; then
+        bin=$BENCH_BIN
+        return
+    fi
+    echo "building silo (release)…" >&2
+    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
+    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_http() { for _ in $(seq 150); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "no answer at $1" >&2; exit 1; }
 clk_tck=$(getconf CLK_TCK)

@@ -16,15 +16,10 @@ store=${2:-sqlite}
 case "$mode" in get | metadata | upload) ;; *) echo "usage: bench/profile.sh get|metadata|upload [postgres]" >&2; exit 64 ;; esac
 case "$store" in sqlite | postgres) ;; *) echo "usage: bench/profile.sh get|metadata|upload [postgres]" >&2; exit 64 ;; esac
 command -v perf >/dev/null || { echo "perf is not installed (apt install linux-perf)" >&2; exit 69; }
-if [ -z "${BENCH_BIN:-}" ]; then
-    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
-    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
-else
-    bin=$BENCH_BIN
-fi
 BENCH_WORK_PREFIX=silo-profile
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+release_silo
 flags=()
 if [ "$store" = postgres ]; then
     read -r pg_url pg_dir < <(scripts/postgres-up.sh)

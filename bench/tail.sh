@@ -22,21 +22,15 @@ progress() { echo "[tail $SECONDS s] $*" >&2; }
 started_at=$(date -u +%Y-%m-%dT%H:%MZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-if [ -z "${BENCH_BIN:-}" ]; then
-    scripts/install-deps.sh
-    for tool in wrk bc; do
-        command -v "$tool" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool"
-    done
-    progress "building silo (release)…"
-    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
-    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
-else
-    bin=$BENCH_BIN
-fi
-
 BENCH_WORK_PREFIX=silo-bench-tail
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+# Run from bench/run (BENCH_BIN set), everything is installed and built already.
+if [ -z "${BENCH_BIN:-}" ]; then
+    scripts/install-deps.sh
+    need_tools wrk bc
+fi
+release_silo
 
 # ---- services -------------------------------------------------------------------------------------------------------
 progress "starting PostgreSQL and SeaweedFS…"

@@ -25,13 +25,8 @@ BENCH_WORK_PREFIX=silo-thumbnail
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 scripts/install-deps.sh
-command -v wrk >/dev/null || { apt-get install -y -qq wrk >/dev/null; }
-if [ -n "${BENCH_BIN:-}" ]; then
-    bin=$BENCH_BIN
-else
-    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
-    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
-fi
+need_tools wrk
+release_silo
 
 # ---- the image: 4000×3000 (12 MP), smooth ramps and a zone plate, JPEG Q=90 ------------------------------------------
 d=$work/img

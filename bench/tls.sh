@@ -15,21 +15,15 @@ progress() { echo "[tls $SECONDS s] $*" >&2; }
 started_at=$(date -u +%Y-%m-%dT%H:%MZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-if [ -z "${BENCH_BIN:-}" ]; then
-    scripts/install-deps.sh
-    for tool in nginx wrk bc; do
-        command -v "$tool" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$tool"
-    done
-    progress "building silo (release)…"
-    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
-    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
-else
-    bin=$BENCH_BIN
-fi
-
 BENCH_WORK_PREFIX=silo-bench-tls
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+# Run from bench/run (BENCH_BIN set), everything is installed and built already.
+if [ -z "${BENCH_BIN:-}" ]; then
+    scripts/install-deps.sh
+    need_tools nginx wrk bc
+fi
+release_silo
 
 # ---- one CA and one server certificate for both servers --------------------------------------------------------------
 case "$key_type" in

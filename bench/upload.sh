@@ -29,8 +29,7 @@ if [ -n "${UPLOAD_SILO_BIN:-}" ]; then
     ln -s "$(realpath "$UPLOAD_SILO_BIN")" "$work/bin/silo"
     bin=$work/bin
 else
-    swift build -c release -Xswiftc -cross-module-optimization --product silo >/dev/null
-    bin=$(swift build -c release -Xswiftc -cross-module-optimization --show-bin-path)
+    release_silo
 fi
 start_silo "$work/data"
 server_pid=$silo_pid
