@@ -106,7 +106,7 @@ public final class EventDispatcher: Sendable {
                     limit: configuration.batchSize)
             } catch {
                 logger.error(
-                    "event outbox claim failed", metadata: ["silo.error": describe(error)])
+                    "event outbox claim failed", metadata: ["silo.error": detailedDescription(of: error)])
                 claimed = []
             }
             for event in claimed where !isStopping { deliver(event, thread: index) }
@@ -148,7 +148,7 @@ public final class EventDispatcher: Sendable {
             // The lease runs out and the event goes again: at least once.
             logger.error(
                 "event outbox update failed",
-                metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
+                metadata: ["silo.event.id": "\(outbox.id)", "silo.error": detailedDescription(of: error)])
         }
     }
 
@@ -169,7 +169,7 @@ public final class EventDispatcher: Sendable {
             // Kept: the lease runs out and the next claim abandons it again.
             logger.error(
                 "event outbox update failed",
-                metadata: ["silo.event.id": "\(outbox.id)", "silo.error": describe(error)])
+                metadata: ["silo.event.id": "\(outbox.id)", "silo.error": detailedDescription(of: error)])
         }
     }
 
@@ -197,10 +197,6 @@ public final class EventDispatcher: Sendable {
     }
 }
 
-/// A store error with its causes, for the log.
-private func describe(_ error: any Error) -> String {
-    (error as? any ChainedError)?.detailedDescription() ?? "\(error)"
-}
 
 extension Timestamp {
     fileprivate func adding(_ duration: Duration) -> Timestamp {

@@ -225,14 +225,9 @@ struct ServeCommand: ParsableCommand {
         return ["  faults:  --test-faults: storage-testbench's Retry Test API at /retry_test\(stalls)"]
     }
 
+    /// The one-line reason of a startup failure: the message of any of the modules' errors, no chain.
     private static func describe(_ error: any Error) -> String {
-        if let e = error as? StorageError { return e.message }
-        if let e = error as? HTTPServerError { return e.message }
-        if let e = error as? AuthError { return e.message }
-        #if os(Linux)
-        if let e = error as? TLSError { return e.message }
-        #endif
-        return "\(error)"
+        (error as? any ChainedError)?.message ?? "\(error)"
     }
 
     private static func makeDirectory(_ path: String) throws {
@@ -265,7 +260,7 @@ struct ServeCommand: ParsableCommand {
             } catch {
                 app.logger.error(
                     "access log not reopened; still writing to the old file",
-                    metadata: ["silo.error": (error as? StorageError)?.detailedDescription() ?? "\(error)"])
+                    metadata: ["silo.error": detailedDescription(of: error)])
             }
         }
         hangup.resume()

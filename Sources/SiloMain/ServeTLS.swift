@@ -53,7 +53,7 @@ struct ServeTLS: Sendable {
                 "tls certificate not reloaded; keeping the one in service",
                 metadata: [
                     "silo.tls.certificate": "\(identity.context.certificate)",
-                    "silo.error": (error as? TLSError)?.detailedDescription() ?? "\(error)",
+                    "silo.error": detailedDescription(of: error),
                 ])
         }
         #endif

@@ -30,3 +30,8 @@ extension ChainedError {
 
     fileprivate var codeText: String { "\(code)" }
 }
+
+/// Any error as a log line: a ``ChainedError``'s whole chain of causes, anything else as it describes itself.
+public func detailedDescription(of error: any Error) -> String {
+    (error as? any ChainedError)?.detailedDescription() ?? "\(error)"
+}
