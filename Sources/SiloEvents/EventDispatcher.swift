@@ -197,7 +197,6 @@ public final class EventDispatcher: Sendable {
     }
 }
 
-
 extension Timestamp {
     fileprivate func adding(_ duration: Duration) -> Timestamp {
         Timestamp(microseconds: microseconds + duration.microseconds)
