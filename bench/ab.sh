@@ -3,15 +3,19 @@
 # Prints req/s, p99 and the server's CPU per request for each. Used to check that a change costs the hot path
 # nothing measurable (the full comparison against nginx is bench/run).
 #   bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS] [SECONDS]
+# AB_OLD_ARGS / AB_NEW_ARGS: extra `silo serve` flags for each side, to compare settings of one binary
+# (AB_OLD_ARGS='--threads 8' bench/ab.sh .build/release/silo .build/release/silo).
 set -euo pipefail
 old=$1 new=$2 rounds=${3:-3} seconds=${4:-5}
 command -v wrk >/dev/null || { echo "bench/ab.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 hz=$(getconf CLK_TCK)
 for round in $(seq "$rounds"); do
-    for bin in "$old" "$new"; do
+    for side in old new; do
+        if [ "$side" = old ]; then bin=$old args=${AB_OLD_ARGS:-}; else bin=$new args=${AB_NEW_ARGS:-}; fi
         dir=$(mktemp -d)
         port=$((20000 + RANDOM % 20000))
-        taskset -c 0 "$bin" serve --port "$port" --data "$dir" >/dev/null 2>&1 &
+        # shellcheck disable=SC2086 # the args are a list of flags
+        taskset -c 0 "$bin" serve --port "$port" --data "$dir" $args >/dev/null 2>&1 &
         pid=$!
         trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
         for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
@@ -23,7 +27,7 @@ for round in $(seq "$rounds"); do
         out=$(taskset -c 1 wrk -t1 -c64 -d"$seconds" --latency "$url/small?alt=media")
         after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
         requests=$(echo "$out" | awk '/requests in/ {print $1}')
-        echo "$bin round $round: $(echo "$out" | awk '/Requests\/sec/ {print $2}') req/s," \
+        echo "$bin${args:+ $args} round $round: $(echo "$out" | awk '/Requests\/sec/ {print $2}') req/s," \
             "p99 $(echo "$out" | awk '/ 99%/ {print $2}'), $(echo "scale=2; ($after - $before) * 1000000 / $hz / $requests" | bc) µs CPU/req"
         kill "$pid"
         wait "$pid" 2>/dev/null || true

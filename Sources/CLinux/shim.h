@@ -12,6 +12,20 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// How many CPUs this thread may run on (its affinity mask: `taskset`, cpusets), at least 1. The raw system call,
+/// because glibc's CPU_COUNT needs _GNU_SOURCE.
+static inline int silo_available_cpus(void) {
+    uint64_t mask[16];
+    memset(mask, 0, sizeof(mask));
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+    if (bytes <= 0) return 1;
+    int count = 0;
+    for (long index = 0; index < bytes / 8; index++) count += __builtin_popcountll(mask[index]);
+    return count > 0 ? count : 1;
+}
 
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without; it is in every glibc.
 extern int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);

@@ -20,6 +20,9 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
     /// The loop threads while they run; taken out (empty) by the first shutdown.
     private let loops: Mutex<[LoopThread]>
 
+    /// The CPUs this process may run on (its affinity mask, so `taskset` and cpusets count), at most 64.
+    public static var availableCPUs: Int { min(Int(silo_available_cpus()), 64) }
+
     public init(handler: any HTTPHandler, configuration: Configuration, logger: Logger) throws {
         try configuration.validate()
         self.configuration = configuration

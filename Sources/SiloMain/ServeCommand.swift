@@ -191,7 +191,7 @@ struct ServeCommand: ParsableCommand {
         if options.httpEngine == "epoll" {
             var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
             http.tls = tls.identity
-            http.threadCount = options.threads
+            if let threads = options.threads { http.threadCount = threads }
             http.workerCount = options.workers
             http.connectionLimit = options.limits.maxConnections
             http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
@@ -203,7 +203,7 @@ struct ServeCommand: ParsableCommand {
         #endif
         // libmicrohttpd has no separate head timeout, and bounds heads by its connection memory.
         var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
-        http.threadPoolSize = options.threads
+        if let threads = options.threads { http.threadPoolSize = threads }
         http.connectionLimit = options.limits.maxConnections
         http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
         http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds

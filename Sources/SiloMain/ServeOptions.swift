@@ -27,7 +27,8 @@ struct ServeOptions {
     /// `--signed-url-host HOST`, repeatable; `storage.googleapis.com` when none is given.
     var signedURLHosts: [String] = []
     var project: String?
-    var threads = 8
+    /// `--threads N`; nil: the engine's default (epoll: one loop per CPU this process may run on; mhd: 8).
+    var threads: Int?
     /// `--workers N`: the epoll engine's threads for handler calls that block (the event loops are `--threads`).
     var workers = 16
     /// The HTTP transport: `epoll` (Silo's own, the default on Linux) or `mhd` (libmicrohttpd).
@@ -132,8 +133,9 @@ struct ServeOptions {
             ),
             .flag("insecure-allow-all", help: "allow every request on a non-loopback address without rules"),
             .value(
-                "threads", valueName: "N", help: "epoll engine: event loops; mhd engine: request threads",
-                defaultValue: "8"),
+                "threads", valueName: "N",
+                help: "epoll engine: event loops (default: one per CPU this process may run on); mhd engine: request threads (default 8)"
+            ),
             .value(
                 "http-engine", valueName: "NAME",
                 help: "HTTP transport: epoll (Silo's own, leaner per request) or mhd (libmicrohttpd)",
@@ -278,7 +280,7 @@ struct ServeOptions {
             throw ValidationError("--signed-url-host must be a host name (with an optional :port), not '\(host)'")
         }
         project = values.value("project")
-        threads = try values.integer("threads", in: 1...256) ?? threads
+        threads = try values.integer("threads", in: 1...256)
         workers = try values.integer("workers", in: 1...1024) ?? workers
         if let engine = values.value("http-engine") {
             guard ServeOptions.httpEngines.contains(engine) else {
