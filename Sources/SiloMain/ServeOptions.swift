@@ -134,7 +134,8 @@ struct ServeOptions {
             .flag("insecure-allow-all", help: "allow every request on a non-loopback address without rules"),
             .value(
                 "threads", valueName: "N",
-                help: "epoll engine: event loops (default: one per CPU this process may run on); mhd engine: request threads (default 8)"
+                help:
+                    "epoll engine: event loops (default: one per CPU this process may run on); mhd engine: request threads (default 8)"
             ),
             .value(
                 "http-engine", valueName: "NAME",
