@@ -43,7 +43,7 @@ integration: release
 # 127.0.0.1 (scripts/with-postgres.sh starts it and stops it, also on failure).
 postgres-test: deps
 	$(SWIFT) build --build-tests
-	scripts/with-postgres.sh $(SWIFT) test --skip-build --filter 'MetadataStoreConformanceTests|PostgresMetadataStoreTests|PostgresOutboxClaimTests'
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --filter 'MetadataStoreConformanceTests|PostgresMetadataStoreTests|PostgresOutboxClaimTests|PostgresWriterLeaseTests'
 
 crash: release
 	python3 tests/crash/crash_test.py --binary .build/release/silo --rounds 10

@@ -7,9 +7,9 @@ import SiloSQLite
 /// Chooses the stores from `--metadata` and `--blobs`: the only place that knows every backend.
 enum Backends {
     /// `recordsEvents`: object writes also fill the event outbox (only when something delivers it).
-    static func metadata(_ url: String?, dataDirectory: String, recordsEvents: Bool = false) throws
-        -> any MetadataStore
-    {
+    static func metadata(
+        _ url: String?, dataDirectory: String, recordsEvents: Bool = false, logger: Logger = .disabled
+    ) throws -> any MetadataStore {
         let url = url ?? "sqlite:\(dataDirectory)/metadata.sqlite"
         if url.hasPrefix("sqlite:") {
             // This process owns the database (the lock makes sure), so reads of live objects can be cached.
@@ -22,7 +22,12 @@ enum Backends {
         if PostgresMetadataStore.handles(url) {
             var configuration = PostgresMetadataStore.Configuration()
             configuration.recordsEvents = recordsEvents
-            return try PostgresMetadataStore(url: url, configuration: configuration)
+            configuration.logger = logger
+            let store = try PostgresMetadataStore(url: url, configuration: configuration)
+            // Shared by any number of nodes: the cache answers only while the writer lease says this node runs alone.
+            let cache = CachingMetadataStore(store, soleWriter: false)
+            try store.startWriterLease(notifying: cache)
+            return cache
         }
         throw StorageError(.invalidArgument, "--metadata must be sqlite:PATH or postgres://…, not \(redacted(url))")
     }

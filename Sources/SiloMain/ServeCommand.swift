@@ -90,8 +90,9 @@ struct ServeCommand: ParsableCommand {
         do {
             try makeDirectory(options.dataDirectory)
             let metadata = try Backends.metadata(
-                options.metadataURL, dataDirectory: options.dataDirectory, recordsEvents: !options.eventWebhooks.isEmpty
-            )
+                options.metadataURL, dataDirectory: options.dataDirectory,
+                recordsEvents: !options.eventWebhooks.isEmpty,
+                logger: logger)
             let blobs = try Backends.blobs(options.blobsURL, dataDirectory: options.dataDirectory)
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }

@@ -123,21 +123,26 @@ final class Connection {
         PQresultErrorField(result, silo_pg_diag_sqlstate()).map { String(cString: $0) }
     }
 
-    /// Runs SQL without parameters; it may hold several statements (migrations, BEGIN, COMMIT).
-    func execute(_ sql: String) throws {
+    /// Runs SQL without parameters; it may hold several statements (migrations, BEGIN, COMMIT). Returns the last
+    /// statement's result, in text format.
+    @discardableResult
+    func execute(_ sql: String) throws -> QueryResult {
         guard let connection = handle else {
             throw PostgresError(sqlState: nil, message: "connection is closed", sql: sql).storageError("running SQL")
         }
         trace?(sql)
-        _ = try checked(PQexec(connection, sql), sql: sql)
+        return try checked(PQexec(connection, sql), sql: sql)
     }
 
-    /// Runs `body` in one transaction: COMMIT if it returns, ROLLBACK if it throws.
-    func transaction<Result>(isolation: String = "READ COMMITTED", _ body: () throws -> Result) throws -> Result {
-        try execute("BEGIN ISOLATION LEVEL \(isolation)")
+    /// Runs `body` in one transaction: COMMIT if it returns, ROLLBACK if it throws. `prologue` (SQL without
+    /// parameters) runs right after BEGIN in the same round trip, and `body` gets its result (text format).
+    func transaction<Result>(
+        isolation: String = "READ COMMITTED", prologue: String? = nil, _ body: (QueryResult) throws -> Result
+    ) throws -> Result {
+        let begun = try execute("BEGIN ISOLATION LEVEL \(isolation)" + (prologue.map { "; " + $0 } ?? ""))
         let result: Result
         do {
-            result = try body()
+            result = try body(begun)
         } catch {
             // A broken connection has no transaction left to roll back; the pool drops it either way.
             try? execute("ROLLBACK")
@@ -153,6 +158,32 @@ final class Connection {
                 cause: error)
         }
         return result
+    }
+
+    // MARK: Notifications (LISTEN)
+
+    /// The socket, to wait for notifications on (-1 when closed).
+    var socket: Int32 { handle.map { PQsocket($0) } ?? -1 }
+
+    /// Reads what the server has sent without waiting; false when the connection is broken.
+    func consumeInput() -> Bool {
+        guard let connection = handle else { return false }
+        return PQconsumeInput(connection) == 1 && PQstatus(connection) == CONNECTION_OK
+    }
+
+    /// The notifications received so far (by `consumeInput` or any statement), oldest first.
+    func takeNotifications() -> [(channel: String, payload: String, senderPID: Int32)] {
+        guard let connection = handle else { return [] }
+        var taken: [(channel: String, payload: String, senderPID: Int32)] = []
+        while let notification = PQnotifies(connection) {
+            taken.append(
+                (
+                    String(cString: notification.pointee.relname), String(cString: notification.pointee.extra),
+                    notification.pointee.be_pid
+                ))
+            PQfreemem(notification)
+        }
+        return taken
     }
 
     private func checked(_ result: OpaquePointer?, sql: String) throws -> QueryResult {

@@ -132,6 +132,10 @@ enum Migrations {
             count(*) FILTER (WHERE NOT live), coalesce(sum(size) FILTER (WHERE NOT live), 0)
         FROM objects GROUP BY bucket;
         """,
+        // 8: the writer lease's fencing epoch, moved on by each node that becomes the only writer (WriterLease).
+        """
+        INSERT INTO counters (name, value) VALUES ('writer_lease_epoch', 0);
+        """,
     ]
 
     static var currentVersion: Int { steps.count }
@@ -143,7 +147,7 @@ enum Migrations {
     /// Brings the database to `currentVersion`; refuses a database written by a newer Silo. Returns the version
     /// found before migrating (0 for an empty database).
     static func migrate(_ connection: Connection, creatingSchema schema: SchemaName?) throws -> Int64 {
-        try connection.transaction {
+        try connection.transaction { _ in
             try connection.execute(lockSQL)
             if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(schema.quoted)") }
             // to_regclass instead of CREATE TABLE IF NOT EXISTS: the latter sends a NOTICE every start.

@@ -27,6 +27,9 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
         public var schema: String? = nil
         /// Whether object writes append storage events to the outbox (``TransactionalMetadataStore/recordsEvents``).
         public var recordsEvents = false
+        /// Where the writer lease says when this node becomes or stops being the only writer.
+        public var logger = Logger.disabled
+        public var writerLeaseTiming = WriterLeaseTiming()
 
         public init() {}
     }
@@ -35,6 +38,9 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
 
     private let configuration: Configuration
     private let pool: ConnectionPool
+    /// Whether this node writes the database alone (``startWriterLease(notifying:)``); until started it never does,
+    /// and its transactions take the lease shared.
+    private let lease: WriterLease
     /// Mixed into name-lock keys, so deployments in different schemas of one database do not wait for each other.
     private let nameLockNamespace: String
     /// The schema version found at open, before migrating (0 for a new database).
@@ -51,13 +57,17 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
         guard capacity > 0 else { throw StorageError(.invalidArgument, "the pool size must be at least 1") }
         let schema = try configuration.schema.map(SchemaName.init)
         nameLockNamespace = schema?.name ?? ""
-        pool = ConnectionPool(capacity: capacity, checkoutTimeout: configuration.checkoutTimeout) {
+        let connect: @Sendable () throws -> Connection = {
             let connection = try Connection(conninfo: conninfo, trace: trace)
             if let schema {
                 try connection.query("SELECT set_config('search_path', $1, false)", [.text(schema.quoted)])
             }
             return connection
         }
+        pool = ConnectionPool(capacity: capacity, checkoutTimeout: configuration.checkoutTimeout, connect: connect)
+        lease = try WriterLease(
+            namespace: nameLockNamespace, timing: configuration.writerLeaseTiming, logger: configuration.logger,
+            connect: connect)
         schemaVersionAtOpen = try Self.withRetries(pool: pool, maxAttempts: configuration.maxAttempts) { connection in
             try Migrations.migrate(connection, creatingSchema: schema)
         }
@@ -71,7 +81,21 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
 
     /// Closes every idle connection and refuses new calls with `.unavailable`; connections in use close when their
     /// call ends. Also done when the store is released.
-    public func close() { pool.close() }
+    public func close() {
+        lease.stop()
+        pool.close()
+    }
+
+    /// Takes part in the database's writer lease (``WriterLease``): `observer` — the cache in front of this store —
+    /// is told when this node becomes, stays and stops being the only writer. Returns once this node holds the
+    /// lease, exclusively (it runs alone) or shared (after the node that ran alone handed over); throws if neither
+    /// happens.
+    public func startWriterLease(notifying observer: any SoleWriterObserver) throws {
+        try lease.start(observer)
+    }
+
+    /// Whether this node is the database's only writer now (for tests and diagnostics).
+    public var isSoleWriter: Bool { lease.isOwner }
 
     deinit { close() }
 
@@ -83,10 +107,32 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
     }
 
     /// Runs `body` in one transaction, again from the start if it fails in a way a rerun can fix.
+    ///
+    /// A node that does not own the writer lease takes it shared for the transaction, in BEGIN's round trip; if
+    /// another node owns it (and caches), it asks that node to hand over and waits.
     public func transaction<Result>(_ body: (inout PostgresMetadataRows) throws -> Result) throws -> Result {
+        let admission = lease.admission()
+        do {
+            return try transaction(prologue: admission.sql, admitted: admission.admitted, body)
+        } catch is OwnedElsewhere {
+            _ = try read { try $0.execute(lease.handoverRequest) }
+            return try transaction(prologue: lease.waitingAdmission, admitted: nil, body)
+        }
+    }
+
+    /// The writer lease is held exclusively by another node: ``transaction(_:)`` asks it to hand over.
+    private struct OwnedElsewhere: Error {}
+
+    /// `admitted`: the prologue's answer that lets the transaction go on (nil: any).
+    private func transaction<Result>(
+        prologue: String, admitted: String?, _ body: (inout PostgresMetadataRows) throws -> Result
+    ) throws -> Result {
         try Self.withRetries(pool: pool, maxAttempts: configuration.maxAttempts) { connection in
             var rows = PostgresMetadataRows(connection: connection, nameLockNamespace: nameLockNamespace)
-            return try connection.transaction { try body(&rows) }
+            return try connection.transaction(prologue: prologue) { begun in
+                if let admitted, begun.first({ $0.text(0) }) != admitted { throw OwnedElsewhere() }
+                return try body(&rows)
+            }
         }
     }
 

@@ -43,7 +43,7 @@ struct PostgresMetadataStoreTests {
         #expect(versions.withLock { $0.sorted() } == [0, current, current, current, current, current])
         let store = try schema.open()
         #expect(try store.scalar("SELECT count(*)::text FROM silo_migrations") == String(current))
-        #expect(try store.scalar("SELECT count(*)::text FROM counters") == "1")
+        #expect(try store.scalar("SELECT count(*)::text FROM counters") == "2", "last_generation, writer_lease_epoch")
     }
 
     @Test func aDatabaseFromANewerSiloIsRefused() throws {

@@ -1,10 +1,14 @@
+import Synchronization
+
 /// A ``MetadataStore`` that remembers live object versions it has read, in front of a store this process owns alone.
 ///
 /// A small GET is one indexed SQLite read, but that read costs a shared lock and an unlock on the WAL index (two
 /// `fcntl`s), an `fstat` and the row decoding: about a fifth of the server's CPU per request (`perf`).
 /// Every write of object metadata goes through the same ``MetadataStore`` calls, so a cache in front of them is
-/// exact as long as no other process writes the store. Use it only over a store that nothing else writes (the
-/// embedded SQLite database, locked against other processes); never over a store that several nodes share.
+/// exact as long as no other process writes the store. Use it over a store that nothing else writes (the embedded
+/// SQLite database, locked against other processes), or over a shared store that says when this process is its only
+/// writer (``SoleWriterObserver``: PostgreSQL's writer lease): made with `soleWriter: false`, it answers from memory
+/// only between ``becameSoleWriter(until:)`` and the deadline it was last given, and forgets everything at each change.
 ///
 /// Consistency: a write drops its name before and after the inner call and counts itself in flight; a read stores
 /// what it fetched only if no write was in flight when it started and none started or finished meanwhile (the
@@ -42,13 +46,18 @@ public final class CachingMetadataStore: MetadataStore {
     /// The records kept cost at most this many bytes (``ObjectRecord/approximateBytes``).
     public let maxBytes: Int
     private let state = BlockingMutex(State())
+    /// Until when this process is the store's only writer (``MonotonicClock`` nanoseconds): `.max` for good, 0 not.
+    private let soleWriterUntil: Atomic<UInt64>
     /// Lookups of live versions: a hit is answered from memory (here or through ``cachedObject(_:_:)`` on an event
     /// loop), a miss asks the inner store. A `cachedObject` miss is not counted: the request then goes to a worker,
     /// whose ``object(_:_:generation:)`` counts it.
     public let lookups = CacheCounters()
 
-    public init(_ inner: any MetadataStore, capacity: Int = 10_000, maxBytes: Int = 32 << 20) {
+    /// `soleWriter`: whether this process is the only writer of `inner` for good (true), or only once told so
+    /// (``SoleWriterObserver``).
+    public init(_ inner: any MetadataStore, capacity: Int = 10_000, maxBytes: Int = 32 << 20, soleWriter: Bool = true) {
         self.inner = inner
+        self.soleWriterUntil = Atomic(soleWriter ? .max : 0)
         self.capacity = max(1, capacity)
         self.maxBytes = max(1, maxBytes)
     }
@@ -59,7 +68,18 @@ public final class CachingMetadataStore: MetadataStore {
 
     // MARK: Reads that may be served from memory
 
+    /// Whether answers may come from memory now.
+    @inline(__always)
+    private var isSoleWriter: Bool {
+        let until = soleWriterUntil.load(ordering: .acquiring)
+        return until == .max || (until != 0 && MonotonicClock.nanoseconds() < until)
+    }
+
     public func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
+        guard isSoleWriter else {
+            lookups.miss()
+            return try inner.object(bucket, name, generation: generation)
+        }
         let key = Key(bucket: bucket, name: name)
         let (hit, epoch, quiet) = state.withLock { state in
             (state.live[key], state.epoch, state.writesInFlight == 0)
@@ -89,9 +109,20 @@ public final class CachingMetadataStore: MetadataStore {
 
     /// The cached live version only: a lock and a dictionary lookup, never the inner store.
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
+        guard isSoleWriter else { return nil }
         let hit = state.withLock { $0.live[Key(bucket: bucket, name: name)] }
         if hit != nil { lookups.hit() }
         return hit
+    }
+
+    // MARK: Another writer
+
+    /// Forgets everything and fails the fills of reads under way (their epoch is gone).
+    private func forgetAll() {
+        state.withLock { state in
+            state.drop(nil)
+            state.epoch &+= 1
+        }
     }
 
     // MARK: Writes that change object versions
@@ -250,4 +281,21 @@ public final class CachingMetadataStore: MetadataStore {
     }
     public func outboxStatus() throws -> OutboxStatus { try inner.outboxStatus() }
     public func bucketUsage() throws -> [BucketName: BucketUsage] { try inner.bucketUsage() }
+}
+
+extension CachingMetadataStore: SoleWriterObserver {
+    public func becameSoleWriter(until deadline: UInt64) {
+        // Emptied first: what another writer changed meanwhile was never seen here.
+        forgetAll()
+        soleWriterUntil.store(deadline, ordering: .releasing)
+    }
+
+    public func extendSoleWriter(until deadline: UInt64) {
+        soleWriterUntil.store(deadline, ordering: .releasing)
+    }
+
+    public func stoppedBeingSoleWriter() {
+        soleWriterUntil.store(0, ordering: .releasing)
+        forgetAll()
+    }
 }
