@@ -5,6 +5,8 @@
   * a resumable upload started on A is finished on B;
   * A is killed (SIGKILL) in the middle of a resumable upload; the client asks B for the offset and finishes there;
   * concurrent preconditioned writes (ifGenerationMatch=0) from both nodes: exactly one wins, the others get 412;
+  * the writer lease: A alone answers repeated reads from memory; once B starts, A reads every row from PostgreSQL
+    (and sees B's writes at once); when B has gone, A caches again, starting from what B wrote;
   * then a rough throughput comparison, one node vs two, reported (not asserted).
 
 Run by `make multinode`, which starts and stops the services: scripts/with-services.sh. 127.0.0.1 only, bounded.
@@ -40,6 +42,22 @@ def q(name):
     return urllib.parse.quote(name, safe="")
 
 
+def metadata_hits(port):
+    """The node's metadata-cache hits, from /metrics."""
+    _, _, body = request(port, "GET", "/metrics")
+    m = re.search(r'silo_cache_lookups_total\{cache="metadata",result="hit"\} (\d+)', body.decode())
+    return int(m.group(1)) if m else -1
+
+
+def reads_cached(port, name, reads=5):
+    """Whether `reads` GETs of `name` on the node were answered from its metadata cache."""
+    request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}?alt=media")
+    before = metadata_hits(port)
+    for _ in range(reads):
+        request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}?alt=media")
+    return metadata_hits(port) - before >= reads
+
+
 def session_path(url):
     u = urllib.parse.urlsplit(url)
     return u.path + "?" + u.query
@@ -56,8 +74,17 @@ def main():
         return 1
     work = tempfile.mkdtemp(prefix="silo-multinode-")
     a, port_a = start_silo(args.binary, "--data", os.path.join(work, "a"), "--metadata", args.metadata, "--blobs", args.blobs)[:2]
-    b, port_b = start_silo(args.binary, "--data", os.path.join(work, "b"), "--metadata", args.metadata, "--blobs", args.blobs)[:2]
+    b = None
     try:
+        # The writer lease: A alone caches; B's start makes it hand over first.
+        status, _, _ = request(port_a, "POST", f"/v0/b/{BUCKET}/o?name=lease.txt", b"one")
+        check("A alone answers repeated reads from memory", status == 200 and reads_cached(port_a, "lease.txt"))
+        b, port_b = start_silo(args.binary, "--data", os.path.join(work, "b"), "--metadata", args.metadata, "--blobs", args.blobs)[:2]
+        check("with B running, A reads every row from PostgreSQL", not reads_cached(port_a, "lease.txt"))
+        request(port_b, "POST", f"/v0/b/{BUCKET}/o?name=lease.txt", b"two")
+        _, _, got = request(port_a, "GET", f"/v0/b/{BUCKET}/o/lease.txt?alt=media")
+        check("A reads B's overwrite at once", got == b"two", got)
+
         # Read-after-write across nodes.
         data = os.urandom(300_000)
         status, _, body = request(port_a, "POST", f"/v0/b/{BUCKET}/o?name=raw.bin", data)
@@ -192,9 +219,20 @@ def main():
             tool = "8 Python client threads, 3 s"
         print(f"throughput (1 KiB GET, {tool}): one node {one:.0f} req/s, two nodes {two:.0f} req/s, ratio {two / one:.2f}",
               flush=True)
+
+        # B writes, then goes: A takes the lease within its 5 s retry and caches again, from an empty cache.
+        request(port_b, "POST", f"/v0/b/{BUCKET}/o?name=lease.txt", b"three")
+        b.send_signal(signal.SIGTERM)
+        b.wait(timeout=30)
+        deadline = time.time() + 30
+        while time.time() < deadline and not reads_cached(port_a, "lease.txt"):
+            time.sleep(0.5)
+        check("when B has gone, A caches again", reads_cached(port_a, "lease.txt"))
+        _, _, got = request(port_a, "GET", f"/v0/b/{BUCKET}/o/lease.txt?alt=media")
+        check("starting from what B wrote last", got == b"three", got)
     finally:
         for p in (a, b):
-            if p.poll() is None:
+            if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 p.wait(timeout=30)
     failed = results.count(False)
