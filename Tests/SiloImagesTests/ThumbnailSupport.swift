@@ -33,14 +33,16 @@ final class ThumbnailHarness {
 func thumbnailServer(
     _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
     policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
-    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, maxSeconds: Double = 10,
-    cachingMetadata: Bool = false, transformer: (any ImageTransformer)? = nil, recordsEvents: Bool = false
+    presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, memoryCacheBytes: Int = 16 << 20,
+    maxSeconds: Double = 10, cachingMetadata: Bool = false, transformer: (any ImageTransformer)? = nil,
+    recordsEvents: Bool = false
 ) throws -> ThumbnailHarness {
     let cache = try TemporaryDirectory()
     var configuration = ServerConfiguration()
     configuration.images.transformer = try transformer ?? VipsThumbnailer()
     configuration.images.cacheDirectory = cache.path + "/thumbs"
     configuration.images.cacheBytes = cacheBytes
+    configuration.images.memoryCacheBytes = memoryCacheBytes
     configuration.images.limits.maxSeconds = maxSeconds
     configuration.images.buckets[try BucketName(bucket)] = BucketImages(
         sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)

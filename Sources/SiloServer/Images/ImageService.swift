@@ -63,6 +63,13 @@ final class ImageService: Sendable {
         return entry
     }
 
+    /// The length of a result the disk cache holds, from its index: no I/O (a HEAD's answer, on the event loop too).
+    func cachedLength(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Int64? {
+        guard let length = cache?.length(Self.key(record, spec)) else { return nil }
+        hitCount.add(1, ordering: .relaxed)
+        return length
+    }
+
     /// Transforms made, answers served from the cache, misses answered by another request's transform, and misses
     /// waiting for one now.
     var counters: (transforms: Int, cacheHits: Int, shared: Int, waiting: Int) {
