@@ -183,4 +183,11 @@ static inline void silo_mhd_reset_connection(struct MHD_Connection *_Nonnull con
     (void)connect(info->connect_fd, &unspecified, sizeof unspecified);
 }
 
+/// Marks a response as HTTP/1.0's: no chunked framing, so a body of unknown length ends with the connection. For a
+/// HEAD of unknown length: libmicrohttpd 0.9.75 sends a chunked answer's last chunk even to a HEAD, which the client
+/// would read as the start of the next response.
+static inline enum MHD_Result silo_mhd_http_1_0_response(struct MHD_Response *_Nonnull response) {
+    return MHD_set_response_options(response, MHD_RF_HTTP_1_0_SERVER, MHD_RO_END);
+}
+
 #endif

@@ -115,6 +115,9 @@ struct ServeCommand: ParsableCommand {
                 credentials: security.verifier, logger: logger, observability: observability)
             // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
             _ = app.collectGarbage(graceSeconds: 0)
+            // Only now: a job writes a thumbnail's blob before committing it, which that collection would take for
+            // garbage.
+            app.resumeThumbnailPresets()
             // The served buckets exist from the start, as the emulator's default bucket does (GCS clients list and
             // upload without creating them); in emulator mode so does the project's default bucket.
             var defaults = options.buckets

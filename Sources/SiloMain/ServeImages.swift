@@ -3,7 +3,9 @@ import SiloCore
 import SiloImages
 import SiloServer
 
-/// `--images FILE`: the thumbnail settings, made with libvips; the result cache defaults to `DIR/thumbnail-cache`.
+/// `--images FILE`: the thumbnail settings, made with libvips; the result cache defaults to `DIR/thumbnail-cache`,
+/// the saved preset jobs to `DIR/preset-jobs` beside it (in the data directory, not under the cache's own setting:
+/// the cache may be anywhere, even shared scratch space, while a job belongs to this server's stores).
 enum ServeImages {
     static func settings(file: String, dataDirectory: String) throws -> ImageSettings {
         guard let data = FileManager.default.contents(atPath: file) else {
@@ -11,6 +13,7 @@ enum ServeImages {
         }
         var settings = try ImageSettings.parse(json: Array(data))
         if settings.cacheDirectory == nil { settings.cacheDirectory = dataDirectory + "/thumbnail-cache" }
+        if settings.presetJobDirectory == nil { settings.presetJobDirectory = dataDirectory + "/preset-jobs" }
         settings.transformer = try VipsThumbnailer()
         return settings
     }

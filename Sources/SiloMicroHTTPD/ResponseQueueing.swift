@@ -108,6 +108,12 @@ private func makeMHDResponse(_ body: ResponseBody, headers: HTTPHeaders, bodyles
             releaseProducer(opaque)
             return nil
         }
+        // A HEAD (or 304) describing a body of unknown length: neither a length nor chunked framing, whose last
+        // chunk libmicrohttpd would send anyway; the connection closes after it instead.
+        if bodyless && length == nil && silo_mhd_http_1_0_response(response) == .NO {
+            MHD_destroy_response(response)
+            return nil
+        }
         return response
     }
 }

@@ -144,6 +144,32 @@ final class PatternProducer: ResponseBodyProducer {
         }
     }
 
+    /// A HEAD describing a body of unknown length (a thumbnail not made yet) declares neither a length nor chunked
+    /// framing and sends nothing after its head: the next answer is read intact. libmicrohttpd closes the connection
+    /// after it (it would send a last chunk otherwise); epoll keeps it.
+    @Test(arguments: Engine.allCases) func headOfAStreamOfUnknownLengthSendsNoFraming(engine: Engine) throws {
+        let recorder = Recorder()
+        try withServer(
+            engine,
+            { _ in
+                .respond(
+                    HTTPResponse(
+                        status: 200, headers: ["ETag": "\"e\""],
+                        body: .stream(length: nil, PatternProducer(total: 10, recorder: recorder))))
+            }
+        ) { _, client in
+            let head = try client.send(method: "HEAD", target: "/s")
+            #expect(head.status == 200)
+            #expect(head.headers["ETag"] == "\"e\"")
+            #expect(head.headers["Content-Length"] == nil)
+            #expect(head.headers["Transfer-Encoding"] == nil)
+            #expect(head.body.isEmpty)
+            #expect(recorder.waitFor("closed"))
+            #expect(try client.send(method: "GET", target: "/s").body == patternBytes(10))
+            #expect(client.connectionsOpened == (engine == .mhd ? 2 : 1))
+        }
+    }
+
     @Test(arguments: Engine.allCases) func headersAndStatusAreSent(engine: Engine) throws {
         try withServer(
             engine,

@@ -1,8 +1,10 @@
+import Foundation
 import SiloCore
 import SiloHTTP
 import SiloServer
 import SiloTesting
 import SiloWire
+import Synchronization
 import Testing
 
 @Suite("Thumbnail presets")
@@ -85,6 +87,125 @@ struct PresetTests {
         server.app.drainThumbnailPresets()
         #expect(try names(client, prefix: "inbox/") == ["inbox/thumbnails/cat_64x64.webp"])
         #expect(try client.send(method: "GET", target: objectPath("inbox/cat.jpg"), headers: admin).status == 404)
+    }
+
+    /// The storage events recorded so far, oldest first, as "kind name".
+    private func events(_ server: ThumbnailHarness) throws -> [String] {
+        let now = Timestamp.now()
+        let events = try server.server.metadata.claimEvents(
+            owner: "test", now: now, leaseUntil: Timestamp(microseconds: now.microseconds + 60_000_000), limit: 100)
+        return events.sorted { $0.sequence < $1.sequence }.map { "\($0.event.kind) \($0.event.object.name)" }
+    }
+
+    /// A saved job the server stopped short of — before its first thumbnail (0) or between its two (1) — runs when a
+    /// server starts again over the same stores and directories: each thumbnail is written once, with one event, and
+    /// the job's file goes. The first server is held in its transform for good, as a crashed one never goes on.
+    @Test(arguments: [0, 1]) func aJobCutShortRunsOnceAfterARestart(writtenBeforeTheStop: Int) async throws {
+        let workspace = try GoldenImages.workspace()
+        let preset = try ThumbnailPreset(
+            pattern: "photos/**", sizes: [try ThumbnailSize("64x64"), try ThumbnailSize("128x96")])
+        let gate = GatedTransformer()
+        defer { gate.stop() }
+        let first = try thumbnailServer(presets: [preset], transformer: gate, recordsEvents: true)
+        #expect(try first.client().upload("photos/cat.jpg", workspace.jpeg).status == 200)
+        // Saved before the upload answered.
+        #expect(first.presetJobFiles.count == 1)
+        gate.open(writtenBeforeTheStop)
+        #expect(await eventually { gate.arrived.load(ordering: .relaxed) == writtenBeforeTheStop + 1 })
+        #expect(first.app.thumbnailCounters.presetWrites == writtenBeforeTheStop)
+        first.server.shutdown()
+
+        let second = try thumbnailServer(presets: [preset], restarting: first)
+        #expect(second.presetJobFiles.count == 1)
+        #expect(second.app.resumeThumbnailPresets() == 1)
+        second.app.drainThumbnailPresets()
+        #expect(second.app.resumeThumbnailPresets() == 0)
+        #expect(second.app.thumbnailCounters.presetWrites == 2 - writtenBeforeTheStop)
+        #expect(second.app.thumbnailCounters.transforms == 2 - writtenBeforeTheStop)
+        #expect(second.presetJobFiles.isEmpty)
+
+        // Had the first server gone on, it would have written nothing more.
+        gate.stop()
+        first.app.drainThumbnailPresets()
+        let seen = try events(second)
+        #expect(seen.first == "finalize photos/cat.jpg")
+        #expect(
+            Set(seen.dropFirst())
+                == ["finalize photos/thumbnails/cat_64x64.jpg", "finalize photos/thumbnails/cat_128x96.jpg"])
+        #expect(seen.count == 3, "\(seen)")
+        let client = second.client()
+        for name in ["cat_64x64.jpg", "cat_128x96.jpg"] {
+            let metadata = try client.send(
+                method: "GET", target: objectPath("photos/thumbnails/" + name), headers: admin
+            ).json()
+            #expect(metadata["metageneration"]?.stringValue == "1")
+            #expect(metadata["metadata"]?.objectValue?["resizedImage"]?.stringValue == "true")
+        }
+    }
+
+    /// Job files found at startup: one for the live version runs; one for a version overwritten since, one for an
+    /// object deleted since and one that does not parse are deleted without writing anything.
+    @Test func leftoverJobsRunOnlyForTheLiveVersion() throws {
+        let workspace = try GoldenImages.workspace()
+        let preset = try ThumbnailPreset(pattern: "photos/**", sizes: [try ThumbnailSize("64x64")])
+        // Uploads with no presets, so the jobs below are the only ones.
+        let first = try thumbnailServer(recordsEvents: true)
+        let client = first.client()
+        func generation(_ response: TestResponse) throws -> Int64 {
+            try #require(response.json()["generation"]?.stringValue.flatMap { Int64($0) })
+        }
+        let replaced = try generation(try client.upload("photos/a.jpg", workspace.jpeg))
+        let live = try generation(try client.upload("photos/a.jpg", workspace.jpeg))
+        let deleted = try generation(try client.upload("photos/b.jpg", workspace.jpeg))
+        #expect(try client.send(method: "DELETE", target: objectPath("photos/b.jpg"), headers: admin).status == 204)
+        _ = try events(first)
+        let directory = first.cache.path + "/preset-jobs"
+        let jobs: [(String, String, Int64)] = [
+            ("replaced", "photos/a.jpg", replaced), ("live", "photos/a.jpg", live),
+            ("deleted", "photos/b.jpg", deleted),
+        ]
+        for (file, name, generation) in jobs {
+            let text = #"{"bucket":"\#(bucket)","name":"\#(name)","generation":"\#(generation)"}"#
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + file + ".job"))
+        }
+        try Data("not a job".utf8).write(to: URL(fileURLWithPath: directory + "/torn.job"))
+        try Data("{".utf8).write(to: URL(fileURLWithPath: directory + "/unfinished.job.123.tmp"))
+
+        let second = try thumbnailServer(presets: [preset], restarting: first)
+        #expect(second.presetJobFiles == ["deleted.job", "live.job", "replaced.job"])
+        #expect(second.app.resumeThumbnailPresets() == 3)
+        second.app.drainThumbnailPresets()
+        #expect(second.app.thumbnailCounters.presetWrites == 1)
+        #expect(second.app.thumbnailCounters.transforms == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        #expect(try events(second) == ["finalize photos/thumbnails/a_64x64.jpg"])
+        let metadata = try second.client().send(
+            method: "GET", target: objectPath("photos/thumbnails/a_64x64.jpg"), headers: admin
+        ).json()
+        #expect(metadata["metadata"]?.objectValue?["resizedImageSourceGeneration"]?.stringValue == "\(live)")
+    }
+
+    /// Past `maxPendingPresetJobs` waiting, an upload gets no job (no file either), and it is counted.
+    @Test func uploadsPastTheJobBoundAreDroppedAndCounted() async throws {
+        let workspace = try GoldenImages.workspace()
+        let preset = try ThumbnailPreset(pattern: "photos/**", sizes: [try ThumbnailSize("64x64")])
+        let gate = GatedTransformer()
+        defer { gate.stop() }
+        let server = try thumbnailServer(presets: [preset], transformer: gate, maxPendingPresetJobs: 1)
+        let client = server.client()
+        #expect(try client.upload("photos/a.jpg", workspace.jpeg).status == 200)
+        #expect(await eventually { gate.arrived.load(ordering: .relaxed) == 1 })
+        #expect(try client.upload("photos/b.jpg", workspace.jpeg).status == 200)
+        #expect(server.app.thumbnailCounters.presetsDropped == 1)
+        #expect(server.presetJobFiles.count == 1)
+        let metrics = try client.send(method: "GET", target: "/metrics", headers: admin)
+        let lines = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n")
+        #expect(lines.contains("silo_thumbnail_preset_jobs_dropped_total 1"))
+        #expect(lines.contains("silo_thumbnail_preset_jobs_pending 1"))
+        gate.open()
+        server.app.drainThumbnailPresets()
+        #expect(try names(client, prefix: "photos/thumbnails/") == ["photos/thumbnails/a_64x64.jpg"])
+        #expect(server.presetJobFiles.isEmpty)
     }
 
     @Test func thumbnailNames() throws {

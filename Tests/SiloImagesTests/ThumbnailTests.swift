@@ -261,6 +261,104 @@ struct ThumbnailTests {
         #expect(GoldenImages.hasMagic(xml.body, of: .png))
     }
 
+    /// A HEAD of a thumbnail never made transforms nothing, on the v0 and the GCS JSON media paths: 200, the type of
+    /// the format asked for, the ETag the GET then gives, and no Content-Length (not known until it is made). Its
+    /// validators work as the GET's: a matching `If-None-Match` is a 304.
+    @Test func headOfAThumbnailNeverMadeDoesNotTransform() throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer()
+        let client = server.client()
+        #expect(try client.upload("dir/photo.jpg", workspace.jpeg).status == 200)
+        let v0 = objectPath("dir/photo.jpg") + "?alt=media&width=64&height=64&format=jpeg"
+        let gcs = "/storage/v1/b/\(bucket)/o/dir%2Fphoto.jpg?alt=media&width=64&height=64&format=jpeg"
+        var etags: Set<String> = []
+        for target in [v0, gcs] {
+            let head = try client.send(method: "HEAD", target: target)
+            #expect(head.status == 200, "\(target)")
+            #expect(head.headers["Content-Type"] == "image/jpeg")
+            #expect(head.headers["Content-Length"] == nil)
+            #expect(head.headers["Transfer-Encoding"] == nil)
+            #expect(head.headers["X-Silo-Thumbnail-Cache"] == "miss")
+            #expect(head.body.isEmpty)
+            let etag = try #require(head.headers["ETag"])
+            etags.insert(etag)
+            let notModified = try client.send(method: "HEAD", target: target, headers: ["If-None-Match": etag])
+            #expect(notModified.status == 304)
+        }
+        #expect(etags.count == 1)
+        #expect(server.app.thumbnailCounters.transforms == 0)
+        let metrics = try client.send(method: "GET", target: "/metrics", headers: admin)
+        #expect(
+            String(decoding: metrics.body, as: UTF8.self).split(separator: "\n").contains(
+                "silo_thumbnail_transforms_total 0"))
+
+        let get = try client.send(method: "GET", target: v0)
+        #expect(get.status == 200)
+        #expect(get.headers["ETag"] == etags.first)
+        #expect(server.app.thumbnailCounters.transforms == 1)
+    }
+
+    /// A HEAD after a GET is answered from the cached result — in memory, or on disk only (no memory cache) — with
+    /// the GET's ETag, type and length, on both media paths, and no transform.
+    @Test(arguments: [16 << 20, 0]) func headAfterAGetMatchesIt(memoryCacheBytes: Int) throws {
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(memoryCacheBytes: memoryCacheBytes)
+        let client = server.client()
+        #expect(try client.upload("dir/photo.jpg", workspace.jpeg).status == 200)
+        let query = "?alt=media&width=120&height=80&format=png"
+        let get = try client.send(method: "GET", target: objectPath("dir/photo.jpg") + query)
+        #expect(get.status == 200)
+        #expect(server.app.thumbnailCounters.transforms == 1)
+        for target in [objectPath("dir/photo.jpg") + query, "/storage/v1/b/\(bucket)/o/dir%2Fphoto.jpg" + query] {
+            let head = try client.send(method: "HEAD", target: target)
+            #expect(head.status == 200, "\(target)")
+            #expect(head.headers["ETag"] == get.headers["ETag"])
+            #expect(head.headers["Content-Type"] == "image/png")
+            #expect(head.headers["Content-Length"] == String(get.body.count))
+            #expect(head.headers["X-Silo-Thumbnail-Cache"] == "hit")
+            #expect(head.body.isEmpty)
+        }
+        #expect(server.app.thumbnailCounters.transforms == 1)
+    }
+
+    /// Rules and download tokens decide a HEAD as they decide the GET: the same status for each, and no transform
+    /// for a HEAD.
+    @Test func headIsDecidedAsTheGet() throws {
+        let program = try RulesProgram.compile(
+            source: """
+                rules_version = '2';
+                service firebase.storage {
+                  match /b/{bucket}/o {
+                    match /public/{all=**} { allow read; }
+                    match /private/{all=**} { allow read: if false; }
+                  }
+                }
+                """, fileName: "thumbnail.rules")
+        let workspace = try GoldenImages.workspace()
+        let server = try thumbnailServer(policy: RulesAccessPolicy(program: program))
+        let client = server.client()
+        #expect(try client.upload("public/a.jpg", workspace.jpeg).status == 200)
+        #expect(try client.upload("private/a.jpg", workspace.jpeg).status == 200)
+        let metadata = try client.send(method: "GET", target: objectPath("private/a.jpg"), headers: admin)
+        let token = try #require(metadata.json()["downloadTokens"]?.stringValue)
+        // Name, query, the status both answer.
+        let cases: [(String, String, Int)] = [
+            ("public/a.jpg", "", 200), ("private/a.jpg", "", 403), ("private/a.jpg", "&token=" + token, 200),
+            ("private/a.jpg", "&token=not-the-token", 403), ("public/missing.jpg", "", 404),
+        ]
+        let targets = cases.map { objectPath($0.0) + "?alt=media&width=64&height=64" + $0.1 }
+        let heads = try targets.map { try client.send(method: "HEAD", target: $0) }
+        #expect(server.app.thumbnailCounters.transforms == 0)
+        for ((target, head), expected) in zip(zip(targets, heads), cases.map(\.2)) {
+            let get = try client.send(method: "GET", target: target)
+            #expect(head.status == expected, "HEAD \(target)")
+            #expect(get.status == expected, "GET \(target)")
+            #expect(head.headers["Content-Type"] == get.headers["Content-Type"], "\(target)")
+            // An error's body is the same, so is its declared length.
+            if expected != 200 { #expect(head.headers["Content-Length"] == get.headers["Content-Length"], "\(target)") }
+        }
+    }
+
     /// The socket's thread never transforms: an inline attempt at a thumbnail not yet made is declined to a
     /// worker; once made, it is answered inline from memory, with no transform.
     @Test func inlineAttemptNeverTransforms() throws {

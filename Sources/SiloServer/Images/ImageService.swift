@@ -32,6 +32,12 @@ final class ImageService: Sendable {
     let presetQueue = DispatchQueue(label: "silo.thumbnail-presets")
     let pendingPresets = Atomic<Int>(0)
     let presetWrites = Atomic<Int>(0)
+    /// Uploads that got no preset job because `maxPendingPresetJobs` were waiting.
+    let droppedPresets = Atomic<Int>(0)
+    /// The saved jobs (`presetJobDirectory`); nil keeps them in memory only.
+    let presetJobs: PresetJobFiles?
+    /// Whether the jobs the previous run left were queued (once per process).
+    let resumedPresets = Atomic<Bool>(false)
 
     init(settings: ImageSettings, logger: Logger) {
         self.settings = settings
@@ -45,6 +51,15 @@ final class ImageService: Sendable {
             }
         }
         self.cache = cache
+        var jobs: PresetJobFiles?
+        if settings.transformer != nil, let directory = settings.presetJobDirectory {
+            do {
+                jobs = try PresetJobFiles(directory: directory, logger: logger)
+            } catch {
+                logger.error("preset jobs kept in memory only", metadata: ["silo.error": "\(error)"])
+            }
+        }
+        presetJobs = jobs
         hot = BoundedCache(
             capacity: cache == nil ? 0 : 4096,
             maxBytes: Int(min(Int64(settings.memoryCacheBytes), settings.cacheBytes)),
@@ -61,6 +76,18 @@ final class ImageService: Sendable {
         else { return nil }
         hitCount.add(1, ordering: .relaxed)
         return entry
+    }
+
+    /// Preset jobs waiting now, and uploads that got none because `maxPendingPresetJobs` were waiting.
+    var presetBacklog: (pending: Int, dropped: Int) {
+        (pendingPresets.load(ordering: .relaxed), droppedPresets.load(ordering: .relaxed))
+    }
+
+    /// The length of a result the disk cache holds, from its index: no I/O (a HEAD's answer, on the event loop too).
+    func cachedLength(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Int64? {
+        guard let length = cache?.length(Self.key(record, spec)) else { return nil }
+        hitCount.add(1, ordering: .relaxed)
+        return length
     }
 
     /// Transforms made, answers served from the cache, misses answered by another request's transform, and misses

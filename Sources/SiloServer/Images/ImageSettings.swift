@@ -22,8 +22,12 @@ public struct ImageSettings: Sendable {
     public var cacheBytes: Int64 = 256 << 20
     /// The most recently served results also kept in memory (served on the event loop); only with the disk cache.
     public var memoryCacheBytes = 16 << 20
-    /// Preset jobs waiting to run; an upload beyond it gets no thumbnails (logged).
+    /// Preset jobs waiting to run (queued by this run or left by the one before); an upload beyond it gets no
+    /// thumbnails (logged and counted).
     public var maxPendingPresetJobs = 256
+    /// Where each waiting preset job is saved, so that it runs after a stop or a crash too; nil keeps them in memory
+    /// only.
+    public var presetJobDirectory: String?
 
     public init() {}
 
@@ -130,6 +134,9 @@ extension ImageSettings {
             settings.maxConcurrentTransforms = try int(value, "maxConcurrentTransforms")
         }
         if let value = root["cacheDirectory"] { settings.cacheDirectory = try string(value, "cacheDirectory") }
+        if let value = root["presetJobDirectory"] {
+            settings.presetJobDirectory = try string(value, "presetJobDirectory")
+        }
         if let value = root["cacheBytes"] { settings.cacheBytes = Int64(try int(value, "cacheBytes")) }
         if let value = root["memoryCacheBytes"] { settings.memoryCacheBytes = try int(value, "memoryCacheBytes") }
         for member in root["buckets"]?.objectValue?.members ?? [] {

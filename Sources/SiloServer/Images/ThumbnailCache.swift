@@ -77,6 +77,18 @@ final class ThumbnailCache: Sendable {
         return Self.read(directory + "/" + file)
     }
 
+    /// The length of the cached result, from the index alone (no I/O: a HEAD answers with it on the event loop);
+    /// counts as a use, as a read does.
+    func length(_ key: Key) -> Int64? {
+        state.withLock { state in
+            guard var entry = state.entries[key] else { return nil }
+            state.clock += 1
+            entry.lastUse = state.clock
+            state.entries[key] = entry
+            return entry.bytes
+        }
+    }
+
     /// Stores a result (write to a temporary file, then rename: a reader never sees a partial file), then evicts
     /// the least recently used entries beyond the bound. A result larger than a quarter of the bound is not kept.
     func insert(_ bytes: [UInt8], for key: Key) {

@@ -6,30 +6,100 @@ import Synchronization
 /// `{dir}/thumbnails/{name}_{W}x{H}.{ext}` written beside it through the normal upload commit (so each is one new
 /// object version with its own download token), the original optionally deleted after. Jobs run one at a time on
 /// the preset queue, after the upload has committed and answered; images under a `thumbnails/` folder are never
-/// processed again.
+/// processed again. With `presetJobDirectory` a job is saved before the upload answers and runs again after a stop
+/// or a crash; running it twice writes nothing twice (see ``runPreset(_:_:)``).
 extension ObjectService {
-    /// Queues the presets `record` falls under, if any. Called after every committed upload.
+    /// The custom metadata key a preset's thumbnail names the original's generation with, so that a job run again
+    /// knows what it wrote already.
+    static let sourceGenerationKey = "resizedImageSourceGeneration"
+
+    /// Queues the presets `record` falls under, if any. Called after every committed upload, before it answers.
     func queueThumbnailPresets(_ record: ObjectRecord) {
-        guard let bucket = images.settings.bucket(record.bucket), !bucket.presets.isEmpty,
-            record.fields.contentType?.lowercased().hasPrefix("image/") == true,
-            !Self.isThumbnail(record.name)
-        else { return }
-        let presets = bucket.presets.filter { (try? $0.glob.matches(record.name.rawValue)) == true }
-        guard !presets.isEmpty else { return }
+        guard !presets(for: record).isEmpty else { return }
         guard images.pendingPresets.add(1, ordering: .relaxed).newValue <= images.settings.maxPendingPresetJobs else {
             images.pendingPresets.subtract(1, ordering: .relaxed)
+            images.droppedPresets.add(1, ordering: .relaxed)
             logger.warning(
                 "thumbnail presets skipped: queue full",
                 metadata: ["silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue])
             return
         }
+        let job = PresetJobFiles.Job(record)
+        var file: String?
+        if let jobs = images.presetJobs {
+            do {
+                file = try jobs.save(job)
+            } catch {
+                // The upload has committed: its thumbnails are still made, only not after a restart.
+                logger.warning(
+                    "thumbnail preset job not saved",
+                    metadata: [
+                        "silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue,
+                        "silo.error": "\(error)",
+                    ])
+            }
+        }
+        schedule(job, file: file)
+    }
+
+    /// Queues the jobs the previous run left, once. Called at startup after the garbage collection that assumes no
+    /// write in flight (a job's thumbnail is a blob written before it is committed).
+    func resumeThumbnailPresets() -> Int {
+        guard let jobs = images.presetJobs, !images.resumedPresets.exchange(true, ordering: .relaxed) else { return 0 }
+        for leftover in jobs.leftover {
+            // Counted against the bound, not refused by it: each was accepted by the run that saved it.
+            images.pendingPresets.add(1, ordering: .relaxed)
+            schedule(leftover.job, file: leftover.file)
+        }
+        if !jobs.leftover.isEmpty {
+            logger.info("thumbnail preset jobs resumed", metadata: ["silo.jobs": "\(jobs.leftover.count)"])
+        }
+        return jobs.leftover.count
+    }
+
+    /// The presets of the bucket `record` falls under: an image, not itself a thumbnail, matching the pattern.
+    private func presets(for record: ObjectRecord) -> [ThumbnailPreset] {
+        guard let bucket = images.settings.bucket(record.bucket), !bucket.presets.isEmpty,
+            record.fields.contentType?.lowercased().hasPrefix("image/") == true,
+            !Self.isThumbnail(record.name)
+        else { return [] }
+        return bucket.presets.filter { (try? $0.glob.matches(record.name.rawValue)) == true }
+    }
+
+    /// Runs `job` on the preset queue; its file goes once it has run, whatever the outcome (a failure is logged,
+    /// and running it again after a restart would fail the same way).
+    private func schedule(_ job: PresetJobFiles.Job, file: String?) {
         images.presetQueue.async { [self] in
-            defer { images.pendingPresets.subtract(1, ordering: .relaxed) }
-            for preset in presets { runPreset(preset, record) }
+            defer {
+                if let file { images.presetJobs?.remove(file) }
+                images.pendingPresets.subtract(1, ordering: .relaxed)
+            }
+            runPresetJob(job)
         }
     }
 
-    /// Writes every size of `preset`; deletes the original after, if asked and if it is still the version made.
+    /// The presets of the version `job` names, if it is still the live one: one overwritten or deleted since has
+    /// nothing to do (a newer upload queued its own job). Read again here: a job may run a restart after its upload.
+    private func runPresetJob(_ job: PresetJobFiles.Job) {
+        let record: ObjectRecord
+        do {
+            guard let live = try metadata.object(job.bucket, job.name, generation: nil),
+                live.generation == job.generation
+            else { return }
+            record = live
+        } catch {
+            logger.warning(
+                "thumbnail preset failed",
+                metadata: [
+                    "silo.bucket": "\(job.bucket)", "silo.object": job.name.rawValue, "silo.error": "\(error)",
+                ])
+            return
+        }
+        for preset in presets(for: record) { runPreset(preset, record) }
+    }
+
+    /// Writes every size of `preset` not yet written from this version (a job cut short by a crash runs again);
+    /// deletes the original after, if asked and if it is still the version made.
     private func runPreset(_ preset: ThumbnailPreset, _ record: ObjectRecord) {
         var written = 0
         for size in preset.sizes {
@@ -37,9 +107,11 @@ extension ObjectService {
                 let format = preset.format ?? Self.format(of: record) ?? .webp
                 let spec = try ThumbnailSpec(
                     width: size.width, height: size.height, fit: preset.fit, format: format, quality: preset.quality)
-                let bytes = try images.transform(record, spec, blobs: blobs)
-                try writeThumbnail(
-                    bytes, name: try ThumbnailPreset.thumbnailName(record.name, size, format), of: record, spec)
+                let name = try ThumbnailPreset.thumbnailName(record.name, size, format)
+                let existing = try metadata.object(record.bucket, name, generation: nil)
+                if existing?.fields.customMetadata[Self.sourceGenerationKey] != String(record.generation) {
+                    try writeThumbnail(try images.transform(record, spec, blobs: blobs), name: name, of: record, spec)
+                }
                 written += 1
             } catch {
                 logger.warning(
@@ -72,7 +144,8 @@ extension ObjectService {
             let summary = try ingest.finish()
             let fields = ObjectFields(
                 contentType: spec.format.contentType, cacheControl: record.fields.cacheControl,
-                customMetadata: ["resizedImage": "true"], downloadTokens: [RandomID.uuid()])
+                customMetadata: ["resizedImage": "true", Self.sourceGenerationKey: String(record.generation)],
+                downloadTokens: [RandomID.uuid()])
             _ = try commitUpload(
                 bucket: record.bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
                 conditions: .none, principal: GCSUploads.admin, time: time, createsBucket: false)
@@ -119,18 +192,27 @@ extension ThumbnailPreset {
 
 extension SiloServerApp {
     /// Thumbnails made, answers served from the thumbnail cache, misses answered by a transform another request
-    /// started (and those waiting for one now), preset thumbnails written since start, and the bytes the cache holds
-    /// now (tests and metrics).
+    /// started (and those waiting for one now), preset thumbnails written since start, uploads that got no preset job
+    /// (too many waiting), and the bytes the cache holds now (tests and metrics).
     public var thumbnailCounters:
-        (transforms: Int, cacheHits: Int, shared: Int, waiting: Int, presetWrites: Int, cachedBytes: Int64)
+        (
+            transforms: Int, cacheHits: Int, shared: Int, waiting: Int, presetWrites: Int, presetsDropped: Int,
+            cachedBytes: Int64
+        )
     {
         let counters = service.images.counters
         return (
             counters.transforms, counters.cacheHits, counters.shared, counters.waiting,
-            service.images.presetWrites.load(ordering: .relaxed), service.images.cache?.heldBytes ?? 0
+            service.images.presetWrites.load(ordering: .relaxed), service.images.presetBacklog.dropped,
+            service.images.cache?.heldBytes ?? 0
         )
     }
 
     /// Waits until every preset job queued so far has run (tests; shutdown).
     public func drainThumbnailPresets() { service.images.presetQueue.sync {} }
+
+    /// Queues the preset jobs the previous run saved and did not finish (`presetJobDirectory`), once; returns how
+    /// many. `silo serve` calls it after the startup's garbage collection, before the listener opens.
+    @discardableResult
+    public func resumeThumbnailPresets() -> Int { service.resumeThumbnailPresets() }
 }

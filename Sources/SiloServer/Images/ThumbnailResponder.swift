@@ -26,6 +26,7 @@ struct ThumbnailResponder {
         headers.add("Cache-Control", record.fields.cacheControl ?? Self.defaultCacheControl)
         headers.add("X-Goog-Generation", String(record.generation))
         if let early = try Self.conditional(request, etag: etag, record, headers: headers) { return early }
+        if request.method == "HEAD" { return try Self.head(record, spec, headers: headers, images: service.images) }
         // On the event loop (an inline attempt) nothing else is served: a disk read or a transform goes to a worker.
         if InlineAttempt.current != nil { throw InlineAttempt.wouldBlock("a thumbnail not in memory") }
         var hit = headers
@@ -36,6 +37,30 @@ struct ThumbnailResponder {
         }
         headers.add("X-Silo-Thumbnail-Cache", made.cached ? "hit" : "miss")
         return HTTPResponse(status: 200, headers: headers, body: .bytes(made.bytes))
+    }
+
+    /// A HEAD describes the thumbnail without making it: the length of a result the disk cache holds (its index is
+    /// in memory, so the event loop answers this too), else no length at all. RFC 9110 §9.3.2 lets a HEAD leave out
+    /// the fields known only once the content is made, and §8.6 allows no Content-Length but the GET's; a body-less
+    /// stream of unknown length makes every transport send neither `Content-Length` nor `Transfer-Encoding`
+    /// (`.empty` would declare 0). Only what needs no bytes is refused as the GET refuses it: an empty original.
+    /// Bytes libvips would refuse (not an image, too many pixels) answer 200 here and 400 to the GET.
+    private static func head(_ record: ObjectRecord, _ spec: ThumbnailSpec, headers: HTTPHeaders, images: ImageService)
+        throws -> HTTPResponse
+    {
+        guard record.size > 0 else {
+            throw StorageError(
+                .invalidArgument,
+                "\(record.bucket)/\(record.name): the object is empty, not an image this server transforms")
+        }
+        var headers = headers
+        guard let length = images.cachedLength(record, spec) else {
+            headers.add("X-Silo-Thumbnail-Cache", "miss")
+            return HTTPResponse(status: 200, headers: headers, body: .stream(length: nil, NoBody()))
+        }
+        headers.add("X-Silo-Thumbnail-Cache", "hit")
+        headers.add("Content-Length", String(length))
+        return HTTPResponse(status: 200, headers: headers)
     }
 
     /// 304 for a matching `If-None-Match` (or a held `If-Modified-Since`), 412 for a failed `If-Match`; nil to go on.
@@ -53,4 +78,10 @@ struct ThumbnailResponder {
             )
         }
     }
+}
+
+/// The body of a HEAD whose length is not known: never read (the transports send no body to a HEAD), only closed.
+private final class NoBody: ResponseBodyProducer {
+    func produce(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
+    func close() {}
 }

@@ -66,6 +66,15 @@ struct OperationsRoutes: Sendable {
             text.sample("silo_thumbnail_transforms_total", UInt64(thumbnails.transforms))
             text.family("silo_thumbnail_cache_bytes", .gauge, help: "Bytes the thumbnail result cache holds on disk.")
             text.sample("silo_thumbnail_cache_bytes", service.images.cache?.heldBytes ?? 0)
+            text.family(
+                "silo_thumbnail_preset_jobs_pending", .gauge,
+                help: "Preset jobs queued and not yet run (saved ones included, after a restart).")
+            text.sample("silo_thumbnail_preset_jobs_pending", Int64(service.images.presetBacklog.pending))
+            text.family(
+                "silo_thumbnail_preset_jobs_dropped_total", .counter,
+                help: "Uploads under a preset that got no thumbnails: maxPendingPresetJobs were waiting.")
+            text.sample(
+                "silo_thumbnail_preset_jobs_dropped_total", UInt64(service.images.presetBacklog.dropped))
         }
         do {
             let usage = try service.metadata.activeSessionTotals()

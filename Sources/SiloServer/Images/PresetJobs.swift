@@ -1,0 +1,142 @@
+import SiloCore
+import SiloHashing
+import SiloWire
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Preset jobs on disk, so that a stop or a crash between an upload and its thumbnails does not lose them: one small
+/// file per job naming the version it is for, saved before the upload answers and deleted once the job has run.
+/// The jobs a previous run left are read when the directory is opened, before this run queues any, and run again
+/// at startup (``ObjectService/resumeThumbnailPresets()``).
+final class PresetJobFiles: Sendable {
+    /// What a job needs to find its work again: the version it was queued for.
+    struct Job: Sendable, Equatable {
+        let bucket: BucketName
+        let name: ObjectName
+        let generation: Int64
+
+        init(bucket: BucketName, name: ObjectName, generation: Int64) {
+            self.bucket = bucket
+            self.name = name
+            self.generation = generation
+        }
+
+        init(_ record: ObjectRecord) {
+            self.init(bucket: record.bucket, name: record.name, generation: record.generation)
+        }
+
+        /// Named by the version, so saving the same job twice leaves one file.
+        var fileName: String {
+            let digest = SHA256.digest("\(bucket)\u{0}\(name.rawValue)\u{0}\(generation)".utf8)
+            let hex = Array("0123456789abcdef".utf8)
+            return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self) + ".job"
+        }
+    }
+
+    let directory: String
+    /// The jobs the previous run left, oldest version first.
+    let leftover: [(file: String, job: Job)]
+
+    /// Creates `directory` if needed, deletes the temporary files of saves a crash cut short (their uploads never
+    /// answered) and reads the jobs left; a file that does not parse is deleted and logged.
+    init(directory: String, logger: Logger) throws {
+        self.directory = directory
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw StorageError(.ioError, "cannot create the preset job directory \(directory): errno \(errno)")
+        }
+        guard let dir = opendir(directory) else {
+            throw StorageError(.ioError, "cannot read the preset job directory \(directory): errno \(errno)")
+        }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            names.append(
+                withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+                })
+        }
+        closedir(dir)
+        var found: [(file: String, job: Job)] = []
+        for name in names {
+            if name.hasSuffix(".tmp") {
+                unlink(directory + "/" + name)
+            } else if name.hasSuffix(".job") {
+                guard let job = Self.load(directory + "/" + name) else {
+                    logger.warning("preset job file unreadable, deleted", metadata: ["silo.file": name])
+                    unlink(directory + "/" + name)
+                    continue
+                }
+                found.append((name, job))
+            }
+        }
+        leftover = found.sorted { $0.job.generation < $1.job.generation }
+    }
+
+    /// Saves `job` for good before returning: a temporary file, fsync, rename, then an fsync of the directory so
+    /// the new name survives a power loss too. Returns the file's name.
+    func save(_ job: Job) throws -> String {
+        let object: JSONObject = [
+            "bucket": .string(job.bucket.rawValue), "name": .string(job.name.rawValue),
+            "generation": .string(String(job.generation)),
+        ]
+        let file = job.fileName
+        let path = directory + "/" + file
+        let temporary = path + ".\(UInt32.random(in: 0...UInt32.max)).tmp"
+        guard Self.store(JSONValue.object(object).serialized(), at: temporary), rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw StorageError(.ioError, "cannot save a preset job in \(directory): errno \(code)")
+        }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError(.ioError, "cannot open \(directory): errno \(errno)") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StorageError(.ioError, "cannot fsync \(directory): errno \(errno)") }
+        return file
+    }
+
+    /// Deletes a job's file once it has run. No fsync: a job a power loss brings back runs again and finds its
+    /// thumbnails written (the preset skips each one written from that version).
+    func remove(_ file: String) { unlink(directory + "/" + file) }
+
+    private static func load(_ path: String) -> Job? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        // A job is a few hundred bytes (an object name is at most 1024, escaped at most six times over).
+        var bytes = [UInt8](repeating: 0, count: 16 << 10)
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { return nil }
+            if n == 0 { break }
+            filled += n
+        }
+        guard filled < bytes.count, let object = try? JSONValue.parse(bytes[..<filled]).objectValue,
+            let bucket = object["bucket"]?.stringValue.flatMap({ try? BucketName($0) }),
+            let name = object["name"]?.stringValue.flatMap({ try? ObjectName($0) }),
+            let generation = object["generation"]?.int64Value
+        else { return nil }
+        return Job(bucket: bucket, name: name, generation: generation)
+    }
+
+    private static func store(_ bytes: [UInt8], at path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { buffer -> Bool in
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                done += n
+            }
+            return true
+        }
+        return written && fsync(fd) == 0
+    }
+}
