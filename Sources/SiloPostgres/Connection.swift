@@ -145,7 +145,7 @@ final class Connection {
             result = try body(begun)
         } catch {
             // A broken connection has no transaction left to roll back; the pool drops it either way.
-            try? execute("ROLLBACK")
+            _ = try? execute("ROLLBACK")
             throw error
         }
         do {
