@@ -47,6 +47,12 @@ extension Connection {
             let count = received(io.read(into: UnsafeMutableRawBufferPointer(rebasing: free[0..<limit])))
         else { return }
         lentFilled += count
+        if chunked == nil {
+            // The next wake-up once this buffer's worth of the body is there (never more than the body has left).
+            let unread = Int(clamping: bodyRemaining - Int64(lentFilled))
+            let room = buffer.count - lentFilled
+            wakeForBody(min(unread, room == 0 ? Self.maxLowWater : room))
+        }
         guard chunked != nil || lentFilled == buffer.count || Int64(lentFilled) == bodyRemaining else { return }
         let filled = lentFilled
         // The buffer goes back to the sink with the chunk (``deliver(_:)`` lets go of it; the call's result lends
@@ -120,7 +126,22 @@ extension Connection {
         return UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
+    /// How much body a wake-up waits for at most. With a client sending fast, a 1 MiB upload buffer then fills in
+    /// about four wake-ups instead of one per 64 KiB segment, each of which preempted the hashing thread on a
+    /// shared core (bench/results/upload.md).
+    static let maxLowWater = 256 << 10
+
+    /// Raises or restores the socket's low-water mark to `bytes` (at most ``maxLowWater``), with one system call
+    /// only when it changes.
+    func wakeForBody(_ bytes: Int) {
+        let target = max(1, min(bytes, Self.maxLowWater))
+        guard target != lowWater else { return }
+        io.reportReadable(atLeast: target)
+        lowWater = target
+    }
+
     func releaseBodyBuffer() {
+        wakeForBody(1)
         guard runningCall == nil else { return }
         lent = nil
         lentFilled = 0

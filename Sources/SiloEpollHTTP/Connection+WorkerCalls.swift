@@ -34,6 +34,8 @@ extension Connection {
             began(disposition)
         case .received(let answer):
             lent = Self.usable(finished.lent)
+            // An early answer: what follows of the body is dropped, and may never all come.
+            if answer != nil { wakeForBody(1) }
             carryOut(machine.receiveReturned(answer))
             if bodyEndPending && phase != .closed {
                 bodyEnded()

@@ -109,6 +109,9 @@ final class Connection {
     /// the connection's own body buffers are not used then (and not allocated).
     var lent: UnsafeMutableRawBufferPointer?
     var lentFilled = 0
+    /// The socket's low-water mark (``ConnectionIO/reportReadable(atLeast:)``): raised while a lent buffer fills
+    /// with a body of known length, so the loop wakes once per large read rather than per arriving segment.
+    var lowWater = 1
     /// The sink of this body lends its buffers: nothing is read ahead (the bytes would have nowhere to go but a
     /// copy).
     var sinkLends = false

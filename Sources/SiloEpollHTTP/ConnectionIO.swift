@@ -47,12 +47,17 @@ protocol ConnectionIO {
     var readWaitsForWritable: Bool { get }
     /// Bytes cross the socket encrypted (TLS).
     var isSecure: Bool { get }
+    /// Epoll reports the descriptor readable only once `bytes` are waiting (1: as soon as one is). Only a promise
+    /// of that many bytes to come may raise it, or the connection waits for bytes that never come; a wrapper that
+    /// holds input of its own (TLS: a record's plaintext) ignores it.
+    func reportReadable(atLeast bytes: Int)
 }
 
 extension ConnectionIO {
     var hasBufferedInput: Bool { false }
     var readWaitsForWritable: Bool { false }
     var isSecure: Bool { false }
+    func reportReadable(atLeast bytes: Int) {}
 }
 
 /// A plain TCP socket: each call is one system call (EINTR retried).
@@ -65,6 +70,12 @@ struct SocketIO: ConnectionIO {
         var on: Int32 = 1
         // Responses go out in one write per exchange; Nagle would hold the next one for an ACK.
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    func reportReadable(atLeast bytes: Int) {
+        // SO_RCVLOWAT: the kernel caps it at half the largest receive buffer and grows the buffer to fit.
+        var value = Int32(clamping: max(1, bytes))
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {

@@ -65,14 +65,13 @@ public protocol RequestBodySink: AnyObject {
     func abort()
     /// Memory the transport may read the next body bytes into, so that they reach ``receive(_:)`` where the sink
     /// wants them, without a copy and in pieces as large as this buffer: the next chunk then starts at its start and
-    /// is no longer than it. Nil (the default) leaves the transport to use its own buffers. Asked right after
-    /// `begin` returned the sink and after each `receive` that returned nil, on the same thread; the memory stays
-    /// the sink's and must stay valid until its next call. A transport may ignore it.
+    /// is no longer than it. Nil leaves the transport to use its own buffers. Asked right after `begin` returned
+    /// the sink and after each `receive` that returned nil, on the same thread; the memory stays the sink's and must
+    /// stay valid until its next call. A transport may ignore it.
+    ///
+    /// No default: a sink that wraps another must pass its buffer on, and one that forgot to (a default of nil)
+    /// once cost every upload a copy and a worker hand-off per 128 KiB (bench/results/upload.md).
     func nextChunkBuffer() -> UnsafeMutableRawBufferPointer?
-}
-
-extension RequestBodySink {
-    public func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }
 
 /// A transport that serves an ``HTTPHandler``.

@@ -46,6 +46,7 @@ private final class WebhookRecorder: HTTPHandler {
         }
 
         func abort() {}
+        func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
     }
 
     /// Waits (bounded) until `predicate` holds for what arrived.

@@ -6,6 +6,7 @@ private final class DummySink: RequestBodySink {
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? { nil }
     func finish() -> HTTPResponse { HTTPResponse(status: 201) }
     func abort() {}
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }
 
 /// The shared request machine on its own: events in, actions out, no sockets.

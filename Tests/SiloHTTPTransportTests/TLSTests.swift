@@ -254,6 +254,7 @@ private final class SummingSink: RequestBodySink {
         HTTPResponse(status: 200, body: .bytes(Array("received \(count) sum \(sum)".utf8)))
     }
     func abort() {}
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }
 
 /// A TLS connection kept open across requests: `openssl s_client -quiet` with pipes both ways.

@@ -165,6 +165,7 @@ final class PatternSink: RequestBodySink {
     }
 
     func abort() { recorder.note("abort") }
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }
 
 func temporaryFile(_ bytes: [UInt8]) throws -> String {

@@ -70,6 +70,7 @@ import Testing
             return HTTPResponse(status: 201, body: .bytes(Array("\(received)".utf8)))
         }
         func abort() { recorder.note("abort") }
+        func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
     }
 
     /// A streamed body whose first block waits at the gate.
@@ -255,6 +256,7 @@ import Testing
         }
         func finish() -> HTTPResponse { inner.finish() }
         func abort() { inner.abort() }
+        func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
     }
 
     @Test func aSlowSinkGetsEveryByteInOrderWhileTheLoopReadsAhead() throws {

@@ -88,6 +88,9 @@ final class UploadFaultSink: RequestBodySink {
         return nil
     }
 
+    /// The inner sink's buffer until the fault point: past it the inner sink may be aborted, and bytes are dropped.
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { !cut && innerOpen ? inner.nextChunkBuffer() : nil }
+
     /// A resumable chunk that does not finalize keeps what came before the point (finished below); anything else
     /// is dropped whole.
     private func reachPoint() {

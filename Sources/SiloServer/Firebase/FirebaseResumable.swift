@@ -256,4 +256,6 @@ final class BodyDroppingSink: RequestBodySink {
 
     func finish() -> HTTPResponse { inner.finish() }
     func abort() { inner.abort() }
+    /// The body is dropped, never the inner sink's: the transport's buffers do.
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }

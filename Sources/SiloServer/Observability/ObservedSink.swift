@@ -24,6 +24,8 @@ final class ObservedSink: RequestBodySink {
         return response
     }
 
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { inner.nextChunkBuffer() }
+
     func finish() -> HTTPResponse {
         var response = RequestIdentity.$current.withValue(exchange.id) { inner.finish() }
         pipeline.finish(&response, head, exchange)

@@ -25,4 +25,7 @@ final class CollectingSink: RequestBodySink {
 
     func finish() -> HTTPResponse { complete(body) }
     func abort() {}
+
+    /// Parsed or collected from the transport's buffers: nothing to lend.
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 }

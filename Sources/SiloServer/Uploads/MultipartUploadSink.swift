@@ -70,6 +70,9 @@ final class MultipartUploadSink: RequestBodySink {
 
     func abort() { if !done { ingest?.discard() } }
 
+    /// Parsed or collected from the transport's buffers: nothing to lend.
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
+
     private func failed(_ error: any Error) -> HTTPResponse {
         done = true
         ingest?.discard()

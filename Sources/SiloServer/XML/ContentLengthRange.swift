@@ -69,5 +69,7 @@ private final class RangeBoundSink: RequestBodySink {
         return inner.finish()
     }
 
+    func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { inner.nextChunkBuffer() }
+
     func abort() { inner.abort() }
 }
