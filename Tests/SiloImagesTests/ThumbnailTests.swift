@@ -65,8 +65,8 @@ struct ThumbnailTests {
         #expect(try client.thumbnail("notes.txt", "width=64&height=64").status == 400)
     }
 
-    /// Rules decide a thumbnail as they decide a download of the original; a download token grants it.
-    @Test func rulesAndDownloadTokensApply() throws {
+    /// A server whose rules let anyone read `public/` and nobody `private/`, with the same JPEG uploaded to both.
+    private func publicAndPrivateImages() throws -> (ThumbnailHarness, HTTPTestClient) {
         let program = try RulesProgram.compile(
             source: """
                 rules_version = '2';
@@ -82,6 +82,12 @@ struct ThumbnailTests {
         let client = server.client()
         #expect(try client.upload("public/a.jpg", workspace.jpeg).status == 200)
         #expect(try client.upload("private/a.jpg", workspace.jpeg).status == 200)
+        return (server, client)
+    }
+
+    /// Rules decide a thumbnail as they decide a download of the original; a download token grants it.
+    @Test func rulesAndDownloadTokensApply() throws {
+        let (server, client) = try publicAndPrivateImages()
         #expect(try client.thumbnail("public/a.jpg", "width=64&height=64").status == 200)
         let denied = try client.thumbnail("private/a.jpg", "width=64&height=64")
         #expect(denied.status == 403)
@@ -324,21 +330,7 @@ struct ThumbnailTests {
     /// Rules and download tokens decide a HEAD as they decide the GET: the same status for each, and no transform
     /// for a HEAD.
     @Test func headIsDecidedAsTheGet() throws {
-        let program = try RulesProgram.compile(
-            source: """
-                rules_version = '2';
-                service firebase.storage {
-                  match /b/{bucket}/o {
-                    match /public/{all=**} { allow read; }
-                    match /private/{all=**} { allow read: if false; }
-                  }
-                }
-                """, fileName: "thumbnail.rules")
-        let workspace = try GoldenImages.workspace()
-        let server = try thumbnailServer(policy: RulesAccessPolicy(program: program))
-        let client = server.client()
-        #expect(try client.upload("public/a.jpg", workspace.jpeg).status == 200)
-        #expect(try client.upload("private/a.jpg", workspace.jpeg).status == 200)
+        let (server, client) = try publicAndPrivateImages()
         let metadata = try client.send(method: "GET", target: objectPath("private/a.jpg"), headers: admin)
         let token = try #require(metadata.json()["downloadTokens"]?.stringValue)
         // Name, query, the status both answer.
