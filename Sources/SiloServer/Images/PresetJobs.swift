@@ -127,16 +127,6 @@ final class PresetJobFiles: Sendable {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        let written = bytes.withUnsafeBytes { buffer -> Bool in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
-        return written && fsync(fd) == 0
+        return writeAll(bytes, to: fd) && fsync(fd) == 0
     }
 }

@@ -151,19 +151,6 @@ public final class AccessLog: @unchecked Sendable {
         }
     }
 
-    private func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
-        }
-    }
-
     func collect(into text: inout MetricsText) {
         text.family(
             "silo_access_log_lines_total", .counter,
