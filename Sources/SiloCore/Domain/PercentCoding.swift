@@ -10,6 +10,12 @@ public enum PercentCoding {
         decode(text, plusIsSpace: true)
     }
 
+    /// ``decodeQueryComponent(_:)`` of UTF-8 bytes that are whole characters (a piece of a String cut at ASCII).
+    public static func decodeQueryComponent(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if !bytes.contains(where: { $0 == 0x25 || $0 == 0x2B }) { return String(decoding: bytes, as: UTF8.self) }
+        return decode(String(decoding: bytes, as: UTF8.self), plusIsSpace: true)
+    }
+
     static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
         // Most components have no escape: they decode to themselves (a String is valid UTF-8 already).
         if !text.utf8.contains(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) { return String(text) }
