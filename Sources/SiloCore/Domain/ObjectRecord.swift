@@ -7,76 +7,76 @@ public struct ObjectRecord: Sendable, Equatable {
     private var storage: Storage
 
     public var bucket: BucketName {
-        _read { yield storage.bucket }
+        _read { yield storage.values.bucket }
         _modify {
             makeUnique()
-            yield &storage.bucket
+            yield &storage.values.bucket
         }
     }
     public var name: ObjectName {
-        _read { yield storage.name }
+        _read { yield storage.values.name }
         _modify {
             makeUnique()
-            yield &storage.name
+            yield &storage.values.name
         }
     }
     /// Strictly increasing per name; microseconds since the epoch when the clock allows (as production GCS).
     public var generation: Int64 {
-        _read { yield storage.generation }
+        _read { yield storage.values.generation }
         _modify {
             makeUnique()
-            yield &storage.generation
+            yield &storage.values.generation
         }
     }
     /// Starts at 1 for each generation; +1 on every metadata change.
     public var metageneration: Int64 {
-        _read { yield storage.metageneration }
+        _read { yield storage.values.metageneration }
         _modify {
             makeUnique()
-            yield &storage.metageneration
+            yield &storage.values.metageneration
         }
     }
     public var blob: BlobSummary {
-        _read { yield storage.blob }
+        _read { yield storage.values.blob }
         _modify {
             makeUnique()
-            yield &storage.blob
+            yield &storage.values.blob
         }
     }
     public var blobID: BlobID {
-        _read { yield storage.blobID }
+        _read { yield storage.values.blobID }
         _modify {
             makeUnique()
-            yield &storage.blobID
+            yield &storage.values.blobID
         }
     }
     public var fields: ObjectFields {
-        _read { yield storage.fields }
+        _read { yield storage.values.fields }
         _modify {
             makeUnique()
-            yield &storage.fields
+            yield &storage.values.fields
         }
     }
     public var timeCreated: Timestamp {
-        _read { yield storage.timeCreated }
+        _read { yield storage.values.timeCreated }
         _modify {
             makeUnique()
-            yield &storage.timeCreated
+            yield &storage.values.timeCreated
         }
     }
     public var updated: Timestamp {
-        _read { yield storage.updated }
+        _read { yield storage.values.updated }
         _modify {
             makeUnique()
-            yield &storage.updated
+            yield &storage.values.updated
         }
     }
     /// Number of source objects for composed objects; nil otherwise.
     public var componentCount: Int? {
-        _read { yield storage.componentCount }
+        _read { yield storage.values.componentCount }
         _modify {
             makeUnique()
-            yield &storage.componentCount
+            yield &storage.values.componentCount
         }
     }
 
@@ -85,16 +85,18 @@ public struct ObjectRecord: Sendable, Equatable {
         blobID: BlobID, fields: ObjectFields, timeCreated: Timestamp, updated: Timestamp, componentCount: Int? = nil
     ) {
         storage = Storage(
-            bucket: bucket, name: name, generation: generation, metageneration: metageneration, blob: blob,
-            blobID: blobID, fields: fields, timeCreated: timeCreated, updated: updated, componentCount: componentCount)
+            Values(
+                bucket: bucket, name: name, generation: generation, metageneration: metageneration, blob: blob,
+                blobID: blobID, fields: fields, timeCreated: timeCreated, updated: updated,
+                componentCount: componentCount))
     }
 
     private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
     }
 
     public static func == (a: ObjectRecord, b: ObjectRecord) -> Bool {
-        a.storage === b.storage || a.storage.hasSameValues(as: b.storage)
+        a.storage === b.storage || a.storage.values == b.storage.values
     }
 
     public var size: Int64 { blob.size }
@@ -199,10 +201,7 @@ extension StorageError {
 }
 
 extension ObjectRecord {
-    /// The fields. `@unchecked Sendable`: it is mutated only through ``ObjectRecord``'s `_modify` accessors, after
-    /// `isKnownUniquelyReferenced` (a copy otherwise), so a storage that two records or two threads share is never
-    /// written.
-    fileprivate final class Storage: @unchecked Sendable {
+    fileprivate struct Values: Equatable {
         var bucket: BucketName
         var name: ObjectName
         var generation: Int64
@@ -213,35 +212,13 @@ extension ObjectRecord {
         var timeCreated: Timestamp
         var updated: Timestamp
         var componentCount: Int?
+    }
 
-        init(
-            bucket: BucketName, name: ObjectName, generation: Int64, metageneration: Int64, blob: BlobSummary,
-            blobID: BlobID, fields: ObjectFields, timeCreated: Timestamp, updated: Timestamp, componentCount: Int?
-        ) {
-            self.bucket = bucket
-            self.name = name
-            self.generation = generation
-            self.metageneration = metageneration
-            self.blob = blob
-            self.blobID = blobID
-            self.fields = fields
-            self.timeCreated = timeCreated
-            self.updated = updated
-            self.componentCount = componentCount
-        }
-
-        func copy() -> Storage {
-            Storage(
-                bucket: bucket, name: name, generation: generation, metageneration: metageneration, blob: blob,
-                blobID: blobID, fields: fields, timeCreated: timeCreated, updated: updated,
-                componentCount: componentCount)
-        }
-
-        func hasSameValues(as other: Storage) -> Bool {
-            bucket == other.bucket && name == other.name && generation == other.generation
-                && metageneration == other.metageneration && blob == other.blob && blobID == other.blobID
-                && fields == other.fields && timeCreated == other.timeCreated && updated == other.updated
-                && componentCount == other.componentCount
-        }
+    /// `@unchecked Sendable`: `values` is mutated only through ``ObjectRecord``'s `_modify` accessors, after
+    /// `isKnownUniquelyReferenced` (a copy otherwise), so a storage that two records or two threads share is never
+    /// written.
+    fileprivate final class Storage: @unchecked Sendable {
+        var values: Values
+        init(_ values: Values) { self.values = values }
     }
 }

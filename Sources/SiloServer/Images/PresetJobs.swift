@@ -85,7 +85,8 @@ final class PresetJobFiles: Sendable {
         let file = job.fileName
         let path = directory + "/" + file
         let temporary = path + ".\(UInt32.random(in: 0...UInt32.max)).tmp"
-        guard Self.store(JSONValue.object(object).serialized(), at: temporary), rename(temporary, path) == 0 else {
+        guard createFile(temporary, JSONValue.object(object).serialized(), durable: true), rename(temporary, path) == 0
+        else {
             let code = errno
             unlink(temporary)
             throw StorageError(.ioError, "cannot save a preset job in \(directory): errno \(code)")
@@ -102,31 +103,13 @@ final class PresetJobFiles: Sendable {
     func remove(_ file: String) { unlink(directory + "/" + file) }
 
     private static func load(_ path: String) -> Job? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
         // A job is a few hundred bytes (an object name is at most 1024, escaped at most six times over).
-        var bytes = [UInt8](repeating: 0, count: 16 << 10)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { return nil }
-            if n == 0 { break }
-            filled += n
-        }
-        guard filled < bytes.count, let object = try? JSONValue.parse(bytes[..<filled]).objectValue,
+        guard let bytes = readSmallFile(path, limit: 16 << 10),
+            let object = try? JSONValue.parse(bytes[...]).objectValue,
             let bucket = object["bucket"]?.stringValue.flatMap({ try? BucketName($0) }),
             let name = object["name"]?.stringValue.flatMap({ try? ObjectName($0) }),
             let generation = object["generation"]?.int64Value
         else { return nil }
         return Job(bucket: bucket, name: name, generation: generation)
-    }
-
-    private static func store(_ bytes: [UInt8], at path: String) -> Bool {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return writeAll(bytes, to: fd) && fsync(fd) == 0
     }
 }

@@ -74,7 +74,7 @@ final class ThumbnailCache: Sendable {
             return entry.file
         }
         guard let file else { return nil }
-        return Self.read(directory + "/" + file)
+        return readSmallFile(directory + "/" + file, limit: 64 << 20)
     }
 
     /// The length of the cached result, from the index alone (no I/O: a HEAD answers with it on the event loop);
@@ -97,7 +97,7 @@ final class ThumbnailCache: Sendable {
         let file = key.fileName
         let path = directory + "/" + file
         let temporary = path + ".\(UInt32.random(in: 0...UInt32.max)).tmp"
-        guard Self.store(bytes, at: temporary), rename(temporary, path) == 0 else {
+        guard createFile(temporary, bytes, durable: false), rename(temporary, path) == 0 else {
             unlink(temporary)
             return
         }
@@ -123,40 +123,4 @@ final class ThumbnailCache: Sendable {
     /// Bytes held (what the bound is checked against).
     var heldBytes: Int64 { state.withLock { $0.bytes } }
     var count: Int { state.withLock { $0.entries.count } }
-
-    private static func read(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size >= 0, info.st_size <= 64 << 20 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var filled = 0
-        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
-            while filled < buffer.count {
-                let n = pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                filled += n
-            }
-            return true
-        }
-        return ok ? bytes : nil
-    }
-
-    private static func store(_ bytes: [UInt8], at path: String) -> Bool {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return bytes.withUnsafeBytes { buffer -> Bool in
-            var written = 0
-            while written < buffer.count {
-                let n = write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                written += n
-            }
-            return true
-        }
-    }
 }
