@@ -54,6 +54,10 @@ final class WriterLease: Sendable {
     init(namespace: String, timing: Timing, logger: Logger, connect: @escaping @Sendable () throws -> Connection) throws
     {
         lockObject = Self.lockObject(namespace: namespace)
+        sharedAdmission = "SELECT pg_try_advisory_xact_lock_shared(\(Self.lockClass), \(lockObject))"
+        waitingAdmission =
+            "SET LOCAL lock_timeout = '15s'; SELECT pg_advisory_xact_lock_shared(\(Self.lockClass), \(lockObject))"
+        handoverRequest = "SELECT pg_notify('\(Self.channel)', '\(lockObject)')"
         self.timing = timing
         self.logger = logger
         self.connect = connect
@@ -98,15 +102,15 @@ final class WriterLease: Sendable {
                 String(ownerEpoch.load(ordering: .acquiring))
             )
         }
-        return ("SELECT pg_try_advisory_xact_lock_shared(\(Self.lockClass), \(lockObject))", "t")
+        return (sharedAdmission, "t")
     }
 
+    /// The non-owner's admission, made once (it runs in every write transaction).
+    private let sharedAdmission: String
     /// After a refused ``admission()`` and a ``handoverRequest``: waits for the owner to hand over.
-    var waitingAdmission: String {
-        "SET LOCAL lock_timeout = '15s'; SELECT pg_advisory_xact_lock_shared(\(Self.lockClass), \(lockObject))"
-    }
+    let waitingAdmission: String
     /// Asks the owner to hand over; outside a transaction, so it is sent at once.
-    var handoverRequest: String { "SELECT pg_notify('\(Self.channel)', '\(lockObject)')" }
+    let handoverRequest: String
 
     // MARK: Starting and stopping
 
@@ -197,7 +201,10 @@ final class WriterLease: Sendable {
     /// `handoverTimeout`: it may have come back); after four, this node gives up.
     private func acquire(_ connection: Connection) throws -> Role {
         let handover = Self.nanoseconds(timing.handoverTimeout)
-        var lastTermination = MonotonicClock.nanoseconds()
+        // The owner being waited for, and since when: a new owner (the old one back on a new connection) gets
+        // its own `handoverTimeout` to see the request.
+        var owner: Int64?
+        var waitingSince = MonotonicClock.nanoseconds()
         var terminations = 0
         while !stopping.load(ordering: .acquiring) {
             if try tryExclusive(connection) { return .owner }
@@ -210,7 +217,18 @@ final class WriterLease: Sendable {
                 return .sharer
             } catch let error as StorageError where (error.cause as? PostgresError)?.sqlState == "55P03" {
                 try connection.execute("SET lock_timeout = 0")
-                guard MonotonicClock.nanoseconds() - lastTermination > handover else { continue }
+                let holder = try connection.query(
+                    """
+                    SELECT pid::bigint FROM pg_locks
+                    WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted
+                        AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 2
+                    """, [.int64(Self.lockClass), .int64(lockObject)]
+                ).first { try $0.int64(0) }
+                if holder != owner {
+                    owner = holder
+                    waitingSince = MonotonicClock.nanoseconds()
+                }
+                guard let holder, MonotonicClock.nanoseconds() - waitingSince > handover else { continue }
                 guard terminations < 4 else {
                     throw StorageError(
                         .unavailable,
@@ -218,16 +236,13 @@ final class WriterLease: Sendable {
                     )
                 }
                 // Its cache stopped answering `lease` after its last heartbeat, long before now.
-                let stopped = try connection.query(
-                    """
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-                    WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted
-                        AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 2
-                    """, [.int64(Self.lockClass), .int64(lockObject)]
-                ).first { try $0.int64(0) }
-                logger.warning("the Silo node holding the writer lease did not hand it over; stopped \(stopped ?? 0)")
+                let stopped = try connection.query("SELECT pg_terminate_backend($1::integer)", [.int64(holder)])
+                    .first { try $0.bool(0) }
+                logger.warning(
+                    "the Silo node holding the writer lease did not hand it over; its lock connection stopped: \(stopped == true)"
+                )
                 terminations += 1
-                lastTermination = MonotonicClock.nanoseconds()
+                owner = nil
             }
         }
         return .none
