@@ -2,7 +2,11 @@
 # accounting from /proc, and one wrk measurement. Source it after `cd` to the repository root; it sets `work` (a
 # fresh temp dir; BENCH_WORK_PREFIX names it) and `pids` (append every background server's pid), and `measure`
 # reads `seconds`.
-if [ "$(nproc)" -ge 2 ]; then
+if [ -n "${BENCH_SERVER_CPUS:-}" ]; then
+    # An explicit choice, e.g. BENCH_SERVER_CPUS=0-1 BENCH_LOAD_CPUS=0-1 to let both share every core.
+    server_cpu=$BENCH_SERVER_CPUS load_cpu=${BENCH_LOAD_CPUS:-$BENCH_SERVER_CPUS}
+    pinning="servers on CPUs $server_cpu, load generators on CPUs $load_cpu (taskset)"
+elif [ "$(nproc)" -ge 2 ]; then
     server_cpu=0 load_cpu=1
     pinning="servers on CPU 0, load generators on CPU 1 (taskset)"
 else

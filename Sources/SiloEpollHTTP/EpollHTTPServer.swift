@@ -174,6 +174,8 @@ private final class LoopThread: Sendable {
 private func loopThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let argument else { return nil }
     let loop = Unmanaged<EventLoop>.fromOpaque(argument).takeRetainedValue()
+    // Named for top -H, perf and /proc: a thread otherwise inherits its creator's name (often a dispatch queue's).
+    silo_name_this_thread("silo-loop")
     loop.run()
     return nil
 }

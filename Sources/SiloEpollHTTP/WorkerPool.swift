@@ -1,4 +1,5 @@
 #if os(Linux)
+internal import CLinux
 import Dispatch
 import Glibc
 import SiloCore
@@ -122,6 +123,7 @@ final class WorkerPool: Sendable {
 private func workerThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let argument else { return nil }
     let pool = Unmanaged<WorkerPool>.fromOpaque(argument).takeRetainedValue()
+    silo_name_this_thread("silo-worker")
     pool.work()
     return nil
 }
