@@ -31,6 +31,12 @@ typedef struct {
     void (*area_unref)(VipsArea *area);
     int (*image_get_width)(const VipsImage *image);
     int (*image_get_height)(const VipsImage *image);
+    int (*image_get_bands)(const VipsImage *image);
+    VipsBandFormat (*image_get_format)(const VipsImage *image);
+    guint64 (*format_sizeof)(VipsBandFormat format);
+    int (*image_get_string)(const VipsImage *image, const char *name, const char **out);
+    int (*image_get_int)(const VipsImage *image, const char *name, int *out);
+    GType (*image_get_typeof)(const VipsImage *image, const char *name);
 } SiloVips;
 
 /// Opens `library` and fills `api`. Returns the dlopen handle, or NULL with the reason in `error` (NUL-terminated).
@@ -66,6 +72,12 @@ static inline void *silo_vips_open(const char *library, SiloVips *api, char *err
     SILO_VIPS_FIND(area_unref, "vips_area_unref")
     SILO_VIPS_FIND(image_get_width, "vips_image_get_width")
     SILO_VIPS_FIND(image_get_height, "vips_image_get_height")
+    SILO_VIPS_FIND(image_get_bands, "vips_image_get_bands")
+    SILO_VIPS_FIND(image_get_format, "vips_image_get_format")
+    SILO_VIPS_FIND(format_sizeof, "vips_format_sizeof")
+    SILO_VIPS_FIND(image_get_string, "vips_image_get_string")
+    SILO_VIPS_FIND(image_get_int, "vips_image_get_int")
+    SILO_VIPS_FIND(image_get_typeof, "vips_image_get_typeof")
 #undef SILO_VIPS_FIND
     return handle;
 }
@@ -119,6 +131,27 @@ static inline VipsImage *silo_vips_header(const SiloVips *api, VipsSource *sourc
 
 static inline int silo_vips_width(const SiloVips *api, VipsImage *image) { return api->image_get_width(image); }
 static inline int silo_vips_height(const SiloVips *api, VipsImage *image) { return api->image_get_height(image); }
+static inline int silo_vips_bands(const SiloVips *api, VipsImage *image) { return api->image_get_bands(image); }
+
+/// Bytes per band of a pixel (1 for 8-bit images, 2 for 16-bit PNGs, ...).
+static inline int silo_vips_bytes_per_band(const SiloVips *api, VipsImage *image) {
+    return (int)api->format_sizeof(api->image_get_format(image));
+}
+
+/// The loader that read the header ("jpegload_source", "heifload_source", ...), NULL if none is recorded.
+static inline const char *silo_vips_loader(const SiloVips *api, VipsImage *image) {
+    const char *loader = NULL;
+    if (!api->image_get_typeof(image, "vips-loader")) return NULL;
+    return api->image_get_string(image, "vips-loader", &loader) == 0 ? loader : NULL;
+}
+
+/// Whether the loader recorded the image as interlaced (Adam7 PNG, progressive JPEG): decoded whole, not by lines.
+static inline int silo_vips_interlaced(const SiloVips *api, VipsImage *image) {
+    int interlaced = 0;
+    // Asked only when present: a missing field would leave a message in libvips' global error buffer.
+    if (!api->image_get_typeof(image, "interlaced")) return 0;
+    return api->image_get_int(image, "interlaced", &interlaced) == 0 && interlaced;
+}
 
 /// `crop`: a VipsInteresting (NONE: fit inside); `size`: a VipsSize (FORCE: both dimensions exactly).
 static inline VipsImage *silo_vips_thumbnail(

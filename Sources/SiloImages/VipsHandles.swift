@@ -55,6 +55,16 @@ final class VipsImageHandle {
 
     var width: Int { Int(silo_vips_width(VipsRuntime.api, pointer)) }
     var height: Int { Int(silo_vips_height(VipsRuntime.api, pointer)) }
+
+    /// What decoding this header's image for a thumbnail takes at most.
+    var decodeMemory: DecodeMemory {
+        let api = VipsRuntime.api
+        return DecodeMemory(
+            width: width, height: height, bands: Int(silo_vips_bands(api, pointer)),
+            bytesPerBand: Int(silo_vips_bytes_per_band(api, pointer)),
+            loader: silo_vips_loader(api, pointer).map { String(cString: $0) } ?? "",
+            interlaced: silo_vips_interlaced(api, pointer) != 0)
+    }
 }
 
 @available(*, unavailable)

@@ -15,12 +15,12 @@ public struct VipsThumbnailer: ImageTransformer {
     public func header(of source: ImageSource) throws -> ImageHeader {
         let handle = try VipsSourceHandle(source)
         let image = try Self.header(handle)
-        return ImageHeader(width: image.width, height: image.height)
+        return ImageHeader(width: image.width, height: image.height, decodeBytes: image.decodeMemory.bytes)
     }
 
     public func thumbnail(of source: ImageSource, _ spec: ThumbnailSpec, limits: ImageLimits) throws -> [UInt8] {
         let handle = try VipsSourceHandle(source)
-        // The pixel count the header declares, before any pixel is decoded: a bomb is refused here.
+        // The pixel count and the memory the header declares, before any pixel is decoded: a bomb is refused here.
         do {
             let header = try Self.header(handle)
             let pixels = header.width.multipliedReportingOverflow(by: header.height)
@@ -29,6 +29,13 @@ public struct VipsThumbnailer: ImageTransformer {
                     .invalidArgument,
                     "the image is \(header.width)x\(header.height); at most \(limits.maxInputPixels) pixels are transformed"
                 )
+            }
+            let memory = header.decodeMemory
+            guard memory.bytes <= limits.maxDecodeBytes else {
+                throw StorageError(
+                    .invalidArgument,
+                    "the \(header.width)x\(header.height) image (\(memory.loader)) takes up to \(memory.bytes >> 20) MiB "
+                        + "to transform; at most \(limits.maxDecodeBytes >> 20) MiB are allowed")
             }
         }
         let (crop, size) =

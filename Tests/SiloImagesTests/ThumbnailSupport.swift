@@ -41,7 +41,8 @@ func thumbnailServer(
     _ transport: TestServer.Transport = .socket, backend: TestServer.Backend = .embedded,
     policy: any AccessPolicy = AllowAllPolicy(), sizes: [String] = ["120x80", "64x64", "256x256"],
     presets: [ThumbnailPreset] = [], cacheBytes: Int64 = 16 << 20, memoryCacheBytes: Int = 16 << 20,
-    maxSeconds: Double = 10, cachingMetadata: Bool = false, transformer: (any ImageTransformer)? = nil,
+    maxSeconds: Double = 10, maxDecodeBytes: Int64? = nil, cachingMetadata: Bool = false,
+    transformer: (any ImageTransformer)? = nil,
     recordsEvents: Bool = false, maxPendingPresetJobs: Int = 256, restarting earlier: ThumbnailHarness? = nil
 ) throws -> ThumbnailHarness {
     let cache = try earlier?.cache ?? TemporaryDirectory()
@@ -53,6 +54,7 @@ func thumbnailServer(
     configuration.images.cacheBytes = cacheBytes
     configuration.images.memoryCacheBytes = memoryCacheBytes
     configuration.images.limits.maxSeconds = maxSeconds
+    if let maxDecodeBytes { configuration.images.limits.maxDecodeBytes = maxDecodeBytes }
     configuration.images.buckets[try BucketName(bucket)] = BucketImages(
         sizes: Set(try sizes.map { try ThumbnailSize($0) }), presets: presets)
     // With `cachingMetadata`, the stores `silo serve` answers inline from (live versions held in memory); with

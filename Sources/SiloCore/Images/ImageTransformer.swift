@@ -73,6 +73,11 @@ public struct ImageLimits: Sendable {
     public var maxInputPixels = 40_000_000
     /// A transform still running after this long is stopped and answers `.unavailable`.
     public var maxSeconds: Double = 10
+    /// The memory one transform may take, as estimated from the header before decoding (libvips' model is in
+    /// SiloImages' `DecodeMemory`); larger ones are refused with `.invalidArgument`. With at most
+    /// `maxConcurrentTransforms` at once, the server's image memory stays under their product. 256 MiB by default:
+    /// a 12 MP photo in every format (HEIF, the costliest, about 128 MiB) and a 40 MP JPEG or PNG.
+    public var maxDecodeBytes: Int64 = 256 << 20
 
     public init() {}
 }
@@ -81,10 +86,13 @@ public struct ImageLimits: Sendable {
 public struct ImageHeader: Sendable, Equatable {
     public var width: Int
     public var height: Int
+    /// The most memory a thumbnail of it takes (``ImageLimits/maxDecodeBytes``); 0 when not known.
+    public var decodeBytes: Int64
 
-    public init(width: Int, height: Int) {
+    public init(width: Int, height: Int, decodeBytes: Int64 = 0) {
         self.width = width
         self.height = height
+        self.decodeBytes = decodeBytes
     }
 }
 

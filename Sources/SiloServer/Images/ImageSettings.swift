@@ -128,6 +128,9 @@ extension ImageSettings {
         }
         var settings = ImageSettings()
         if let value = root["maxInputPixels"] { settings.limits.maxInputPixels = try int(value, "maxInputPixels") }
+        if let value = root["maxDecodeBytes"] {
+            settings.limits.maxDecodeBytes = Int64(try int(value, "maxDecodeBytes"))
+        }
         if let value = root["maxSeconds"] { settings.limits.maxSeconds = Double(try int(value, "maxSeconds")) }
         if let value = root["maxInputBytes"] { settings.maxInputBytes = Int64(try int(value, "maxInputBytes")) }
         if let value = root["maxConcurrentTransforms"] {
@@ -164,7 +167,8 @@ extension ImageSettings {
             settings.buckets[bucket] = BucketImages(sizes: Set(sizes), formats: formats, presets: presets)
         }
         guard settings.maxConcurrentTransforms >= 1, settings.limits.maxInputPixels >= 1,
-            settings.limits.maxSeconds > 0, settings.maxInputBytes >= 1, settings.cacheBytes >= 0,
+            settings.limits.maxSeconds > 0, settings.limits.maxDecodeBytes >= 1, settings.maxInputBytes >= 1,
+            settings.cacheBytes >= 0,
             settings.memoryCacheBytes >= 0
         else { throw StorageError(.invalidArgument, "the images file has a limit below its minimum") }
         return settings
