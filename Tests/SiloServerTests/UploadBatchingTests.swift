@@ -1,3 +1,4 @@
+import Glibc
 import SiloCore
 import SiloHTTP
 import SiloHashing
@@ -14,8 +15,11 @@ import Testing
     final class RecordingWriter: BlobWriter {
         var writes: [[UInt8]] = []
         var failAfter: Int?
+        /// Each write waits this long, as a direct write waits for the device: later batches queue up meanwhile.
+        var delayMicroseconds: UInt32 = 0
         var offset: Int64 { Int64(writes.reduce(0) { $0 + $1.count }) }
         func write(_ bytes: UnsafeRawBufferPointer) throws {
+            if delayMicroseconds > 0 { usleep(delayMicroseconds) }
             if let failAfter, writes.count >= failAfter { throw StorageError(.ioError, "injected") }
             writes.append(Array(bytes))
         }
@@ -166,6 +170,52 @@ import Testing
         #expect(
             appender.takeHasher()?.finalize()
                 == BlobSummary(size: Int64(data.count), md5: MD5Hasher.digest(data), crc32c: CRC32C.checksum(data)))
+    }
+
+    /// With long batches two are in flight while a third buffer fills, so buffers are reused while the writer lags:
+    /// every byte still lands once and in order, and the hashes see them in order.
+    @Test func longBatchesInFlightKeepTheirOrderWhileTheWriterLags() throws {
+        let writer = RecordingWriter()
+        writer.delayMicroseconds = 300
+        let long = 4 * Self.batch
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch,
+            longBatches: (long, LongBatchSlots(limit: 1)))
+        let data = pattern(Self.batch + 30 * long + 7, seed: 9)
+        for piece in stride(from: 0, to: data.count, by: 37) {
+            try data[piece..<min(data.count, piece + 37)].withUnsafeBytes { try appender.append($0) }
+        }
+        try appender.flush()
+        #expect(Array(writer.writes.joined()) == data)
+        // After the first short batch, a shorter long one up to the first multiple of the long size, then long ones.
+        #expect(writer.writes.dropFirst(2).dropLast().allSatisfy { $0.count == long })
+        #expect(
+            appender.takeHasher()?.finalize()
+                == BlobSummary(size: Int64(data.count), md5: MD5Hasher.digest(data), crc32c: CRC32C.checksum(data)))
+    }
+
+    /// A long batch's write that fails while another is in flight is reported once, by a later append or the flush,
+    /// and nothing after it is written.
+    @Test func aFailedWriteInFlightIsReportedOnce() throws {
+        let writer = RecordingWriter()
+        writer.failAfter = 4
+        writer.delayMicroseconds = 200
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: Self.batch,
+            longBatches: (4 * Self.batch, LongBatchSlots(limit: 1)))
+        let data = pattern(Self.batch + 12 * 4 * Self.batch, seed: 3)
+        var failures = 0
+        for piece in stride(from: 0, to: data.count, by: Self.batch) {
+            do {
+                try data[piece..<(piece + Self.batch)].withUnsafeBytes { try appender.append($0) }
+            } catch {
+                failures += 1
+                break
+            }
+        }
+        do { try appender.flush() } catch { failures += 1 }
+        #expect(failures == 1)
+        #expect(writer.writes.count == 4)
     }
 
     @Test func aFailedWriteIsNotRepeatedByFlush() throws {

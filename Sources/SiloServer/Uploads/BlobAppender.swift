@@ -18,9 +18,10 @@ import Synchronization
 /// are page-aligned: so every full batch is a write the disk store can send to the device without the page cache.
 ///
 /// Memory is at most two buffers per upload, whatever the object's size. An upload that starts its pipeline while
-/// a slot of ``LongBatchSlots`` is free switches to two long buffers: each batch is then one
-/// device write, and per-write costs (a virtio notification, an interrupt, two thread hand-offs) are paid eight times
-/// less often. The slots bound that memory process-wide, so many concurrent uploads stay at the small size.
+/// a slot of ``LongBatchSlots`` is free switches to three long buffers (two batches in flight while the third
+/// fills): each batch is then one device write, and per-write costs (a virtio notification, an interrupt, two thread
+/// hand-offs) are paid eight times less often. The slots bound that memory process-wide, so many concurrent uploads
+/// stay at the small size.
 /// Bytes still in the buffer are not in the blob: ``flush()`` must run before the writer is synced (``BlobIngest``
 /// and ``ResumableChunkSink`` do).
 final class BlobAppender {
@@ -36,7 +37,7 @@ final class BlobAppender {
     /// The writer, once no batch is being written: a caller may sync, read the offset or close it (an aborted
     /// upload closes it at once, which must not pull the descriptor from under a write in flight).
     var writer: any BlobWriter {
-        pipeline?.wait()
+        drainPipeline()
         return target
     }
     private let target: any BlobWriter
@@ -47,8 +48,10 @@ final class BlobAppender {
     private var buffered = 0
     /// Bytes handed to the writer, including a batch whose write may still be under way.
     private var handedOver: Int64
-    /// The second buffer and the hashing queue, from the first full batch on; `spare` may be being hashed.
-    private var spare: UnsafeMutableRawBufferPointer?
+    /// From the first full batch on: the buffers free to fill next, and those whose batch is in the pipeline (oldest
+    /// first, at most ``maxInFlight``).
+    private var spares: [UnsafeMutableRawBufferPointer] = []
+    private var inFlight: [UnsafeMutableRawBufferPointer] = []
     private var pipeline: BatchPipeline?
     private let pipelined: Bool
     /// The long batch size and where its slots come from, nil for none; `holdsLongSlot` once this upload has one.
@@ -78,7 +81,7 @@ final class BlobAppender {
         // The queues may still be reading a buffer.
         pipeline?.wait()
         buffer.deallocate()
-        spare?.deallocate()
+        for other in spares + inFlight { other.deallocate() }
         if holdsLongSlot { longBatches?.slots.give() }
     }
 
@@ -132,7 +135,19 @@ final class BlobAppender {
     /// may then be synced. (Hashing may still be under way; ``takeHasher()`` waits for it.)
     func flush() throws {
         try flushBatch()
+        defer { reclaimBuffers() }
         try pipeline?.finishWrites()
+    }
+
+    /// Waits until nothing is in flight; the buffers are free again.
+    private func drainPipeline() {
+        pipeline?.wait()
+        reclaimBuffers()
+    }
+
+    private func reclaimBuffers() {
+        spares += inFlight
+        inFlight.removeAll()
     }
 
     /// Hands the buffered bytes to the writer: at once before the pipeline runs, on its write queue after.
@@ -143,14 +158,17 @@ final class BlobAppender {
         // Emptied first: after a failed write the writer refuses further use anyway, and the bytes must not be
         // written twice.
         buffered = 0
-        if let pipeline, let other = spare {
-            // The other buffer's write and hashing are done: it can be filled, and the hashes stay in order. A
-            // failed write of that batch is reported here.
-            try pipeline.finishWrites()
+        if let pipeline {
+            if spares.isEmpty {
+                // Every other buffer is in flight: the oldest batch's write and hashing must end before its buffer
+                // is filled again. A failed write is reported here.
+                try pipeline.finishOldest()
+                spares.append(inFlight.removeFirst())
+            }
             pipeline.submit(batch)
             handedOver += Int64(batch.count)
-            spare = buffer
-            buffer = other
+            inFlight.append(buffer)
+            buffer = spares.removeLast()
             return
         }
         try target.write(batch)
@@ -167,7 +185,7 @@ final class BlobAppender {
 
     /// Stops hashing and returns the hasher with every flushed byte in it (the caller finalizes or keeps it).
     func takeHasher() -> ObjectHasher? {
-        pipeline?.wait()
+        drainPipeline()
         defer { hasher = nil }
         return hasher
     }
@@ -181,13 +199,22 @@ final class BlobAppender {
             buffer.deallocate()
             buffer = .allocate(byteCount: longBatches.bytes, alignment: Self.bufferAlignment)
         }
-        spare = .allocate(byteCount: buffer.count, alignment: Self.bufferAlignment)
+        spares = (1...(holdsLongSlot ? Self.longBatchesInFlight : 1)).map { _ in
+            .allocate(byteCount: buffer.count, alignment: Self.bufferAlignment)
+        }
     }
+
+    /// Long batches written and hashed at once while the next one fills: two, so that the hashing thread finds the
+    /// next batch queued when it finishes one, instead of waiting for the receiving thread to be woken and hand it
+    /// over (two thread wake-ups per batch, on the path of the upload's slowest stage). Short batches keep one in
+    /// flight: they are for many concurrent uploads, whose hashing keeps the pool busy anyway, and their buffers
+    /// count against the RSS budget per upload.
+    static let longBatchesInFlight = 2
 }
 
 /// How many uploads may hold long batch buffers at once: the bound on that memory, whatever the number of uploads.
 final class LongBatchSlots: Sendable {
-    /// Two: 4 MiB of long buffers in the process, on top of the transport's own body buffers (peak RSS with 32
+    /// Two: 6 MiB of long buffers in the process, on top of the transport's own body buffers (peak RSS with 32
     /// concurrent 256 MiB uploads measured 61 MiB with four slots, against the 64 MiB budget).
     static let shared = LongBatchSlots(limit: 2)
 
@@ -212,11 +239,13 @@ final class LongBatchSlots: Sendable {
     func give() { used.subtract(1, ordering: .relaxed) }
 }
 
-/// Writes and hashes one batch at a time, each on its own serial queue, while its owner fills the next batch. The
-/// two only read the batch, so they run at once: the write may wait for the device while the hash runs.
+/// Writes and hashes batches, each on its own serial queue (so both stay in order), while its owner fills the next
+/// batch. The two only read a batch, so they run at once: the write may wait for the device while the hash runs.
+/// Several batches may be in flight; the owner waits for them oldest first.
 ///
-/// `@unchecked Sendable`: the writer, the hasher, the submitted bytes and `writeError` are used by the queues only
-/// between `submit` and the matching `wait`, and by the owner only outside that window; `inFlight` is the owner's.
+/// `@unchecked Sendable`: the writer, the hasher and each submitted batch's bytes are used by the queues only between
+/// `submit` and the wait that covers it, and by the owner only outside that window; `pending` is the owner's; the
+/// write error is behind its lock, since a later batch's write may fail while the owner reads it.
 private final class BatchPipeline: @unchecked Sendable {
     private let writer: any BlobWriter
     private let hasher: ObjectHasher
@@ -225,30 +254,36 @@ private final class BatchPipeline: @unchecked Sendable {
     private let writes = DispatchQueue(label: "silo.upload-write")
     /// On the shared (not overcommitting) pool, so many concurrent uploads share about one thread per core.
     private let hashes = DispatchQueue(label: "silo.upload-hash", target: .global())
-    private let done = DispatchGroup()
-    private var writeError: (any Error)?
-    private var inFlight = false
+    /// One group per batch in flight, oldest first: left by its write and by its hash.
+    private var pending: [DispatchGroup] = []
+    /// The first write that failed, and whether the owner has been told: later batches fail after it (the writer
+    /// refuses further use), and their errors are the same failure, so it is reported once.
+    private let writeFailure = Mutex<(error: (any Error)?, reported: Bool)>((nil, false))
 
     init(writer: any BlobWriter, hasher: ObjectHasher) {
         self.writer = writer
         self.hasher = hasher
     }
 
-    /// Starts writing and hashing `bytes`, which must stay valid and unchanged until `wait` returns.
+    /// Starts writing and hashing `bytes`, which must stay valid and unchanged until a wait covers them.
     func submit(_ bytes: UnsafeRawBufferPointer) {
-        precondition(!inFlight, "BatchPipeline.submit with a batch still in flight")
-        inFlight = true
         let address = UInt(bitPattern: bytes.baseAddress)
         let count = bytes.count
+        let done = DispatchGroup()
+        pending.append(done)
         done.enter()
         writes.async {
-            do { try self.writer.write(Self.batch(address, count)) } catch { self.writeError = error }
-            self.done.leave()
+            do {
+                try self.writer.write(Self.batch(address, count))
+            } catch {
+                self.writeFailure.withLock { if $0.error == nil { $0.error = error } }
+            }
+            done.leave()
         }
         done.enter()
         hashes.async {
             self.hasher.update(Self.batch(address, count))
-            self.done.leave()
+            done.leave()
         }
     }
 
@@ -256,19 +291,31 @@ private final class BatchPipeline: @unchecked Sendable {
         UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count)
     }
 
-    /// Returns once the submitted batch, if any, is written (or failed) and in the hasher.
+    /// Returns once every submitted batch is written (or failed) and in the hasher.
     func wait() {
-        guard inFlight else { return }
-        done.wait()
-        inFlight = false
+        for done in pending { done.wait() }
+        pending.removeAll()
     }
 
-    /// Waits for the batch in flight and throws if its write failed (once: the writer refuses further writes).
+    /// Waits for the oldest batch in flight and throws if a write failed (once: the writer refuses further writes).
+    func finishOldest() throws {
+        guard !pending.isEmpty else { return }
+        pending.removeFirst().wait()
+        try reportWriteError()
+    }
+
+    /// Waits for every batch in flight and throws if a write failed.
     func finishWrites() throws {
         wait()
-        if let error = writeError {
-            writeError = nil
-            throw error
+        try reportWriteError()
+    }
+
+    private func reportWriteError() throws {
+        let unreported = writeFailure.withLock { failure -> (any Error)? in
+            guard !failure.reported, let error = failure.error else { return nil }
+            failure.reported = true
+            return error
         }
+        if let unreported { throw unreported }
     }
 }
