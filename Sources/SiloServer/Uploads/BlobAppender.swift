@@ -17,7 +17,7 @@ import Synchronization
 /// Batches end at multiples of the batch size in the blob (a resumed chunk's first batch is shorter), and the buffers
 /// are page-aligned: so every full batch is a write the disk store can send to the device without the page cache.
 ///
-/// Memory is at most two buffers per upload, whatever the object's size. An upload that starts its pipeline while
+/// Memory is at most two buffers per upload (three long ones, below), whatever the object's size. An upload that starts its pipeline while
 /// a slot of ``LongBatchSlots`` is free switches to three long buffers (two batches in flight while the third
 /// fills): each batch is then one device write, and per-write costs (a virtio notification, an interrupt, two thread
 /// hand-offs) are paid eight times less often. The slots bound that memory process-wide, so many concurrent uploads
@@ -49,7 +49,7 @@ final class BlobAppender {
     /// Bytes handed to the writer, including a batch whose write may still be under way.
     private var handedOver: Int64
     /// From the first full batch on: the buffers free to fill next, and those whose batch is in the pipeline (oldest
-    /// first, at most ``maxInFlight``).
+    /// first, at most ``longBatchesInFlight``).
     private var spares: [UnsafeMutableRawBufferPointer] = []
     private var inFlight: [UnsafeMutableRawBufferPointer] = []
     private var pipeline: BatchPipeline?
@@ -162,8 +162,9 @@ final class BlobAppender {
             if spares.isEmpty {
                 // Every other buffer is in flight: the oldest batch's write and hashing must end before its buffer
                 // is filled again. A failed write is reported here.
-                try pipeline.finishOldest()
+                pipeline.waitForOldest()
                 spares.append(inFlight.removeFirst())
+                try pipeline.reportWriteFailure()
             }
             pipeline.submit(batch)
             handedOver += Int64(batch.count)
@@ -297,20 +298,20 @@ private final class BatchPipeline: @unchecked Sendable {
         pending.removeAll()
     }
 
-    /// Waits for the oldest batch in flight and throws if a write failed (once: the writer refuses further writes).
-    func finishOldest() throws {
+    /// Returns once the oldest batch in flight is written (or failed) and in the hasher.
+    func waitForOldest() {
         guard !pending.isEmpty else { return }
         pending.removeFirst().wait()
-        try reportWriteError()
     }
 
     /// Waits for every batch in flight and throws if a write failed.
     func finishWrites() throws {
         wait()
-        try reportWriteError()
+        try reportWriteFailure()
     }
 
-    private func reportWriteError() throws {
+    /// Throws the first write failure, once (the writer refuses further writes after it).
+    func reportWriteFailure() throws {
         let unreported = writeFailure.withLock { failure -> (any Error)? in
             guard !failure.reported, let error = failure.error else { return nil }
             failure.reported = true
