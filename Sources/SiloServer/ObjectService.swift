@@ -199,16 +199,23 @@ final class ObjectService: Sendable {
     ) throws -> ObjectRecord {
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
-        let stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
-            try authorize(
-                AccessRequest(
-                    // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
-                    operation: .create, bucket: bucket, path: name.rawValue, principal: principal, resource: existing,
-                    proposedFields: fields, proposedBlob: summary, time: time))
-        } write: { pins in
-            try commit(draft, conditions: pins, time: time, finalizing: sessionID)
+        let intent = presetIntent(bucket, name, contentType: fields.contentType, blob: blobID)
+        let stored: ObjectRecord
+        do {
+            stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
+                try authorize(
+                    AccessRequest(
+                        // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
+                        operation: .create, bucket: bucket, path: name.rawValue, principal: principal,
+                        resource: existing, proposedFields: fields, proposedBlob: summary, time: time))
+            } write: { pins in
+                try commit(draft, conditions: pins, time: time, finalizing: sessionID)
+            }
+        } catch {
+            cancel(intent)
+            throw error
         }
-        queueThumbnailPresets(stored)
+        queueThumbnailPresets(stored, intent: intent)
         return stored
     }
 

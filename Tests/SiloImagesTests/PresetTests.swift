@@ -143,8 +143,10 @@ struct PresetTests {
         }
     }
 
-    /// Job files found at startup: one for the live version runs; one for a version overwritten since, one for an
-    /// object deleted since and one that does not parse are deleted without writing anything.
+    /// Job files found at startup: one for the live version runs (by its generation, and the one saved before its
+    /// commit, by its blob: together they write the thumbnail once); one for a version overwritten since, one for an
+    /// object deleted since, one saved before a commit that never happened and one that does not parse are deleted
+    /// without writing anything.
     @Test func leftoverJobsRunOnlyForTheLiveVersion() throws {
         let workspace = try GoldenImages.workspace()
         let preset = try ThumbnailPreset(pattern: "photos/**", sizes: [try ThumbnailSize("64x64")])
@@ -168,12 +170,24 @@ struct PresetTests {
             let text = #"{"bucket":"\#(bucket)","name":"\#(name)","generation":"\#(generation)"}"#
             try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + file + ".job"))
         }
+        let liveBlob = try #require(
+            try first.server.metadata.object(try BucketName(bucket), try ObjectName("photos/a.jpg"), generation: nil)?
+                .blobID)
+        for (file, blob) in [
+            ("intent-live", liveBlob.rawValue), ("intent-uncommitted", String(repeating: "ab", count: 16)),
+        ] {
+            let text = #"{"bucket":"\#(bucket)","name":"photos/a.jpg","generation":"0","blob":"\#(blob)"}"#
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + file + ".job"))
+        }
         try Data("not a job".utf8).write(to: URL(fileURLWithPath: directory + "/torn.job"))
         try Data("{".utf8).write(to: URL(fileURLWithPath: directory + "/unfinished.job.123.tmp"))
 
         let second = try thumbnailServer(presets: [preset], restarting: first)
-        #expect(second.presetJobFiles == ["deleted.job", "live.job", "replaced.job"])
-        #expect(second.app.resumeThumbnailPresets() == 3)
+        #expect(
+            second.presetJobFiles == [
+                "deleted.job", "intent-live.job", "intent-uncommitted.job", "live.job", "replaced.job",
+            ])
+        #expect(second.app.resumeThumbnailPresets() == 5)
         second.app.drainThumbnailPresets()
         #expect(second.app.thumbnailCounters.presetWrites == 1)
         #expect(second.app.thumbnailCounters.transforms == 1)
@@ -183,6 +197,28 @@ struct PresetTests {
             method: "GET", target: objectPath("photos/thumbnails/a_64x64.jpg"), headers: admin
         ).json()
         #expect(metadata["metadata"]?.objectValue?["resizedImageSourceGeneration"]?.stringValue == "\(live)")
+    }
+
+    /// The job is saved before the commit; an upload whose commit fails (a generation precondition) leaves no job
+    /// behind and none pending.
+    @Test func aFailedCommitLeavesNoJob() throws {
+        let workspace = try GoldenImages.workspace()
+        let preset = try ThumbnailPreset(pattern: "photos/**", sizes: [try ThumbnailSize("64x64")])
+        let server = try thumbnailServer(presets: [preset])
+        // The bucket first (a v0 upload makes it; no preset applies to text).
+        #expect(try server.client().upload("notes.txt", Array("x".utf8), contentType: "text/plain").status == 200)
+        let headers: HTTPHeaders = ["Authorization": "Bearer owner", "Content-Type": "image/jpeg"]
+        let refused = try server.client().send(
+            method: "POST",
+            target: "/upload/storage/v1/b/\(bucket)/o?uploadType=media&name=photos/cat.jpg&ifGenerationMatch=12345",
+            headers: headers, body: workspace.jpeg)
+        #expect(refused.status == 412)
+        #expect(server.presetJobFiles.isEmpty)
+        #expect(server.app.thumbnailCounters.presetsDropped == 0)
+        let metrics = try server.client().send(method: "GET", target: "/metrics", headers: admin)
+        #expect(
+            String(decoding: metrics.body, as: UTF8.self).split(separator: "\n")
+                .contains("silo_thumbnail_preset_jobs_pending 0"))
     }
 
     /// Past `maxPendingPresetJobs` waiting, an upload gets no job (no file either), and it is counted.

@@ -13,25 +13,35 @@ import Darwin
 /// The jobs a previous run left are read when the directory is opened, before this run queues any, and run again
 /// at startup (``ObjectService/resumeThumbnailPresets()``).
 final class PresetJobFiles: Sendable {
-    /// What a job needs to find its work again: the version it was queued for.
+    /// What a job needs to find its work again: the version it was queued for, by its generation, or (saved before
+    /// the upload's commit, when the generation is not known yet) by its blob.
     struct Job: Sendable, Equatable {
         let bucket: BucketName
         let name: ObjectName
+        /// 0 for a job saved before its commit: the version is the one whose bytes are `blob`.
         let generation: Int64
+        let blob: BlobID?
 
-        init(bucket: BucketName, name: ObjectName, generation: Int64) {
+        init(bucket: BucketName, name: ObjectName, generation: Int64, blob: BlobID? = nil) {
             self.bucket = bucket
             self.name = name
             self.generation = generation
+            self.blob = blob
         }
 
         init(_ record: ObjectRecord) {
             self.init(bucket: record.bucket, name: record.name, generation: record.generation)
         }
 
-        /// Named by the version, so saving the same job twice leaves one file.
+        /// Whether `live` is the version this job was queued for.
+        func names(_ live: ObjectRecord) -> Bool {
+            generation != 0 ? live.generation == generation : live.blobID == blob
+        }
+
+        /// Named by the version (or its blob), so saving the same job twice leaves one file.
         var fileName: String {
-            let digest = SHA256.digest("\(bucket)\u{0}\(name.rawValue)\u{0}\(generation)".utf8)
+            let version = generation != 0 ? String(generation) : "blob:" + (blob?.rawValue ?? "")
+            let digest = SHA256.digest("\(bucket)\u{0}\(name.rawValue)\u{0}\(version)".utf8)
             let hex = Array("0123456789abcdef".utf8)
             return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self) + ".job"
         }
@@ -78,10 +88,11 @@ final class PresetJobFiles: Sendable {
     /// Saves `job` for good before returning: a temporary file, fsync, rename, then an fsync of the directory so
     /// the new name survives a power loss too. Returns the file's name.
     func save(_ job: Job) throws -> String {
-        let object: JSONObject = [
+        var object: JSONObject = [
             "bucket": .string(job.bucket.rawValue), "name": .string(job.name.rawValue),
             "generation": .string(String(job.generation)),
         ]
+        if let blob = job.blob { object["blob"] = .string(blob.rawValue) }
         let file = job.fileName
         let path = directory + "/" + file
         let temporary = path + ".\(UInt32.random(in: 0...UInt32.max)).tmp"
@@ -110,6 +121,9 @@ final class PresetJobFiles: Sendable {
             let name = object["name"]?.stringValue.flatMap({ try? ObjectName($0) }),
             let generation = object["generation"]?.int64Value
         else { return nil }
-        return Job(bucket: bucket, name: name, generation: generation)
+        let blob = object["blob"]?.stringValue.flatMap { BlobID(rawValue: $0) }
+        // A job with neither names no version.
+        guard generation != 0 || blob != nil else { return nil }
+        return Job(bucket: bucket, name: name, generation: generation, blob: blob)
     }
 }

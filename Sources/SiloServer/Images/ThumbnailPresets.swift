@@ -6,40 +6,83 @@ import Synchronization
 /// `{dir}/thumbnails/{name}_{W}x{H}.{ext}` written beside it through the normal upload commit (so each is one new
 /// object version with its own download token), the original optionally deleted after. Jobs run one at a time on
 /// the preset queue, after the upload has committed and answered; images under a `thumbnails/` folder are never
-/// processed again. With `presetJobDirectory` a job is saved before the upload answers and runs again after a stop
-/// or a crash; running it twice writes nothing twice (see ``runPreset(_:_:)``).
+/// processed again. With `presetJobDirectory` a job is saved before the upload commits (naming the version by its
+/// blob, as its generation is not known yet) and runs again after a stop or a crash, even one between the commit
+/// and the answer; running it twice writes nothing twice (see ``runPreset(_:_:)``), and a job whose commit never
+/// happened finds no version with its blob and does nothing.
 extension ObjectService {
     /// The custom metadata key a preset's thumbnail names the original's generation with, so that a job run again
     /// knows what it wrote already.
     static let sourceGenerationKey = "resizedImageSourceGeneration"
 
-    /// Queues the presets `record` falls under, if any. Called after every committed upload, before it answers.
-    func queueThumbnailPresets(_ record: ObjectRecord) {
-        guard !presets(for: record).isEmpty else { return }
+    /// A preset job taken before an upload's commit: counted against the bound and, with a job directory, saved;
+    /// or refused by the bound (`admitted` false; counted as dropped).
+    struct PresetIntent {
+        let admitted: Bool
+        let file: String?
+    }
+
+    /// Takes a job for an upload of `name` (with the content type it is uploaded with) before it commits, if presets
+    /// apply: so that a crash after the commit still leaves the job. Nil when none apply.
+    func presetIntent(_ bucket: BucketName, _ name: ObjectName, contentType: String?, blob: BlobID) -> PresetIntent? {
+        guard !presets(bucket, name, contentType: contentType).isEmpty else { return nil }
+        guard admitPresetJob(bucket, name) else { return PresetIntent(admitted: false, file: nil) }
+        let job = PresetJobFiles.Job(bucket: bucket, name: name, generation: 0, blob: blob)
+        return PresetIntent(admitted: true, file: savePresetJob(job))
+    }
+
+    /// The commit did not happen, or the presets did not apply to what it stored: the intent's job goes.
+    func cancel(_ intent: PresetIntent?) {
+        guard let intent, intent.admitted else { return }
+        if let file = intent.file { images.presetJobs?.remove(file) }
+        images.pendingPresets.subtract(1, ordering: .relaxed)
+    }
+
+    /// Queues the presets `record` falls under, if any, with the job `intent` took before the commit. Called after
+    /// every committed upload, before it answers.
+    func queueThumbnailPresets(_ record: ObjectRecord, intent: PresetIntent? = nil) {
+        guard !presets(for: record).isEmpty else {
+            cancel(intent)
+            return
+        }
+        let job = PresetJobFiles.Job(record)
+        if let intent {
+            // Its file names this version by its blob, which finds the same version after a restart. A refused one
+            // was counted as dropped already.
+            if intent.admitted { schedule(job, file: intent.file) }
+            return
+        }
+        guard admitPresetJob(record.bucket, record.name) else { return }
+        schedule(job, file: savePresetJob(job))
+    }
+
+    /// Counts a job against `maxPendingPresetJobs`; false (logged and counted) when that many wait already.
+    private func admitPresetJob(_ bucket: BucketName, _ name: ObjectName) -> Bool {
         guard images.pendingPresets.add(1, ordering: .relaxed).newValue <= images.settings.maxPendingPresetJobs else {
             images.pendingPresets.subtract(1, ordering: .relaxed)
             images.droppedPresets.add(1, ordering: .relaxed)
             logger.warning(
                 "thumbnail presets skipped: queue full",
-                metadata: ["silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue])
-            return
+                metadata: ["silo.bucket": "\(bucket)", "silo.object": name.rawValue])
+            return false
         }
-        let job = PresetJobFiles.Job(record)
-        var file: String?
-        if let jobs = images.presetJobs {
-            do {
-                file = try jobs.save(job)
-            } catch {
-                // The upload has committed: its thumbnails are still made, only not after a restart.
-                logger.warning(
-                    "thumbnail preset job not saved",
-                    metadata: [
-                        "silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue,
-                        "silo.error": "\(error)",
-                    ])
-            }
+        return true
+    }
+
+    /// Saves `job` if there is a job directory; its file, or nil (not saved: the thumbnails are still made, only
+    /// not after a restart).
+    private func savePresetJob(_ job: PresetJobFiles.Job) -> String? {
+        guard let jobs = images.presetJobs else { return nil }
+        do {
+            return try jobs.save(job)
+        } catch {
+            logger.warning(
+                "thumbnail preset job not saved",
+                metadata: [
+                    "silo.bucket": "\(job.bucket)", "silo.object": job.name.rawValue, "silo.error": "\(error)",
+                ])
+            return nil
         }
-        schedule(job, file: file)
     }
 
     /// Queues the jobs the previous run left, once. Called at startup after the garbage collection that assumes no
@@ -59,11 +102,14 @@ extension ObjectService {
 
     /// The presets of the bucket `record` falls under: an image, not itself a thumbnail, matching the pattern.
     private func presets(for record: ObjectRecord) -> [ThumbnailPreset] {
-        guard let bucket = images.settings.bucket(record.bucket), !bucket.presets.isEmpty,
-            record.fields.contentType?.lowercased().hasPrefix("image/") == true,
-            !Self.isThumbnail(record.name)
+        presets(record.bucket, record.name, contentType: record.fields.contentType)
+    }
+
+    private func presets(_ bucket: BucketName, _ name: ObjectName, contentType: String?) -> [ThumbnailPreset] {
+        guard let settings = images.settings.bucket(bucket), !settings.presets.isEmpty,
+            contentType?.lowercased().hasPrefix("image/") == true, !Self.isThumbnail(name)
         else { return [] }
-        return bucket.presets.filter { (try? $0.glob.matches(record.name.rawValue)) == true }
+        return settings.presets.filter { (try? $0.glob.matches(name.rawValue)) == true }
     }
 
     /// Runs `job` on the preset queue; its file goes once it has run, whatever the outcome (a failure is logged,
@@ -83,9 +129,7 @@ extension ObjectService {
     private func runPresetJob(_ job: PresetJobFiles.Job) {
         let record: ObjectRecord
         do {
-            guard let live = try metadata.object(job.bucket, job.name, generation: nil),
-                live.generation == job.generation
-            else { return }
+            guard let live = try metadata.object(job.bucket, job.name, generation: nil), job.names(live) else { return }
             record = live
         } catch {
             logger.warning(
