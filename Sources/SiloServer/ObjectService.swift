@@ -199,7 +199,7 @@ final class ObjectService: Sendable {
     ) throws -> ObjectRecord {
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
-        let intent = presetIntent(bucket, name, contentType: fields.contentType, blob: blobID)
+        let presets = takePresetTicket(bucket, name, contentType: fields.contentType, blob: blobID)
         let stored: ObjectRecord
         do {
             stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
@@ -212,10 +212,10 @@ final class ObjectService: Sendable {
                 try commit(draft, conditions: pins, time: time, finalizing: sessionID)
             }
         } catch {
-            cancel(intent)
+            returnPresetTicket(presets)
             throw error
         }
-        queueThumbnailPresets(stored, intent: intent)
+        queuePresets(presets, for: stored)
         return stored
     }
 

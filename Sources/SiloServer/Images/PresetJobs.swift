@@ -16,31 +16,41 @@ final class PresetJobFiles: Sendable {
     /// What a job needs to find its work again: the version it was queued for, by its generation, or (saved before
     /// the upload's commit, when the generation is not known yet) by its blob.
     struct Job: Sendable, Equatable {
+        /// How a job names its version: by generation once committed, by the bytes' blob before.
+        enum Version: Sendable, Equatable {
+            case generation(Int64)
+            case blob(BlobID)
+        }
+
         let bucket: BucketName
         let name: ObjectName
-        /// 0 for a job saved before its commit: the version is the one whose bytes are `blob`.
-        let generation: Int64
-        let blob: BlobID?
+        let version: Version
 
-        init(bucket: BucketName, name: ObjectName, generation: Int64, blob: BlobID? = nil) {
+        init(bucket: BucketName, name: ObjectName, version: Version) {
             self.bucket = bucket
             self.name = name
-            self.generation = generation
-            self.blob = blob
+            self.version = version
         }
 
         init(_ record: ObjectRecord) {
-            self.init(bucket: record.bucket, name: record.name, generation: record.generation)
+            self.init(bucket: record.bucket, name: record.name, version: .generation(record.generation))
         }
 
         /// Whether `live` is the version this job was queued for.
         func names(_ live: ObjectRecord) -> Bool {
-            generation != 0 ? live.generation == generation : live.blobID == blob
+            switch version {
+            case .generation(let generation): live.generation == generation
+            case .blob(let blob): live.blobID == blob
+            }
         }
 
-        /// Named by the version (or its blob), so saving the same job twice leaves one file.
+        /// Named by the version, so saving the same job twice leaves one file.
         var fileName: String {
-            let version = generation != 0 ? String(generation) : "blob:" + (blob?.rawValue ?? "")
+            let version =
+                switch version {
+                case .generation(let generation): String(generation)
+                case .blob(let blob): "blob:" + blob.rawValue
+                }
             let digest = SHA256.digest("\(bucket)\u{0}\(name.rawValue)\u{0}\(version)".utf8)
             let hex = Array("0123456789abcdef".utf8)
             return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self) + ".job"
@@ -48,7 +58,8 @@ final class PresetJobFiles: Sendable {
     }
 
     let directory: String
-    /// The jobs the previous run left, oldest version first.
+    /// The jobs the previous run left, oldest version first (those named by blob last: they were committing when the
+    /// previous run stopped).
     let leftover: [(file: String, job: Job)]
 
     /// Creates `directory` if needed, deletes the temporary files of saves a crash cut short (their uploads never
@@ -82,17 +93,17 @@ final class PresetJobFiles: Sendable {
                 found.append((name, job))
             }
         }
-        leftover = found.sorted { $0.job.generation < $1.job.generation }
+        leftover = found.sorted { Self.runsBefore($0.job, $1.job) }
     }
 
     /// Saves `job` for good before returning: a temporary file, fsync, rename, then an fsync of the directory so
     /// the new name survives a power loss too. Returns the file's name.
     func save(_ job: Job) throws -> String {
-        var object: JSONObject = [
-            "bucket": .string(job.bucket.rawValue), "name": .string(job.name.rawValue),
-            "generation": .string(String(job.generation)),
-        ]
-        if let blob = job.blob { object["blob"] = .string(blob.rawValue) }
+        var object: JSONObject = ["bucket": .string(job.bucket.rawValue), "name": .string(job.name.rawValue)]
+        switch job.version {
+        case .generation(let generation): object["generation"] = .string(String(generation))
+        case .blob(let blob): object["blob"] = .string(blob.rawValue)
+        }
         let file = job.fileName
         let path = directory + "/" + file
         let temporary = path + ".\(UInt32.random(in: 0...UInt32.max)).tmp"
@@ -113,17 +124,27 @@ final class PresetJobFiles: Sendable {
     /// thumbnails written (the preset skips each one written from that version).
     func remove(_ file: String) { unlink(directory + "/" + file) }
 
+    private static func runsBefore(_ a: Job, _ b: Job) -> Bool {
+        switch (a.version, b.version) {
+        case (.generation(let x), .generation(let y)): x < y
+        case (.generation, .blob): true
+        case (.blob, _): false
+        }
+    }
+
     private static func load(_ path: String) -> Job? {
         // A job is a few hundred bytes (an object name is at most 1024, escaped at most six times over).
         guard let bytes = readSmallFile(path, limit: 16 << 10),
             let object = try? JSONValue.parse(bytes[...]).objectValue,
             let bucket = object["bucket"]?.stringValue.flatMap({ try? BucketName($0) }),
-            let name = object["name"]?.stringValue.flatMap({ try? ObjectName($0) }),
-            let generation = object["generation"]?.int64Value
+            let name = object["name"]?.stringValue.flatMap({ try? ObjectName($0) })
         else { return nil }
-        let blob = object["blob"]?.stringValue.flatMap { BlobID(rawValue: $0) }
-        // A job with neither names no version.
-        guard generation != 0 || blob != nil else { return nil }
-        return Job(bucket: bucket, name: name, generation: generation, blob: blob)
+        // A blob wins over a generation (a job saved before its commit may carry "generation": "0" as well).
+        if let text = object["blob"]?.stringValue {
+            guard let blob = BlobID(rawValue: text) else { return nil }
+            return Job(bucket: bucket, name: name, version: .blob(blob))
+        }
+        guard let generation = object["generation"]?.int64Value, generation > 0 else { return nil }
+        return Job(bucket: bucket, name: name, version: .generation(generation))
     }
 }

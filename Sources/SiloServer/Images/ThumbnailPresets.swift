@@ -15,45 +15,33 @@ extension ObjectService {
     /// knows what it wrote already.
     static let sourceGenerationKey = "resizedImageSourceGeneration"
 
-    /// A preset job taken before an upload's commit: counted against the bound and, with a job directory, saved;
-    /// or refused by the bound (`admitted` false; counted as dropped).
-    struct PresetIntent {
-        let admitted: Bool
+    /// A preset job taken before an upload commits: counted against `maxPendingPresetJobs` and, with a job
+    /// directory, saved under the upload's blob (the generation is not known yet).
+    struct PresetTicket {
         let file: String?
     }
 
-    /// Takes a job for an upload of `name` (with the content type it is uploaded with) before it commits, if presets
-    /// apply: so that a crash after the commit still leaves the job. Nil when none apply.
-    func presetIntent(_ bucket: BucketName, _ name: ObjectName, contentType: String?, blob: BlobID) -> PresetIntent? {
-        guard !presets(bucket, name, contentType: contentType).isEmpty else { return nil }
-        guard admitPresetJob(bucket, name) else { return PresetIntent(admitted: false, file: nil) }
-        let job = PresetJobFiles.Job(bucket: bucket, name: name, generation: 0, blob: blob)
-        return PresetIntent(admitted: true, file: savePresetJob(job))
+    /// Takes a job for an upload of `name` with `contentType` (stored as given, so the presets that apply now are
+    /// those of the committed version) before it commits: a crash after the commit then still leaves the job. Nil
+    /// when no preset applies, or when the bound is reached (logged and counted).
+    func takePresetTicket(_ bucket: BucketName, _ name: ObjectName, contentType: String?, blob: BlobID)
+        -> PresetTicket?
+    {
+        guard !presets(bucket, name, contentType: contentType).isEmpty, admitPresetJob(bucket, name) else { return nil }
+        return PresetTicket(file: savePresetJob(PresetJobFiles.Job(bucket: bucket, name: name, version: .blob(blob))))
     }
 
-    /// The commit did not happen, or the presets did not apply to what it stored: the intent's job goes.
-    func cancel(_ intent: PresetIntent?) {
-        guard let intent, intent.admitted else { return }
-        if let file = intent.file { images.presetJobs?.remove(file) }
+    /// The commit did not happen: the ticket's job goes, and its place in the bound is free again.
+    func returnPresetTicket(_ ticket: PresetTicket?) {
+        guard let ticket else { return }
+        if let file = ticket.file { images.presetJobs?.remove(file) }
         images.pendingPresets.subtract(1, ordering: .relaxed)
     }
 
-    /// Queues the presets `record` falls under, if any, with the job `intent` took before the commit. Called after
-    /// every committed upload, before it answers.
-    func queueThumbnailPresets(_ record: ObjectRecord, intent: PresetIntent? = nil) {
-        guard !presets(for: record).isEmpty else {
-            cancel(intent)
-            return
-        }
-        let job = PresetJobFiles.Job(record)
-        if let intent {
-            // Its file names this version by its blob, which finds the same version after a restart. A refused one
-            // was counted as dropped already.
-            if intent.admitted { schedule(job, file: intent.file) }
-            return
-        }
-        guard admitPresetJob(record.bucket, record.name) else { return }
-        schedule(job, file: savePresetJob(job))
+    /// Queues the ticket's job for `record`, the version its upload committed. Called before the upload answers.
+    func queuePresets(_ ticket: PresetTicket?, for record: ObjectRecord) {
+        guard let ticket else { return }
+        schedule(PresetJobFiles.Job(record), file: ticket.file)
     }
 
     /// Counts a job against `maxPendingPresetJobs`; false (logged and counted) when that many wait already.
