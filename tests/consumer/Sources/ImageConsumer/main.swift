@@ -1,5 +1,6 @@
 // An app's use of SiloStorageUI through the tagged package: load an image twice (the second from the memory cache),
-// a thumbnail's request, and the disk cache seen by a second loader. Exits 1 on the first miss.
+// the disk cache seen by a second loader, a thumbnail the server makes, and a preset thumbnail written beside an
+// uploaded photo. Exits 1 on the first miss.
 import Foundation
 import SiloStorage
 import SiloStorageUI
@@ -10,9 +11,10 @@ func check(_ what: String, _ ok: Bool) {
 }
 
 guard let host = ProcessInfo.processInfo.environment["SILO_HOST"],
-    let port = ProcessInfo.processInfo.environment["SILO_PORT"].flatMap({ Int($0) })
+    let port = ProcessInfo.processInfo.environment["SILO_PORT"].flatMap({ Int($0) }),
+    let photoPath = ProcessInfo.processInfo.environment["SILO_PHOTO"]
 else {
-    print("set SILO_HOST and SILO_PORT")
+    print("set SILO_HOST, SILO_PORT and SILO_PHOTO (a JPEG)")
     exit(2)
 }
 let storage = Storage(url: "gs://consumer.appspot.com")
@@ -33,4 +35,29 @@ let restarted = StorageImageLoader(configuration: configuration)
 check("a new loader finds it on disk", try await restarted.load(reference).source == .disk)
 let thumbnail = try StorageImageTransform(width: 128, height: 128, fit: .cover, format: .webp)
 check("a thumbnail names its parameters", thumbnail.description == "width=128&height=128&fit=cover&format=webp")
+
+// A real photo, its thumbnail made by the server, as a list of photos would show it.
+let photo = try Data(contentsOf: URL(fileURLWithPath: photoPath))
+let jpeg = StorageMetadata()
+jpeg.contentType = "image/jpeg"
+let photoReference = storage.reference().child("images/photo.jpg")
+_ = try await photoReference.putDataAsync(photo, metadata: jpeg)
+let small = try await loader.load(photoReference, transform: thumbnail)
+check(
+    "the thumbnail is a WebP the server made",
+    small.source == .network && small.data.count < photo.count && small.data.prefix(4) == Data("RIFF".utf8)
+        && small.data.dropFirst(8).prefix(4) == Data("WEBP".utf8))
+check("the thumbnail's second load is a memory hit", try await loader.load(photoReference, transform: thumbnail).source == .memory)
+
+// A photo under the preset's path: the server writes photos/thumbnails/cat_64x64.jpg beside it, with its own token.
+_ = try await storage.reference().child("photos/cat.jpg").putDataAsync(photo, metadata: jpeg)
+let preset = storage.reference().child("photos/thumbnails/cat_64x64.jpg")
+var written: StorageMetadata?
+for _ in 0..<100 where written == nil {
+    written = try? await preset.getMetadata()
+    if written == nil { try await Task.sleep(nanoseconds: 100_000_000) }
+}
+check("the preset thumbnail is written", written?.contentType == "image/jpeg" && written?.customMetadata?["resizedImage"] == "true")
+let presetURL = try await preset.downloadURL()
+check("it has a download URL of its own", presetURL.absoluteString.contains("token="))
 print("consumer: SiloStorageUI checks passed")
