@@ -94,6 +94,9 @@ extension Connection {
     /// One read of body bytes into `buffer`: with a known length no further than the body's end, so no bytes of the
     /// next request land there. Nil when nothing was read (``received(_:)`` has dealt with the connection).
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        // Not a lent buffer: the mark a lent one raised (a sink may stop lending mid-body) would otherwise outlast
+        // it, and a tail shorter than the mark would never wake the loop.
+        wakeForBody(1)
         let limit = chunked == nil ? Int(min(Int64(buffer.count), bodyRemaining)) : buffer.count
         return received(io.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit])))
     }

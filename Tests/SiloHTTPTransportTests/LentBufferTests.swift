@@ -18,16 +18,24 @@ import Testing
         private var lentOut: UnsafeMutableRawBufferPointer?
         private var inPlace = 0
         private var elsewhere = 0
+        /// Buffers still to lend; nil for any number. A sink that stops lending mid-body (the upload fault sink past
+        /// its point, a sink that has refused the rest) leaves the transport to its own buffers.
+        private var lendsLeft: Int?
 
-        init(_ inner: PatternSink, recorder: Recorder, bufferBytes: Int) {
+        init(_ inner: PatternSink, recorder: Recorder, bufferBytes: Int, lends: Int? = nil) {
             self.inner = inner
             self.recorder = recorder
+            self.lendsLeft = lends
             buffers = (0..<2).map { _ in .allocate(byteCount: bufferBytes, alignment: 4096) }
         }
 
         deinit { for buffer in buffers { buffer.deallocate() } }
 
         func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? {
+            if let left = lendsLeft {
+                guard left > 0 else { return nil }
+                lendsLeft = left - 1
+            }
             let buffer = buffers[next]
             next = 1 - next
             lentOut = buffer
@@ -53,14 +61,16 @@ import Testing
     }
 
     private func withServer(
-        bufferBytes: Int, _ recorder: Recorder, _ body: (EpollHTTPServer) throws -> Void
+        bufferBytes: Int, lends: Int? = nil, _ recorder: Recorder, _ body: (EpollHTTPServer) throws -> Void
     ) throws {
         var configuration = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.threadCount = 1
         let handler = ClosureHandler { head in
             head.rawPath == "/after"
                 ? .respond(HTTPResponse(status: 200, body: .bytes(Array("after".utf8))))
-                : .readBody(LendingSink(PatternSink(recorder: recorder), recorder: recorder, bufferBytes: bufferBytes))
+                : .readBody(
+                    LendingSink(
+                        PatternSink(recorder: recorder), recorder: recorder, bufferBytes: bufferBytes, lends: lends))
         }
         let server = try EpollHTTPServer(handler: handler, configuration: configuration, logger: testLogger)
         defer { server.shutdown(drainTimeout: 2) }
@@ -122,6 +132,25 @@ import Testing
             #expect(second.contains("\r\n\r\nafter"))
             // Not a timing assert on the server: the receive timeout (5 s) would end a held-back request first.
             #expect(ContinuousClock.now - started < .seconds(4))
+        }
+    }
+
+    /// A sink that stops lending mid-body leaves the low-water mark a lent buffer raised: the rest of the body is
+    /// read into the transport's buffers, and its tail — less than the mark — must still wake the loop. (It did not:
+    /// google-cloud-storage's upload under `return-503-after-256K` waited 60 s for its client timeout.)
+    @Test func aSinkThatStopsLendingStillGetsTheWholeBody() throws {
+        let recorder = Recorder()
+        try withServer(bufferBytes: 1 << 20, lends: 1, recorder) { server in
+            let socket = try RawSocket(port: server.port, receiveTimeoutSeconds: 5)
+            let body = patternBytes(2_000_000)
+            let sum = body.reduce(UInt64(0)) { $0 + UInt64($1) }
+            try socket.write(Array("PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8))
+            // The lent buffer fills from the first piece; the rest follows once the loop has read it.
+            try socket.write(Array(body[0..<(1 << 20)]))
+            usleep(200_000)
+            try socket.write(Array(body[(1 << 20)...]))
+            let answer = try socket.readUntil("\(body.count) \(sum) true")
+            #expect(answer.hasPrefix("HTTP/1.1 201"))
         }
     }
 
