@@ -20,6 +20,8 @@ final class ObjectService: Sendable {
     let versionResponses: VersionResponseCache
     /// Thumbnails: settings, the result cache, the transform bound, the preset queue.
     let images: ImageService
+    /// Deletes the blobs that writes free, after their requests have answered.
+    let reclaimer: BlobReclaimer
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -32,14 +34,14 @@ final class ObjectService: Sendable {
                 capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
             versionResponses: VersionResponseCache(
                 capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes),
-            images: ImageService(settings: configuration.images, logger: logger))
+            images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer())
     }
 
     /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
     private init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
-        versionResponses: VersionResponseCache, images: ImageService
+        versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
@@ -54,6 +56,7 @@ final class ObjectService: Sendable {
         self.smallBlobs = smallBlobs
         self.versionResponses = versionResponses
         self.images = images
+        self.reclaimer = reclaimer
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,
@@ -63,7 +66,7 @@ final class ObjectService: Sendable {
         ObjectService(
             configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
             policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
-            versionResponses: versionResponses, images: images)
+            versionResponses: versionResponses, images: images, reclaimer: reclaimer)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
@@ -306,10 +309,16 @@ final class ObjectService: Sendable {
     /// Deletes the blob of a version the store has just replaced or deleted — unless anything still points to it
     /// (the bucket keeps it as a noncurrent version, or it is the new version's own blob), or the blob store cannot
     /// keep it readable for downloads already under way (then the collector deletes it after its grace period; the
-    /// store has it on the garbage list).
+    /// store has it on the garbage list). The deletion runs after the request answers (``BlobReclaimer``).
     func release(_ version: ObjectRecord) {
         guard blobs.readersSurviveDeletion else { return }
-        discardBlob(version.blobID)
+        discardBlobLater(version.blobID)
+    }
+
+    /// ``discardBlob(_:)`` after the current request has answered: for blobs a successful write freed, whose
+    /// deletion the answer does not depend on.
+    func discardBlobLater(_ id: BlobID) {
+        reclaimer.reclaim(id) { [self] in discardBlob($0) }
     }
 
     /// Deletes a blob nothing references any more, and forgets it. The store is asked first, so no path can delete

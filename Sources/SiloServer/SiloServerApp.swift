@@ -125,4 +125,8 @@ public final class SiloServerApp: HTTPHandler {
     }
 
     static let lifecycleInterval: Int64 = 3_600 * 1_000_000
+
+    /// Returns once the blob deletions that answered requests queued (``BlobReclaimer``) are done: for tests and tools
+    /// that look at the blob store right after an overwrite or a delete.
+    public func waitForBlobReclaims() { service.reclaimer.wait() }
 }

@@ -493,7 +493,8 @@ import Testing
     static func code(_ response: TestResponse) -> String? { XMLText.value("Code", in: Substring(response.text)) }
 
     static func storedBlobs(_ server: TestServer) throws -> Set<BlobID> {
-        Set(try (server.blobs as? any BlobListing)?.allBlobIDs() ?? [])
+        server.app.waitForBlobReclaims()
+        return Set(try (server.blobs as? any BlobListing)?.allBlobIDs() ?? [])
     }
 }
 

@@ -8,6 +8,9 @@ enum Maintenance {
         service: ObjectService, registry: SessionRegistry, graceSeconds: Int64, now: Timestamp, lifecycle: Bool
     ) -> (sessions: Int, blobs: Int) {
         if lifecycle { _ = Lifecycle(service: service, now: now).run() }
+        // The deletions that requests (and the lifecycle rules just now) queued are done first: the collection below
+        // would otherwise race them for the same blobs, and a pass's counts would depend on how far they had got.
+        service.reclaimer.wait()
         var expiredSessions = 0
         var deletedBlobs = 0
         do {

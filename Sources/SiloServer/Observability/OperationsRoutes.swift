@@ -76,6 +76,15 @@ struct OperationsRoutes: Sendable {
             text.sample(
                 "silo_thumbnail_preset_jobs_dropped_total", UInt64(service.images.presetBacklog.dropped))
         }
+        let reclaims = service.reclaimer.backlog
+        text.family(
+            "silo_blob_reclaims_waiting", .gauge,
+            help: "Blobs that writes freed (overwritten or deleted versions) waiting for deletion after their answers.")
+        text.sample("silo_blob_reclaims_waiting", Int64(reclaims.waiting))
+        text.family(
+            "silo_blob_reclaims_left_total", .counter,
+            help: "Freed blobs left to the maintenance pass's collection because the deletion queue was full.")
+        text.sample("silo_blob_reclaims_left_total", UInt64(reclaims.leftToCollector))
         do {
             let usage = try service.metadata.activeSessionTotals()
             text.family(

@@ -120,7 +120,7 @@ struct XMLMultipartUploads {
                 replaced = stored.blobID
                 stored = part
             }
-            if let replaced, replaced != blobID { service.discardBlob(replaced) }
+            if let replaced, replaced != blobID { service.discardBlobLater(replaced) }
         }
         return part
     }
@@ -375,7 +375,7 @@ extension ObjectService {
         for part in parts {
             do {
                 try metadata.deleteSession(id: part.id)
-                discardBlob(part.blobID)
+                discardBlobLater(part.blobID)
             } catch {
                 logger.warning(
                     "part left to maintenance", metadata: ["silo.session": part.id, "silo.error": "\(error)"])
