@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Instructions per request of `silo serve` (user space only), counted by valgrind's callgrind: the same count for the
+# same binary and requests however busy the machine is, so two builds can be compared to the percent where wall
+# clocks and CPU time on a shared machine swing by ten. The kernel's share of a request (socket reads and sends)
+# is not counted; bench/profile.sh shows it.
+#
+#   bench/instructions.sh get        1 KiB v0 GETs (`alt=media`), as bench/run's small-object figure
+#   bench/instructions.sh metadata   v0 getMetadata
+#   bench/instructions.sh gcs        GCS JSON API media GETs (`/download/storage/v1/b/B/o/O?alt=media`)
+#
+# One event loop, the same public rules file as bench/run, a warm-up, then INSTRUCTIONS_SECONDS (default 4) of
+# requests over 8 keep-alive connections (wrk; some thousands under valgrind), counted from a zeroed collector. Prints instructions per request and the top
+# functions by their own instructions and by inclusive ones. BENCH_BIN=dir of a release `silo` skips the build;
+# INSTRUCTIONS_KEEP=DIR keeps the callgrind file there (for callgrind_annotate or kcachegrind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-get}
+case "$mode" in get | metadata | gcs) ;; *) echo "usage: bench/instructions.sh get|metadata|gcs" >&2; exit 64 ;; esac
+BENCH_WORK_PREFIX=silo-instructions
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+need_tools valgrind wrk
+release_silo
+
+port=$(free_port)
+mkdir -p "$work/cg"
+valgrind --tool=callgrind --callgrind-out-file="$work/cg/out.%p" "$bin/silo" serve --port "$port" --threads 1 \
+    --data "$work/data" --rules "$work/public.rules" --create-buckets-on-upload true >"$work/silo.log" 2>&1 &
+pids+=($!)
+base="http://127.0.0.1:$port"
+for _ in $(seq 600); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
+head -c 1024 /dev/urandom >"$work/small.bin"
+curl -sS -f -o /dev/null -X POST --data-binary @"$work/small.bin" "$base/v0/b/bench.appspot.com/o?name=small.bin"
+case "$mode" in
+get) url="$base/v0/b/bench.appspot.com/o/small.bin?alt=media" ;;
+metadata) url="$base/v0/b/bench.appspot.com/o/small.bin" ;;
+gcs) url="$base/download/storage/v1/b/bench.appspot.com/o/small.bin?alt=media" ;;
+esac
+# The first v0 read gives the object its download token (a write); then every cache is warm.
+curl -sS -f -o /dev/null "$url"
+on_load wrk -t1 -c8 -d2s "$url" >/dev/null
+callgrind_control -z >/dev/null
+out=$(on_load wrk -t1 -c8 -d"${INSTRUCTIONS_SECONDS:-4}s" "$url")
+served=$(awk '/requests in/ {print $1}' <<<"$out")
+callgrind_control -d >/dev/null
+file=$(ls "$work"/cg/out.*.1)
+total=$(callgrind_annotate "$file" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+echo "== silo serve, $mode: $served requests, $total instructions, $((total / served)) instructions per request"
+demangle() { if command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
+# callgrind_annotate's rows: "12,345 (1.23%)  file:function [object]", as instructions per request.
+per_request() {
+    grep -E '^ *[0-9,]+ ' | grep -v 'PROGRAM TOTALS' | sed -E 's/ \[[^]]*\]$//' \
+        | sed -E 's/^ *([0-9,]+) +\( *[0-9.]+%\) +/\1 /' \
+        | awk -v n="$served" '{c = $1; gsub(",", "", c); $1 = ""; printf "%8.0f %s\n", c / n, substr($0, 2, 150)}'
+}
+echo "== by own instructions (per request)"
+callgrind_annotate "$file" --threshold=100 2>/dev/null | demangle | per_request | sed -n '4,33p'
+echo "== by inclusive instructions (per request)"
+callgrind_annotate "$file" --inclusive=yes --threshold=100 2>/dev/null | demangle | per_request | sed -n '6,50p'
+if [ -n "${INSTRUCTIONS_KEEP:-}" ]; then
+    mkdir -p "$INSTRUCTIONS_KEEP"
+    cp "$file" "$INSTRUCTIONS_KEEP/callgrind.$mode"
+    echo "kept: $INSTRUCTIONS_KEEP/callgrind.$mode"
+fi
