@@ -35,7 +35,7 @@ extension Connection {
                     }
                 }
                 let bytes = UnsafeRawBufferPointer(start: base + start, count: end - start)
-                switch RequestHeadParser.parse(bytes, resumeAt: headScanResume) {
+                switch RequestHeadParser.parse(bytes, resumeAt: headScanResume, peer: peer, isSecure: io.isSecure) {
                 case .incomplete(let resumeAt):
                     headScanResume = resumeAt
                     if partialHeadSince == nil { partialHeadSince = loop.now }
@@ -71,9 +71,6 @@ extension Connection {
     }
 
     func begin(_ request: ParsedRequest) {
-        var request = request
-        request.head.peer = peer
-        request.head.isSecure = io.isSecure
         exchange = Exchange(
             keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10)
         framing = request.framing

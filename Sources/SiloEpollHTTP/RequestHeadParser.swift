@@ -33,7 +33,11 @@ enum HeadParseResult {
 /// line, resumable so a head arriving byte by byte is not rescanned), one pass that builds each string once.
 /// Pure: no I/O, no allocation before the head is complete.
 enum RequestHeadParser {
-    static func parse(_ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0) -> HeadParseResult {
+    /// `peer` and `isSecure` are the connection's, given to the head as it is made (setting them on it afterwards
+    /// would copy its fields).
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0, peer: PeerAddress? = nil, isSecure: Bool = false
+    ) -> HeadParseResult {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .incomplete(resumeAt: 0) }
         // CR and LF bytes before the request line are skipped (RFC 9112 2.2 asks to ignore at least one empty
         // line); the head starts at the first other byte, so every line from there is part of it. (The connection
@@ -56,7 +60,7 @@ enum RequestHeadParser {
             // Resume at the start of the unfinished line.
             return .incomplete(resumeAt: lineStart)
         }
-        return parseLines(bytes, from: lead, end: end)
+        return parseLines(bytes, from: lead, end: end, peer: peer, isSecure: isSecure)
     }
 
     /// How many CR and LF bytes the buffer starts with: what comes before a request line and belongs to none.
@@ -66,14 +70,16 @@ enum RequestHeadParser {
         return count
     }
 
-    private static func parseLines(_ bytes: UnsafeRawBufferPointer, from lead: Int, end: Int) -> HeadParseResult {
+    private static func parseLines(
+        _ bytes: UnsafeRawBufferPointer, from lead: Int, end: Int, peer: PeerAddress?, isSecure: Bool
+    ) -> HeadParseResult {
         var cursor = lead
         guard let requestLine = nextLine(bytes, &cursor, end: end) else {
             return .invalid(status: 400, reason: "no request line")
         }
-        var request: ParsedRequest
+        let line: RequestLine
         switch parseRequestLine(bytes, requestLine) {
-        case .success(let parsed): request = parsed
+        case .success(let parsed): line = parsed
         case .failure(let failure): return .invalid(status: failure.status, reason: failure.reason)
         }
 
@@ -130,6 +136,7 @@ enum RequestHeadParser {
             headers.add(string(bytes, name), string(bytes, value))
         }
 
+        var framing = RequestFraming.none
         if !transferEncodings.isEmpty {
             // Request smuggling defence: a body framed two ways is refused (RFC 9112 6.3).
             if contentLength != nil {
@@ -137,7 +144,7 @@ enum RequestHeadParser {
             }
             // HTTP/1.0 has no transfer codings; a proxy in front would frame the body by the connection's end while
             // we decode chunks (RFC 9112 6.1).
-            if request.isHTTP10 { return .invalid(status: 400, reason: "Transfer-Encoding on HTTP/1.0") }
+            if line.isHTTP10 { return .invalid(status: 400, reason: "Transfer-Encoding on HTTP/1.0") }
             var codings = 0
             var onlyChunked = true
             for value in transferEncodings {
@@ -150,14 +157,28 @@ enum RequestHeadParser {
             guard onlyChunked, codings == 1 else {
                 return .invalid(status: 501, reason: "unsupported transfer coding")
             }
-            request.framing = .chunked
+            framing = .chunked
         } else if let contentLength, contentLength > 0 {
-            request.framing = .length(contentLength)
+            framing = .length(contentLength)
         }
-        request.keepAlive = request.isHTTP10 ? (connectionKeepAlive && !connectionClose) : !connectionClose
-        request.awaitsContinue = expectContinue && !request.isHTTP10
-        request.head.headers = headers
+        // Made once, whole: the head's fields share one copy-on-write storage.
+        let head = HTTPRequestHead(
+            method: line.method, rawPath: line.rawPath, rawQuery: line.rawQuery, headers: headers,
+            version: line.isHTTP10 ? "HTTP/1.0" : "HTTP/1.1", peer: peer, isSecure: isSecure)
+        let request = ParsedRequest(
+            head: head, framing: framing,
+            keepAlive: line.isHTTP10 ? (connectionKeepAlive && !connectionClose) : !connectionClose,
+            awaitsContinue: expectContinue && !line.isHTTP10, isHeadMethod: line.method == "HEAD",
+            isHTTP10: line.isHTTP10)
         return .complete(request, consumed: end)
+    }
+
+    /// The parts of a request line.
+    private struct RequestLine {
+        var method: String
+        var rawPath: String
+        var rawQuery: String
+        var isHTTP10: Bool
     }
 
     private struct Failure: Error {
@@ -166,7 +187,7 @@ enum RequestHeadParser {
     }
 
     private static func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> Result<
-        ParsedRequest, Failure
+        RequestLine, Failure
     > {
         // method SP request-target SP HTTP-version, single spaces (RFC 9112 3).
         var i = line.lowerBound
@@ -216,13 +237,8 @@ enum RequestHeadParser {
         }
         let rawPath = query >= 0 ? string(bytes, targetStart..<query) : string(bytes, target)
         let rawQuery = query >= 0 ? string(bytes, (query + 1)..<target.upperBound) : ""
-        let methodName = string(bytes, method)
-        let head = HTTPRequestHead(
-            method: methodName, rawPath: rawPath, rawQuery: rawQuery, version: isHTTP10 ? "HTTP/1.0" : "HTTP/1.1")
         return .success(
-            ParsedRequest(
-                head: head, framing: .none, keepAlive: true, awaitsContinue: false,
-                isHeadMethod: methodName == "HEAD", isHTTP10: isHTTP10))
+            RequestLine(method: string(bytes, method), rawPath: rawPath, rawQuery: rawQuery, isHTTP10: isHTTP10))
     }
 
     /// Line feeds in `bytes[from..<to]`: an upper bound on the header fields.

@@ -18,8 +18,10 @@ struct ResponsePlan {
         let length = response.body.length
         sendsBody = !bodyless
         var close = !keepAlive || draining
-        // An early answer from a body sink carries `Connection: close` (the rest of the body is not read).
-        if let connection = response.headers["Connection"], connection.utf8.count == 5,
+        // An early answer from a body sink carries `Connection: close` (the rest of the body is not read). Headers
+        // formatted once hold no transport field (``HTTPHeaders/preformatted()``): no lookup for those.
+        if response.headers.wireFormat == nil, let connection = response.headers["Connection"],
+            connection.utf8.count == 5,
             equalsIgnoringCase(connection, "close")
         {
             close = true

@@ -74,7 +74,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// (RFC 9110 §5). Values are checked where they enter; this is the transports' second wall, so no
     /// stored value can ever split a response.
     public static func isSendable(_ field: (name: String, value: String)) -> Bool {
-        !field.name.isEmpty && field.name.utf8.allSatisfy(isTokenByte) && FieldText.isValid(field.value)
+        !field.name.isEmpty && field.name.withUTF8Bytes { $0.allSatisfy(isTokenByte) } && FieldText.isValid(field.value)
     }
 
     /// RFC 9110 tchar.
@@ -101,10 +101,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 /// ASCII case-insensitive comparison (header names and tokens are ASCII).
 public func equalsIgnoringCase(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
     guard a.utf8.count == b.utf8.count else { return false }
-    for (x, y) in zip(a.utf8, b.utf8) where x != y {
-        let lx = (x >= 0x41 && x <= 0x5A) ? x + 32 : x
-        let ly = (y >= 0x41 && y <= 0x5A) ? y + 32 : y
-        if lx != ly { return false }
+    // Over the bytes, not two UTF8Views in `zip`: header lookups run this several times per request, and the views
+    // cost ten times as many instructions.
+    return a.withUTF8Bytes { x in
+        b.withUTF8Bytes { y in
+            for index in 0..<x.count where !sameIgnoringCase(x[index], y[index]) { return false }
+            return true
+        }
     }
-    return true
+}
+
+@inline(__always)
+private func sameIgnoringCase(_ x: UInt8, _ y: UInt8) -> Bool {
+    if x == y { return true }
+    let lx = (x >= 0x41 && x <= 0x5A) ? x + 32 : x
+    let ly = (y >= 0x41 && y <= 0x5A) ? y + 32 : y
+    return lx == ly
 }

@@ -5,7 +5,7 @@ public struct BlobID: Hashable, Sendable, CustomStringConvertible {
 
     public init?(rawValue: String) {
         guard rawValue.utf8.count == 32,
-            rawValue.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            rawValue.withUTF8Bytes({ $0.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) } })
         else { return nil }
         self.rawValue = rawValue
     }

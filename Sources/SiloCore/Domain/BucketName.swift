@@ -6,14 +6,15 @@ public struct BucketName: Hashable, Sendable, Comparable, CustomStringConvertibl
     public let rawValue: String
 
     public init(_ rawValue: String) throws {
-        let bytes = Array(rawValue.utf8)
         func isAlnum(_ b: UInt8) -> Bool {
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
         }
-        guard !bytes.isEmpty, bytes.count <= 222,
-            bytes.allSatisfy({ isAlnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }),
-            isAlnum(bytes.first!), isAlnum(bytes.last!)
-        else {
+        let valid = rawValue.withUTF8Bytes { bytes in
+            !bytes.isEmpty && bytes.count <= 222
+                && bytes.allSatisfy({ isAlnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
+                && isAlnum(bytes[0]) && isAlnum(bytes[bytes.count - 1])
+        }
+        guard valid else {
             throw StorageError(.invalidArgument, "invalid bucket name: \(rawValue.prefix(240))")
         }
         self.rawValue = rawValue

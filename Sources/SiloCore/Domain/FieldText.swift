@@ -9,7 +9,7 @@ public enum FieldText {
     /// RFC 9110 §5.5 field-value characters: visible ASCII, space, horizontal tab and any non-ASCII byte (UTF-8 is
     /// passed through as obs-text); never CR, LF, NUL, another control character or DEL.
     public static func isValid(_ text: some StringProtocol) -> Bool {
-        text.utf8.allSatisfy { $0 >= 0x20 ? $0 != 0x7F : $0 == 0x09 }
+        text.withUTF8Bytes { $0.allSatisfy { $0 >= 0x20 ? $0 != 0x7F : $0 == 0x09 } }
     }
 
     /// Throws `.invalidArgument`, naming `field`, unless `text` is a valid field value of at most ``maxBytes``.

@@ -18,7 +18,7 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
         guard count <= Self.maxBytes else {
             throw StorageError(.invalidArgument, "object name is \(count) bytes; the limit is \(Self.maxBytes)")
         }
-        guard !rawValue.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
+        guard !rawValue.withUTF8Bytes({ $0.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D } }) else {
             throw StorageError(.invalidArgument, "object name contains NUL, CR or LF: \(rawValue.debugDescription)")
         }
         self.rawValue = rawValue

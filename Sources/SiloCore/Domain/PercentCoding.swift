@@ -12,17 +12,24 @@ public enum PercentCoding {
 
     /// ``decodeQueryComponent(_:)`` of UTF-8 bytes that are whole characters (a piece of a String cut at ASCII).
     public static func decodeQueryComponent(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        if !bytes.contains(where: { $0 == 0x25 || $0 == 0x2B }) { return String(decoding: bytes, as: UTF8.self) }
-        return decode(String(decoding: bytes, as: UTF8.self), plusIsSpace: true)
+        decode(utf8: bytes, plusIsSpace: true)
     }
 
     static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
-        // Most components have no escape: they decode to themselves (a String is valid UTF-8 already).
-        if !text.utf8.contains(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) { return String(text) }
-        let bytes = Array(text.utf8)
+        // Every request decodes its path's bucket and object this way: over the bytes, not a Substring's UTF8View.
+        text.withUTF8Bytes { decode(utf8: $0, plusIsSpace: plusIsSpace) }
+    }
+
+    /// `bytes` are whole UTF-8 characters (a valid string or a piece of one cut at ASCII).
+    private static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
+        // Most components have no escape: they decode to themselves.
+        guard let first = bytes.firstIndex(where: { $0 == 0x25 || (plusIsSpace && $0 == 0x2B) }) else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
-        var i = 0
+        out.append(contentsOf: bytes[..<first])
+        var i = first
         while i < bytes.count {
             let b = bytes[i]
             if b == 0x25 {

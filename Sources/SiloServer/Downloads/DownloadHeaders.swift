@@ -5,7 +5,11 @@ import SiloWire
 /// The response headers of one object version's downloads, which depend on nothing but the version (and on which
 /// API serves it: the GCS JSON API's media downloads also carry the custom metadata as `x-goog-meta-*`, as GCS's
 /// do; the v0 API's, which token holders read, do not; the XML API's name the version by its MD5, as GCS's do).
-struct DownloadHeaders: Sendable {
+///
+/// Immutable classes, not structs: every download takes these out of ``VersionResponseCache``, and a struct of
+/// three variants of four header lists was some twenty retains and releases per copy (callgrind,
+/// `bench/instructions.sh get`); a class is one.
+final class DownloadHeaders: Sendable {
     enum API: Sendable {
         case firebase
         case gcs
@@ -13,7 +17,7 @@ struct DownloadHeaders: Sendable {
     }
 
     /// The header lists of one API's answers.
-    struct Variant: Sendable {
+    final class Variant: Sendable {
         /// The quoted ETag that `If-Match` and `If-None-Match` are compared with.
         let etag: String
         /// Validators, type, disposition and the `X-Goog-*` fields every download carries.
@@ -22,6 +26,13 @@ struct DownloadHeaders: Sendable {
         let encoded: HTTPHeaders
         /// `encoded` plus `X-Goog-Hash`: a whole-object 200, as sent.
         let whole: HTTPHeaders
+
+        init(etag: String, base: HTTPHeaders, encoded: HTTPHeaders, whole: HTTPHeaders) {
+            self.etag = etag
+            self.base = base
+            self.encoded = encoded
+            self.whole = whole
+        }
     }
 
     let firebase: Variant

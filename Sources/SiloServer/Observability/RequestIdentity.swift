@@ -34,11 +34,13 @@ final class RequestIDs: Sendable {
 
     static func isAcceptable(_ id: String) -> Bool {
         (1...64).contains(id.utf8.count)
-            && id.utf8.allSatisfy { byte in
-                switch byte {
-                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                    true
-                default: false
+            && id.withUTF8Bytes { bytes in
+                bytes.allSatisfy { byte in
+                    switch byte {
+                    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                        true
+                    default: false
+                    }
                 }
             }
     }

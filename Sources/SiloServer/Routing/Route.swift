@@ -117,20 +117,45 @@ enum Route: Equatable {
     /// decoding each segment and joining them with `/` (a literal `/` decodes to itself), for a fraction of the
     /// allocations — every Firebase request takes this path. Nil when the path does not start with `/v0/b/`.
     private static func parseV0(_ rawPath: String) throws -> Route? {
-        let utf8 = rawPath.utf8
-        guard utf8.starts(with: "/v0/b/".utf8) else { return nil }
-        let bucketStart = utf8.index(utf8.startIndex, offsetBy: 6)
-        guard let slash = utf8[bucketStart...].firstIndex(of: UInt8(ascii: "/")) else { return .unknown }
-        let o = utf8.index(after: slash)
-        guard o != utf8.endIndex, utf8[o] == UInt8(ascii: "o") else { return .unknown }
-        let afterO = utf8.index(after: o)
-        guard afterO == utf8.endIndex || utf8[afterO] == UInt8(ascii: "/") else { return .unknown }
-        // '/' and 'o' are ASCII, so these UTF-8 indices are valid String indices.
-        let bucket = try BucketName(try decode(rawPath[bucketStart..<slash]))
-        if afterO == utf8.endIndex { return .firebaseBucket(bucket) }
-        let object = rawPath[utf8.index(after: afterO)...]
-        if object.isEmpty { return .firebaseBucket(bucket) }
-        return .firebaseObject(bucket, try ObjectName(try decode(object)))
+        // Found over the bytes (every v0 request is routed here first): '/' and 'o' are ASCII, so each cut is a
+        // valid String index.
+        let parts = rawPath.withUTF8Bytes { bytes -> V0Parts in
+            let prefix = v0Prefix
+            guard bytes.count >= prefix.count else { return .notV0 }
+            for index in 0..<prefix.count where bytes[index] != prefix[index] { return .notV0 }
+            var slash = prefix.count
+            while slash < bytes.count && bytes[slash] != UInt8(ascii: "/") { slash += 1 }
+            let o = slash + 1
+            guard o < bytes.count, bytes[o] == UInt8(ascii: "o") else { return .unknown }
+            let afterO = o + 1
+            guard afterO == bytes.count || bytes[afterO] == UInt8(ascii: "/") else { return .unknown }
+            let bucket = prefix.count..<slash
+            // `/o` and `/o/` name the bucket.
+            guard afterO + 1 < bytes.count else { return .bucket(bucket) }
+            return .object(bucket: bucket, object: (afterO + 1)..<bytes.count)
+        }
+        func piece(_ range: Range<Int>) -> Substring {
+            let utf8 = rawPath.utf8
+            let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+            return rawPath[start..<utf8.index(start, offsetBy: range.count)]
+        }
+        switch parts {
+        case .notV0: return nil
+        case .unknown: return .unknown
+        case .bucket(let bucket): return .firebaseBucket(try BucketName(try decode(piece(bucket))))
+        case .object(let bucket, let object):
+            return .firebaseObject(try BucketName(try decode(piece(bucket))), try ObjectName(try decode(piece(object))))
+        }
+    }
+
+    private static let v0Prefix = Array("/v0/b/".utf8)
+
+    /// Where a `/v0/b/` path's bucket and object lie, as byte offsets.
+    private enum V0Parts {
+        case notV0
+        case unknown
+        case bucket(Range<Int>)
+        case object(bucket: Range<Int>, object: Range<Int>)
     }
 
     /// GCS JSON API paths, with or without the `/storage/v1` (or `/download/storage/v1`, `/upload/storage/v1`)
