@@ -13,9 +13,7 @@ extension Connection {
         while phase != .closed {
             if outStart < out.count {
                 let more = moreFollows
-                let result = out.withUnsafeBytes { bytes in
-                    io.write(UnsafeRawBufferPointer(rebasing: bytes[outStart...]), moreFollows: more)
-                }
+                let result = io.write(out.bytes(from: outStart), moreFollows: more)
                 let sent: Int
                 switch result {
                 case .transferred(let count):
@@ -34,11 +32,7 @@ extension Connection {
                     block()
                     return
                 }
-                if out.capacity > 256 * 1024 {
-                    out = []
-                } else {
-                    out.removeAll(keepingCapacity: true)
-                }
+                out.removeAll(keepingAtMost: 256 * 1024)
                 outStart = 0
             }
             switch outBody {
@@ -129,15 +123,15 @@ extension Connection {
                 return
             }
             finishStream(producer)
-            if chunked { ResponseWriter.append("0\r\n\r\n", to: &out) }
+            if chunked { out.append("0\r\n\r\n") }
             return
         }
         if chunked {
             ResponseWriter.appendHex(produced, to: &out)
-            ResponseWriter.append("\r\n", to: &out)
+            out.append("\r\n")
         }
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<produced]))
-        if chunked { ResponseWriter.append("\r\n", to: &out) }
+        out.append(UnsafeRawBufferPointer(rebasing: buffer[0..<produced]))
+        if chunked { out.append("\r\n") }
         if let remaining {
             let left = remaining - Int64(produced)
             if left == 0 {

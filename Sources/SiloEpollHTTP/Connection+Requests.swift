@@ -103,7 +103,7 @@ extension Connection {
     func began(_ disposition: RequestDisposition) {
         switch machine.began(disposition) {
         case .readBody(let sendContinue):
-            if sendContinue { ResponseWriter.append("HTTP/1.1 100 Continue\r\n\r\n", to: &out) }
+            if sendContinue { out.append("HTTP/1.1 100 Continue\r\n\r\n") }
             startBody()
         case .proceed:
             // The answer is known; the body, if any, is read and dropped first.

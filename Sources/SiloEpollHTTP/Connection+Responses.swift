@@ -12,14 +12,15 @@ extension Connection {
             body: .bytes(Array("\(reason)\n".utf8)))
     }
 
-    func respond(_ response: HTTPResponse) {
+    func respond(_ response: consuming HTTPResponse) {
         // From here the response counts in flight (`unsentResponses`) until it is written; the machine is done.
         _ = machine.completed()
         queue(response, countsInFlight: true)
     }
 
     /// Appends the head (and a body in memory) to `out` and sets up a file or stream body to follow.
-    func queue(_ proposed: HTTPResponse, countsInFlight: Bool) {
+    /// Consumes the response: it is mutated in place (a fault's body, an invalid status), never copied.
+    func queue(_ proposed: consuming HTTPResponse, countsInFlight: Bool) {
         if countsInFlight { unsentResponses += 1 }
         var response = proposed
         if !(200...999).contains(response.status) {
@@ -69,7 +70,7 @@ extension Connection {
         case .empty:
             break
         case .bytes(let bytes):
-            out.append(contentsOf: bytes)
+            out.append(bytes)
         case .file(let descriptor, let offset, let length):
             if length > 0 { outBody = .file(descriptor, offset: offset, remaining: length) }
         case .stream(let length, let producer):

@@ -17,22 +17,30 @@ enum HTTPDate {
         ]
         var line: [UInt8] = []
         line.reserveCapacity(40)
-        ResponseWriter.append("Date: ", to: &line)
-        ResponseWriter.append(days[Int(parts.tm_wday) % 7], to: &line)
-        ResponseWriter.append(", ", to: &line)
+        append("Date: ", to: &line)
+        append(days[Int(parts.tm_wday) % 7], to: &line)
+        append(", ", to: &line)
         appendTwoDigits(Int(parts.tm_mday), to: &line)
         line.append(0x20)
-        ResponseWriter.append(months[Int(parts.tm_mon) % 12], to: &line)
+        append(months[Int(parts.tm_mon) % 12], to: &line)
         line.append(0x20)
-        ResponseWriter.appendDecimal(Int64(parts.tm_year) + 1900, to: &line)
+        appendDecimal(Int(parts.tm_year) + 1900, to: &line)
         line.append(0x20)
         appendTwoDigits(Int(parts.tm_hour), to: &line)
         line.append(0x3A)
         appendTwoDigits(Int(parts.tm_min), to: &line)
         line.append(0x3A)
         appendTwoDigits(Int(parts.tm_sec), to: &line)
-        ResponseWriter.append(" GMT\r\n", to: &line)
+        append(" GMT\r\n", to: &line)
         return line
+    }
+
+    private static func append(_ literal: StaticString, to line: inout [UInt8]) {
+        line.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    private static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
+        line.append(contentsOf: String(value).utf8)
     }
 
     private static func appendTwoDigits(_ value: Int, to line: inout [UInt8]) {

@@ -1,3 +1,4 @@
+import SiloCore
 import SiloHTTP
 
 /// What the transport sends for one response, decided from the response and the request it answers.
@@ -50,23 +51,19 @@ struct ResponsePlan {
     }
 }
 
-/// Serializes response heads into a byte buffer, without building intermediate strings.
+/// Serializes response heads into a connection's ``OutputBytes``, without building intermediate strings.
 enum ResponseWriter {
     /// Returns the names of fields left out because they could not be sent safely (see `HTTPHeaders.isSendable`).
     @discardableResult
     static func appendHead(
-        _ response: HTTPResponse, plan: ResponsePlan, isHTTP10: Bool, dateLine: [UInt8], to out: inout [UInt8]
+        _ response: HTTPResponse, plan: ResponsePlan, isHTTP10: Bool, dateLine: [UInt8], to out: inout OutputBytes
     ) -> [String] {
         var refused: [String] = []
-        append("HTTP/1.1 ", to: &out)
-        appendDecimal(Int64(response.status), to: &out)
-        out.append(0x20)
-        append(reasonPhrase(response.status), to: &out)
-        append("\r\n", to: &out)
+        appendStatusLine(response.status, to: &out)
         var sawDate = false
         if let wire = response.headers.wireFormat {
             // Formatted once for many responses; it holds no Date and no field the transport owns.
-            out.append(contentsOf: wire)
+            out.append(wire)
         } else {
             for field in response.headers {
                 // The transport owns the framing and connection headers: they must match what it sends.
@@ -77,44 +74,57 @@ enum ResponseWriter {
                     continue
                 }
                 if !sawDate && field.name.utf8.count == 4 && equalsIgnoringCase(field.name, "Date") { sawDate = true }
-                out.append(contentsOf: field.name.utf8)
-                append(": ", to: &out)
-                out.append(contentsOf: field.value.utf8)
-                append("\r\n", to: &out)
+                out.append(utf8: field.name)
+                out.append(": ")
+                out.append(utf8: field.value)
+                out.append("\r\n")
             }
         }
         if let id = response.requestID {
-            if HTTPHeaders.isSendable(("X-Request-Id", id)) {
-                append("X-Request-Id: ", to: &out)
-                out.append(contentsOf: id.utf8)
-                append("\r\n", to: &out)
+            if FieldText.isValid(id) {
+                out.append("X-Request-Id: ")
+                out.append(utf8: id)
+                out.append("\r\n")
             } else {
                 refused.append("X-Request-Id")
             }
         }
-        if !sawDate { out.append(contentsOf: dateLine) }
+        if !sawDate { out.append(dateLine) }
         if let length = plan.contentLength {
-            append("Content-Length: ", to: &out)
+            out.append("Content-Length: ")
             appendDecimal(length, to: &out)
-            append("\r\n", to: &out)
+            out.append("\r\n")
         }
-        if plan.chunked { append("Transfer-Encoding: chunked\r\n", to: &out) }
+        if plan.chunked { out.append("Transfer-Encoding: chunked\r\n") }
         if plan.closesConnection {
-            append("Connection: close\r\n", to: &out)
+            out.append("Connection: close\r\n")
         } else if isHTTP10 {
-            append("Connection: keep-alive\r\n", to: &out)
+            out.append("Connection: keep-alive\r\n")
         }
-        append("\r\n", to: &out)
+        out.append("\r\n")
         return refused
     }
 
-    static func append(_ literal: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    /// `HTTP/1.1 NNN Reason\r\n`: one append for the statuses of most answers.
+    static func appendStatusLine(_ status: Int, to out: inout OutputBytes) {
+        switch status {
+        case 200: out.append("HTTP/1.1 200 OK\r\n")
+        case 204: out.append("HTTP/1.1 204 No Content\r\n")
+        case 206: out.append("HTTP/1.1 206 Partial Content\r\n")
+        case 304: out.append("HTTP/1.1 304 Not Modified\r\n")
+        case 404: out.append("HTTP/1.1 404 Not Found\r\n")
+        default:
+            out.append("HTTP/1.1 ")
+            appendDecimal(Int64(status), to: &out)
+            out.append(byte: 0x20)
+            out.append(reasonPhrase(status))
+            out.append("\r\n")
+        }
     }
 
-    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+    static func appendDecimal(_ value: Int64, to out: inout OutputBytes) {
         guard value > 0 else {
-            out.append(0x30)
+            out.append(byte: 0x30)
             return
         }
         var digits:
@@ -130,12 +140,12 @@ enum ResponseWriter {
                 rest /= 10
                 count += 1
             }
-            out.append(contentsOf: buffer[(20 - count)...])
+            out.append(UnsafeRawBufferPointer(rebasing: buffer[(20 - count)...]))
         }
     }
 
     /// Lowercase hexadecimal, for chunk sizes.
-    static func appendHex(_ value: Int, to out: inout [UInt8]) {
+    static func appendHex(_ value: Int, to out: inout OutputBytes) {
         let hex: StaticString = "0123456789abcdef"
         var shift = (Int.bitWidth / 4 - 1) * 4
         var started = false
@@ -143,7 +153,7 @@ enum ResponseWriter {
             let digit = (value >> shift) & 0xF
             if digit != 0 || started || shift == 0 {
                 started = true
-                out.append(hex.utf8Start[digit])
+                out.append(byte: hex.utf8Start[digit])
             }
             shift -= 4
         }

@@ -22,10 +22,16 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The first value of `name`, compared case-insensitively.
     public subscript(name: String) -> String? {
-        for field in fields where field.name.utf8.count == name.utf8.count && equalsIgnoringCase(field.name, name) {
-            return field.value
+        // By index into the buffer: iterating `fields` copied each (name, value) pair, two retains and releases per
+        // field, for lookups that mostly find nothing.
+        let count = name.utf8.count
+        return fields.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices
+            where buffer[index].name.utf8.count == count && equalsIgnoringCase(buffer[index].name, name) {
+                return buffer[index].value
+            }
+            return nil
         }
-        return nil
     }
 
     public func values(_ name: String) -> [String] {

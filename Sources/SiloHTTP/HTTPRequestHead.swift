@@ -155,7 +155,10 @@ public struct QueryParameters: Sendable {
         }
         self.items = items
     }
-    public subscript(name: String) -> String? { items.first { $0.name == name }?.value }
+    public subscript(name: String) -> String? {
+        for index in items.indices where items[index].name == name { return items[index].value }
+        return nil
+    }
     /// Case-insensitive lookup, for parameters some clients spell differently (`ifMetaGenerationNotMatch`).
     public func ignoringCase(_ name: String) -> String? { items.first { equalsIgnoringCase($0.name, name) }?.value }
     public func contains(_ name: String) -> Bool { self[name] != nil }

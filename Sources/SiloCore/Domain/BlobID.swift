@@ -10,6 +10,14 @@ public struct BlobID: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
+    /// Half the digits: they are random, so 64 bits tell ids apart as well as 128 for a hash table, for half the
+    /// hashing (small downloads look their bytes up by blob id).
+    public func hash(into hasher: inout Hasher) {
+        rawValue.withUTF8Bytes {
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0.prefix(16))))
+        }
+    }
+
     public static func random() -> BlobID {
         var generator = SystemRandomNumberGenerator()
         let hex = Array("0123456789abcdef".utf8)

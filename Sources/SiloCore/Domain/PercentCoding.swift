@@ -5,6 +5,11 @@ public enum PercentCoding {
         decode(text, plusIsSpace: false)
     }
 
+    /// ``decodePathComponent(_:)`` of UTF-8 bytes that are whole characters (a piece of a String cut at ASCII).
+    public static func decodePathComponent(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        decode(utf8: bytes, plusIsSpace: false)
+    }
+
     /// Decodes a query component form-style: `+` is a space, then `%XX` escapes.
     public static func decodeQueryComponent(_ text: some StringProtocol) -> String? {
         decode(text, plusIsSpace: true)

@@ -20,6 +20,10 @@ public final class CachingMetadataStore: MetadataStore {
     private struct Key: Hashable {
         var bucket: BucketName
         var name: ObjectName
+
+        /// The name alone: a deployment has few buckets, and hashing the bucket's string as well was a second
+        /// SipHash pass per lookup, for collisions between same-named objects of two buckets that `==` resolves.
+        func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 
     private struct State {

@@ -76,9 +76,9 @@ public final class PathDecisionCache: Sendable {
             return (same ?? nil) ?? x.elementsEqual(y)
         }
 
+        /// Not the bucket: a deployment has few, and `==` resolves what the path leaves (one SipHash pass less).
         func hash(into hasher: inout Hasher) {
             hasher.combine(operation)
-            hasher.combine(bucket)
             let utf8 = path.utf8
             if utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
                 for byte in utf8 { hasher.combine(byte) }

@@ -27,7 +27,8 @@ final class SmallBlobCache: @unchecked Sendable {
     /// Entries larger than this are not kept.
     let maxEntryBytes: Int
     let capacityBytes: Int
-    private var state = State()
+    /// Unchecked: touched only under `lock`, which makes the accesses exclusive already (see ``BlockingMutex``).
+    @exclusivity(unchecked) private var state = State()
     /// A miss on an event loop is not counted: the request goes on to a worker, which looks again and counts it.
     let lookups = CacheCounters()
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)

@@ -9,7 +9,8 @@ enum ThumbnailQuery {
     /// nil for a plain download (no thumbnail parameter). Throws 400 for a bucket that serves no thumbnails, a size
     /// off its allow-list, a format it does not serve, or a malformed value.
     static func spec(_ query: QueryParameters, bucket: BucketName, settings: ImageSettings) throws -> ThumbnailSpec? {
-        guard names.contains(where: { query[$0] != nil }) else { return nil }
+        // One pass over the query (every download asks): not a lookup per parameter name.
+        guard query.items.contains(where: { item in names.contains(item.name) }) else { return nil }
         guard let allowed = settings.bucket(bucket), !allowed.sizes.isEmpty else {
             throw StorageError(.invalidArgument, "Bucket \(bucket) serves no thumbnails (width, height, fit, format)")
         }

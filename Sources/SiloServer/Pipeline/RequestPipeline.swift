@@ -87,29 +87,29 @@ struct RequestPipeline: Sendable {
     /// What every answer passes through once: the log line of a server-side failure, CORS, then what
     /// ``observe(_:_:_:)`` adds.
     func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
-        let exchange = failed(response, head, exchange)
+        let failureID = failed(response, head)
         if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
-        observe(&response, head, exchange)
+        observe(&response, head, exchange, id: failureID)
     }
 
-    /// A 5xx's log line and its count by kind; the exchange takes the id the answer's message names (the same one
-    /// unless the failure was rendered outside a handler).
-    private func failed(_ response: HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) -> Exchange {
+    /// A 5xx's log line and its count by kind; the id the answer's message names (the exchange's own unless the
+    /// failure was rendered outside a handler), nil for an answer that is no failure.
+    private func failed(_ response: HTTPResponse, _ head: HTTPRequestHead) -> String? {
         logFailure(response, head)
-        guard let failure = response.failure as? ServerFailure else { return exchange }
+        guard let failure = response.failure as? ServerFailure else { return nil }
         observability.failures.count(failure.error.code)
-        var exchange = exchange
-        exchange.id = failure.requestID
-        return exchange
+        return failure.requestID
     }
 
     /// The request's metrics, its `X-Request-Id` and its access-log line: once per answer, for every API, on
     /// whichever thread answers (the loop's for inline answers, so only atomic adds and, with an access log, one
     /// short append).
-    func observe(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
-        let id = exchange.id ?? observability.requestIDs.resolve(head)
-        // A 5xx carries its id in its headers already.
-        if response.headers["X-Request-Id"] == nil { response.requestID = id }
+    /// `id` overrides the exchange's (a failure rendered outside the handler names its own).
+    func observe(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, id: String? = nil) {
+        let id = id ?? exchange.id ?? observability.requestIDs.resolve(head)
+        // A 5xx carries its id in its headers already (``Reply/failing(_:status:headers:render:)``, the only answers
+        // with a failure); no other answer's fields need searching.
+        if response.failure == nil || response.headers["X-Request-Id"] == nil { response.requestID = id }
         record(head, exchange, id: id, status: response.status, bytesOut: response.body.length)
     }
 
@@ -360,7 +360,7 @@ struct RequestPipeline: Sendable {
             case .readBody(let sink): Self.drive(sink, body)
             }
         }
-        observe(&response, head, failed(response, head, exchange))
+        observe(&response, head, exchange, id: failed(response, head))
         return response
     }
 

@@ -117,8 +117,8 @@ enum Route: Equatable {
     /// decoding each segment and joining them with `/` (a literal `/` decodes to itself), for a fraction of the
     /// allocations — every Firebase request takes this path. Nil when the path does not start with `/v0/b/`.
     private static func parseV0(_ rawPath: String) throws -> Route? {
-        // Found over the bytes (every v0 request is routed here first): '/' and 'o' are ASCII, so each cut is a
-        // valid String index.
+        // Found and decoded over the bytes (every v0 request is routed here first): '/' and 'o' are ASCII, so each
+        // piece is whole UTF-8 characters.
         let parts = rawPath.withUTF8Bytes { bytes -> V0Parts in
             let prefix = v0Prefix
             guard bytes.count >= prefix.count else { return .notV0 }
@@ -129,33 +129,47 @@ enum Route: Equatable {
             guard o < bytes.count, bytes[o] == UInt8(ascii: "o") else { return .unknown }
             let afterO = o + 1
             guard afterO == bytes.count || bytes[afterO] == UInt8(ascii: "/") else { return .unknown }
-            let bucket = prefix.count..<slash
+            func decoded(_ range: Range<Int>) -> Piece {
+                Piece(range, PercentCoding.decodePathComponent(utf8: UnsafeBufferPointer(rebasing: bytes[range])))
+            }
+            let bucket = decoded(prefix.count..<slash)
             // `/o` and `/o/` name the bucket.
             guard afterO + 1 < bytes.count else { return .bucket(bucket) }
-            return .object(bucket: bucket, object: (afterO + 1)..<bytes.count)
+            return .object(bucket, decoded((afterO + 1)..<bytes.count))
         }
-        func piece(_ range: Range<Int>) -> Substring {
+        /// The decoded text, or the error that names the raw segment.
+        func text(_ piece: Piece) throws -> String {
+            if let text = piece.decoded { return text }
             let utf8 = rawPath.utf8
-            let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
-            return rawPath[start..<utf8.index(start, offsetBy: range.count)]
+            let start = utf8.index(utf8.startIndex, offsetBy: piece.range.lowerBound)
+            return try decode(rawPath[start..<utf8.index(start, offsetBy: piece.range.count)])
         }
         switch parts {
         case .notV0: return nil
         case .unknown: return .unknown
-        case .bucket(let bucket): return .firebaseBucket(try BucketName(try decode(piece(bucket))))
+        case .bucket(let bucket): return .firebaseBucket(try BucketName(try text(bucket)))
         case .object(let bucket, let object):
-            return .firebaseObject(try BucketName(try decode(piece(bucket))), try ObjectName(try decode(piece(object))))
+            return .firebaseObject(try BucketName(try text(bucket)), try ObjectName(try text(object)))
         }
     }
 
     private static let v0Prefix = Array("/v0/b/".utf8)
 
-    /// Where a `/v0/b/` path's bucket and object lie, as byte offsets.
+    /// A piece of a `/v0/b/` path: where it lies (byte offsets) and its decoded text, nil when it does not decode.
+    private struct Piece {
+        var range: Range<Int>
+        var decoded: String?
+        init(_ range: Range<Int>, _ decoded: String?) {
+            self.range = range
+            self.decoded = decoded
+        }
+    }
+
     private enum V0Parts {
         case notV0
         case unknown
-        case bucket(Range<Int>)
-        case object(bucket: Range<Int>, object: Range<Int>)
+        case bucket(Piece)
+        case object(Piece, Piece)
     }
 
     /// GCS JSON API paths, with or without the `/storage/v1` (or `/download/storage/v1`, `/upload/storage/v1`)
