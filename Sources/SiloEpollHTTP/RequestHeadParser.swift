@@ -133,7 +133,7 @@ enum RequestHeadParser {
             } else if equalsLowercase(bytes, name, "expect") {
                 if equalsLowercase(bytes, value, "100-continue") { expectContinue = true }
             }
-            headers.add(string(bytes, name), string(bytes, value))
+            headers.add(fieldName(bytes, name), string(bytes, value))
         }
 
         var framing = RequestFraming.none
@@ -238,8 +238,40 @@ enum RequestHeadParser {
         let rawPath = query >= 0 ? string(bytes, targetStart..<query) : string(bytes, target)
         let rawQuery = query >= 0 ? string(bytes, (query + 1)..<target.upperBound) : ""
         return .success(
-            RequestLine(method: string(bytes, method), rawPath: rawPath, rawQuery: rawQuery, isHTTP10: isHTTP10))
+            RequestLine(method: methodName(bytes, method), rawPath: rawPath, rawQuery: rawQuery, isHTTP10: isHTTP10))
     }
+
+    /// The method as a literal when it is one of HTTP's own (no string made per request).
+    private static func methodName(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        for known in knownMethods where equalsExactly(bytes, range, known.bytes) { return known.text }
+        return string(bytes, range)
+    }
+
+    /// A field name as a literal when it is one that clients send with most requests, spelled as they send it
+    /// (names compare case-insensitively; a name spelled otherwise is made as it came).
+    private static func fieldName(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        for known in commonFieldNames where equalsExactly(bytes, range, known.bytes) { return known.text }
+        return string(bytes, range)
+    }
+
+    private struct Literal {
+        let bytes: StaticString
+        let text: String
+        init(_ literal: StaticString) {
+            bytes = literal
+            text = literal.description
+        }
+    }
+
+    private static let knownMethods: [Literal] =
+        (["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as [StaticString]).map(Literal.init)
+
+    private static let commonFieldNames: [Literal] =
+        ([
+            "Host", "host", "User-Agent", "user-agent", "Accept", "accept", "Accept-Encoding", "accept-encoding",
+            "Connection", "connection", "Authorization", "authorization", "Content-Type", "content-type",
+            "Content-Length", "content-length", "Range", "range", "X-Goog-Api-Client", "x-goog-api-client",
+        ] as [StaticString]).map(Literal.init)
 
     /// Line feeds in `bytes[from..<to]`: an upper bound on the header fields.
     private static func countLines(_ bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int {

@@ -59,8 +59,7 @@ public final class SiloServerApp: HTTPHandler {
         var exchange = Exchange(id: nil)
         exchange.routed(route, head)
         guard route.readsOneObject else { return .deferred(PendingRequest(pipeline, route, head, nil, exchange)) }
-        let attempt = InlineAttempt()
-        return InlineAttempt.$current.withValue(attempt) {
+        return InlineAttempt.run { attempt in
             let admission = inlinePipeline.admit(route, head, &exchange)
             // A credential that needed the store (a signed URL's HMAC key) is verified again on the worker: a
             // refused read, even one a step took with `try?`, may have left a principal that is not the real one.

@@ -65,15 +65,11 @@ public final class PathDecisionCache: Sendable {
         var path: String
 
         static func == (a: Key, b: Key) -> Bool {
-            guard a.operation == b.operation, a.bucket == b.bucket else { return false }
-            let (x, y) = (a.path.utf8, b.path.utf8)
-            guard x.count == y.count else { return false }
-            let same = x.withContiguousStorageIfAvailable { p in
-                y.withContiguousStorageIfAvailable { q in
-                    p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0
-                }
+            guard a.operation == b.operation, a.path.utf8.count == b.path.utf8.count else { return false }
+            let samePath = a.path.withUTF8Bytes { p in
+                b.path.withUTF8Bytes { q in p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0 }
             }
-            return (same ?? nil) ?? x.elementsEqual(y)
+            return samePath && a.bucket == b.bucket
         }
 
         /// Not the bucket: a deployment has few, and `==` resolves what the path leaves (one SipHash pass less).
