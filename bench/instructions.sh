@@ -6,7 +6,6 @@
 #
 #   bench/instructions.sh get        1 KiB v0 GETs (`alt=media`), as bench/run's small-object figure
 #   bench/instructions.sh metadata   v0 getMetadata
-#   bench/instructions.sh gcs        GCS JSON API media GETs (`/download/storage/v1/b/B/o/O?alt=media`)
 #
 # One event loop, the same public rules file as bench/run, a warm-up, then INSTRUCTIONS_SECONDS (default 4) of
 # requests over 8 keep-alive connections (wrk; some thousands under valgrind), counted from a zeroed collector. Prints instructions per request and the top
@@ -15,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-get}
-case "$mode" in get | metadata | gcs) ;; *) echo "usage: bench/instructions.sh get|metadata|gcs" >&2; exit 64 ;; esac
+case "$mode" in get | metadata) ;; *) echo "usage: bench/instructions.sh get|metadata" >&2; exit 64 ;; esac
 BENCH_WORK_PREFIX=silo-instructions
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
@@ -34,7 +33,6 @@ curl -sS -f -o /dev/null -X POST --data-binary @"$work/small.bin" "$base/v0/b/be
 case "$mode" in
 get) url="$base/v0/b/bench.appspot.com/o/small.bin?alt=media" ;;
 metadata) url="$base/v0/b/bench.appspot.com/o/small.bin" ;;
-gcs) url="$base/download/storage/v1/b/bench.appspot.com/o/small.bin?alt=media" ;;
 esac
 # The first v0 read gives the object its download token (a write); then every cache is warm.
 curl -sS -f -o /dev/null "$url"
