@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A cheap, deterministic performance guard for CI (no timing): counts the system calls `silo serve` makes per small
 # v0 download (`alt=media`, 1 KiB), per getMetadata and per 20-item listing, over a fixed run of keep-alive requests
-# traced with `strace -c -f`, and fails if any exceeds its ceiling in bench/thresholds.json. A regression such as
+# traced with `strace -c -f`, and the user-space instructions per small download and getMetadata under callgrind
+# (bench/instructions.sh), and fails if any exceeds its ceiling in bench/thresholds.json. A regression such as
 # reopening small blobs per request, an extra SQLite lock round trip or a per-request write shows up here as a
-# changed count. Runs in a few seconds. Usage: bench/guard.sh [--print]   (--print: show counts, never fail)
+# changed count. Runs in under a minute (most of it valgrind). Usage: bench/guard.sh [--print]   (--print: show counts,
+# never fail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 requests=200
@@ -65,6 +67,21 @@ for name in small_get get_metadata list_20_items; do
     # Every request needs at least a read and a send: fewer means the trace or its parsing broke, not a win.
     if [ "$(echo "${counts[$name]} < 2" | bc -l)" = 1 ]; then verdict="FAIL (below 2: the measurement is broken)"; status=1; fi
     printf '%-14s %6s syscalls/request (ceiling %s) %s\n' "$name" "${counts[$name]}" "$limit" "$verdict"
+done
+# Instructions per request (callgrind, user space): deterministic for a binary, unlike any timing.
+for name in small_get:get get_metadata:metadata; do
+    measured=$(BENCH_BIN=$(dirname "$binary") bench/instructions.sh "${name#*:}" 2>/dev/null \
+        | awk '/instructions per request/ {print $(NF - 3)}')
+    limit=$(python3 -c "import json; print(json.load(open('bench/thresholds.json'))['instructions_per_request']['${name%%:*}'])")
+    verdict=ok
+    if [ -z "$measured" ]; then
+        verdict="FAIL (no count: bench/instructions.sh ${name#*:} did not run)"
+        status=1
+    elif [ "$measured" -gt "$limit" ]; then
+        verdict=FAIL
+        status=1
+    fi
+    printf '%-14s %6s instructions/request (ceiling %s) %s\n' "${name%%:*}" "${measured:-?}" "$limit" "$verdict"
 done
 if [ "${1:-}" = --print ]; then
     for name in small_get get_metadata list_20_items; do echo "--- $name"; cat "$work/$name.strace"; done

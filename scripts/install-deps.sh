@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Silo builds and tests with, if any is missing. Safe to run repeatedly.
 set -euo pipefail
-packages=(libmicrohttpd-dev libvips-dev libvips-tools libsqlite3-dev libssl-dev libisal-dev zlib1g-dev libcurl4-openssl-dev libpq-dev postgresql-15 pkg-config curl python3 bc tmux strace nginx rclone openssl chromium chromium-driver prometheus logrotate time)
+packages=(libmicrohttpd-dev libvips-dev libvips-tools libsqlite3-dev libssl-dev libisal-dev zlib1g-dev libcurl4-openssl-dev libpq-dev postgresql-15 pkg-config curl python3 bc tmux strace nginx rclone openssl chromium chromium-driver prometheus logrotate time valgrind wrk)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
