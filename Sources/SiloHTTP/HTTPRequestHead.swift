@@ -2,7 +2,7 @@ import SiloCore
 
 /// What arrives before the body: method, raw target, headers.
 ///
-/// Its fields live in one copy-on-write reference: the head is copied along every step of a request (into the
+/// Its fields live in one ``CopyOnWrite`` storage: the head is copied along every step of a request (into the
 /// context, the route's work, the answer's bookkeeping), and copied field by field that was a dozen retains and
 /// releases each time (callgrind, `bench/instructions.sh get`). Mutation copies the fields first when they are
 /// shared, so it keeps value semantics.
@@ -17,82 +17,47 @@ public struct HTTPRequestHead: Sendable {
         var isSecure: Bool
     }
 
-    /// `@unchecked Sendable`: `values` is written only through `HTTPRequestHead`'s `_modify` accessors, after
-    /// `isKnownUniquelyReferenced` (a copy otherwise), so a storage two heads or two threads share is never written.
-    private final class Storage: @unchecked Sendable {
-        /// Unchecked: the struct's own accesses are checked statically, and this instance is written only while
-        /// uniquely referenced, so a dynamic check (one per field read, a thousand instructions per request) finds
-        /// nothing.
-        @exclusivity(unchecked) var values: Values
-        init(_ values: Values) { self.values = values }
-    }
-
-    private var storage: Storage
-
-    private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-    }
+    private var storage: CopyOnWrite<Values>
 
     public var method: String {
         _read { yield storage.values.method }
-        _modify {
-            makeUnique()
-            yield &storage.values.method
-        }
+        _modify { yield &storage.values.method }
     }
     /// The path exactly as sent, still percent-encoded (`/v0/b/x/o/a%2Fb`). Routes split it on `/` before decoding.
     public var rawPath: String {
         _read { yield storage.values.rawPath }
-        _modify {
-            makeUnique()
-            yield &storage.values.rawPath
-        }
+        _modify { yield &storage.values.rawPath }
     }
     /// The query string exactly as sent, without `?`; empty when absent.
     public var rawQuery: String {
         _read { yield storage.values.rawQuery }
-        _modify {
-            makeUnique()
-            yield &storage.values.rawQuery
-        }
+        _modify { yield &storage.values.rawQuery }
     }
     public var headers: HTTPHeaders {
         _read { yield storage.values.headers }
-        _modify {
-            makeUnique()
-            yield &storage.values.headers
-        }
+        _modify { yield &storage.values.headers }
     }
     /// `HTTP/1.1` or `HTTP/1.0`.
     public var version: String {
         _read { yield storage.values.version }
-        _modify {
-            makeUnique()
-            yield &storage.values.version
-        }
+        _modify { yield &storage.values.version }
     }
     /// Where the connection comes from, when the transport knows (for per-client quotas; never trusted as identity).
     public var peer: PeerAddress? {
         _read { yield storage.values.peer }
-        _modify {
-            makeUnique()
-            yield &storage.values.peer
-        }
+        _modify { yield &storage.values.peer }
     }
     /// The request came over TLS (the transport's own, not a proxy's): links and upload URLs use https.
     public var isSecure: Bool {
         _read { yield storage.values.isSecure }
-        _modify {
-            makeUnique()
-            yield &storage.values.isSecure
-        }
+        _modify { yield &storage.values.isSecure }
     }
 
     public init(
         method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:],
         version: String = "HTTP/1.1", peer: PeerAddress? = nil, isSecure: Bool = false
     ) {
-        storage = Storage(
+        storage = CopyOnWrite(
             Values(
                 method: method, rawPath: rawPath, rawQuery: rawQuery, headers: headers, version: version, peer: peer,
                 isSecure: isSecure))

@@ -1,6 +1,8 @@
+import SiloCore
+
 /// A response: status, headers and a body the transport sends without holding more than a bounded buffer.
 ///
-/// Its fields live in one copy-on-write storage, as ``HTTPRequestHead``'s do: an answer passes through the
+/// Its fields live in one ``CopyOnWrite`` storage, as ``HTTPRequestHead``'s do: an answer passes through the
 /// pipeline, the request state machine and the transport's queue, four copies per request that were a dozen
 /// retains and releases each (callgrind, `bench/instructions.sh get`).
 public struct HTTPResponse {
@@ -13,70 +15,40 @@ public struct HTTPResponse {
         var requestID: String?
     }
 
-    /// Written only through the `_modify` accessors below, after `isKnownUniquelyReferenced`, so a storage two
-    /// responses share is never written.
-    private final class Storage {
-        /// Unchecked: the response's own accesses are checked statically, and a shared instance is never written.
-        @exclusivity(unchecked) var values: Values
-        init(_ values: Values) { self.values = values }
-    }
-
-    private var storage: Storage
-
-    private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-    }
+    private var storage: CopyOnWrite<Values>
 
     public var status: Int {
         _read { yield storage.values.status }
-        _modify {
-            makeUnique()
-            yield &storage.values.status
-        }
+        _modify { yield &storage.values.status }
     }
     public var headers: HTTPHeaders {
         _read { yield storage.values.headers }
-        _modify {
-            makeUnique()
-            yield &storage.values.headers
-        }
+        _modify { yield &storage.values.headers }
     }
     public var body: ResponseBody {
         _read { yield storage.values.body }
-        _modify {
-            makeUnique()
-            yield &storage.values.body
-        }
+        _modify { yield &storage.values.body }
     }
     /// Why a request failed on the server's side (a 5xx): kept for the server's log, never sent.
     public var failure: (any Error & Sendable)? {
         _read { yield storage.values.failure }
-        _modify {
-            makeUnique()
-            yield &storage.values.failure
-        }
+        _modify { yield &storage.values.failure }
     }
     /// A fault the transport injects instead of delivering this response normally (`silo serve --test-faults`);
     /// nil on every ordinary response.
     public var transportFault: TransportFault? {
         _read { yield storage.values.transportFault }
-        _modify {
-            makeUnique()
-            yield &storage.values.transportFault
-        }
+        _modify { yield &storage.values.transportFault }
     }
     /// Sent as `X-Request-Id` after `headers`. Kept apart from them so that headers formatted once for many answers
     /// (``HTTPHeaders/wireFormat``) are sent as they are, not copied per answer to add one field.
     public var requestID: String? {
         _read { yield storage.values.requestID }
-        _modify {
-            makeUnique()
-            yield &storage.values.requestID
-        }
+        _modify { yield &storage.values.requestID }
     }
 
     public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty) {
-        storage = Storage(
+        storage = CopyOnWrite(
             Values(status: status, headers: headers, body: body, failure: nil, transportFault: nil, requestID: nil))
     }
 }

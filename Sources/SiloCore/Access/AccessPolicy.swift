@@ -1,32 +1,70 @@
 /// Who is calling, as far as the credential says.
+///
+/// Its fields live in one ``CopyOnWrite`` storage: a principal (or its absence, for an anonymous request) is copied
+/// into the request's context and into every access decision, and its strings were a dozen retains, releases and
+/// a wide `Optional` copy each time.
 public struct Principal: Sendable, Equatable {
+    private struct Values: Sendable, Equatable {
+        var scheme: String
+        var credential: String
+        var uid: String?
+        var claimsJSON: String
+        var isAdmin: Bool
+        var verified: Bool
+        var serviceAccount: ServiceAccountCaller?
+    }
+
+    private var storage: CopyOnWrite<Values>
+
     /// `Firebase` or `Bearer`.
-    public var scheme: String
+    public var scheme: String {
+        _read { yield storage.values.scheme }
+        _modify { yield &storage.values.scheme }
+    }
     /// The credential exactly as sent (kept for resumable sessions, never logged).
-    public var credential: String
+    public var credential: String {
+        _read { yield storage.values.credential }
+        _modify { yield &storage.values.credential }
+    }
     /// `user_id` (emulator tokens) or `sub` of a JWT; nil for non-JWT credentials.
-    public var uid: String?
+    public var uid: String? {
+        _read { yield storage.values.uid }
+        _modify { yield &storage.values.uid }
+    }
     /// The JWT claims as JSON text (`{}` when there are none).
-    public var claimsJSON: String
+    public var claimsJSON: String {
+        _read { yield storage.values.claimsJSON }
+        _modify { yield &storage.values.claimsJSON }
+    }
     /// Admin credentials bypass access rules (`owner` in emulator mode, admin keys otherwise).
-    public var isAdmin: Bool
+    public var isAdmin: Bool {
+        _read { yield storage.values.isAdmin }
+        _modify { yield &storage.values.isAdmin }
+    }
     /// Whether the token's signature was checked (false for emulator tokens and emulator-mode `owner`).
-    public var verified: Bool
+    public var verified: Bool {
+        _read { yield storage.values.verified }
+        _modify { yield &storage.values.verified }
+    }
     /// Set when the caller is a registered Google service account (an access token from Silo's token endpoint, or
     /// a signed URL or POST policy signed with its key): bucket IAM policies and ACLs decide what it may do.
-    public var serviceAccount: ServiceAccountCaller?
+    public var serviceAccount: ServiceAccountCaller? {
+        _read { yield storage.values.serviceAccount }
+        _modify { yield &storage.values.serviceAccount }
+    }
 
     public init(
         scheme: String, credential: String, uid: String?, claimsJSON: String, isAdmin: Bool, verified: Bool,
         serviceAccount: ServiceAccountCaller? = nil
     ) {
-        self.scheme = scheme
-        self.credential = credential
-        self.uid = uid
-        self.claimsJSON = claimsJSON
-        self.isAdmin = isAdmin
-        self.verified = verified
-        self.serviceAccount = serviceAccount
+        storage = CopyOnWrite(
+            Values(
+                scheme: scheme, credential: credential, uid: uid, claimsJSON: claimsJSON, isAdmin: isAdmin,
+                verified: verified, serviceAccount: serviceAccount))
+    }
+
+    public static func == (a: Principal, b: Principal) -> Bool {
+        a.storage.sharesStorage(with: b.storage) || a.storage.values == b.storage.values
     }
 }
 
@@ -59,44 +97,88 @@ public struct ServiceAccountCaller: Sendable, Equatable {
 }
 
 /// One access decision's input: the storage operation, the path, the caller, and the object before and after.
+///
+/// Its fields live in one ``CopyOnWrite`` storage: the proposed fields alone are a few hundred bytes inline, copied
+/// (even when absent) at each of the several hands a decision passes through.
 public struct AccessRequest: Sendable {
     public enum Operation: String, Sendable {
         case get, list, create, update, delete
     }
 
-    public var operation: Operation
-    public var bucket: BucketName
+    private struct Values: Sendable {
+        var operation: Operation
+        var bucket: BucketName
+        var path: String
+        var principal: Principal?
+        var resource: ObjectRecord?
+        var proposedFields: ObjectFields?
+        var proposedSize: Int64?
+        var proposedBlob: BlobSummary?
+        var time: Timestamp
+        var bytesKnown: Bool
+    }
+
+    private var storage: CopyOnWrite<Values>
+
+    public var operation: Operation {
+        _read { yield storage.values.operation }
+        _modify { yield &storage.values.operation }
+    }
+    public var bucket: BucketName {
+        _read { yield storage.values.bucket }
+        _modify { yield &storage.values.bucket }
+    }
     /// The object name, or for `list` the prefix without its trailing `/`.
-    public var path: String
-    public var principal: Principal?
+    public var path: String {
+        _read { yield storage.values.path }
+        _modify { yield &storage.values.path }
+    }
+    public var principal: Principal? {
+        _read { yield storage.values.principal }
+        _modify { yield &storage.values.principal }
+    }
     /// The object as it is (`resource` in rules); nil when it does not exist.
-    public var resource: ObjectRecord?
+    public var resource: ObjectRecord? {
+        _read { yield storage.values.resource }
+        _modify { yield &storage.values.resource }
+    }
     /// The object as it would be after a write (`request.resource`): fields and size.
-    public var proposedFields: ObjectFields?
-    public var proposedSize: Int64?
+    public var proposedFields: ObjectFields? {
+        _read { yield storage.values.proposedFields }
+        _modify { yield &storage.values.proposedFields }
+    }
+    public var proposedSize: Int64? {
+        _read { yield storage.values.proposedSize }
+        _modify { yield &storage.values.proposedSize }
+    }
     /// Size and checksums of the bytes an upload would store (`request.resource.md5Hash` and `crc32c`).
-    public var proposedBlob: BlobSummary?
-    public var time: Timestamp
+    public var proposedBlob: BlobSummary? {
+        _read { yield storage.values.proposedBlob }
+        _modify { yield &storage.values.proposedBlob }
+    }
+    public var time: Timestamp {
+        _read { yield storage.values.time }
+        _modify { yield &storage.values.time }
+    }
     /// False when an upload is decided before its bytes arrive (access is checked before the first byte is
     /// stored). Then what only the bytes tell — checksums, and the size when none was declared — is unknown; a
     /// policy must not deny because of it (the upload is decided again, with the bytes, before it commits), but
     /// must deny whatever is denied whatever those values turn out to be.
-    public var bytesKnown = true
+    public var bytesKnown: Bool {
+        _read { yield storage.values.bytesKnown }
+        _modify { yield &storage.values.bytesKnown }
+    }
 
     public init(
         operation: Operation, bucket: BucketName, path: String, principal: Principal?, resource: ObjectRecord? = nil,
         proposedFields: ObjectFields? = nil, proposedSize: Int64? = nil, proposedBlob: BlobSummary? = nil,
         time: Timestamp
     ) {
-        self.operation = operation
-        self.bucket = bucket
-        self.path = path
-        self.principal = principal
-        self.resource = resource
-        self.proposedFields = proposedFields
-        self.proposedSize = proposedSize ?? proposedBlob?.size
-        self.proposedBlob = proposedBlob
-        self.time = time
+        storage = CopyOnWrite(
+            Values(
+                operation: operation, bucket: bucket, path: path, principal: principal, resource: resource,
+                proposedFields: proposedFields, proposedSize: proposedSize ?? proposedBlob?.size,
+                proposedBlob: proposedBlob, time: time, bytesKnown: true))
     }
 }
 

@@ -1,102 +1,68 @@
 /// One stored version of an object, as the metadata store keeps it.
 ///
-/// Its fields live in one copy-on-write reference: a record is copied several times per request (out of the
+/// Its fields live in one ``CopyOnWrite`` storage: a record is copied several times per request (out of the
 /// metadata cache, into the route, into the response cache's key), and copied field by field that was some twenty
 /// retains and releases each time, a measurable share of a small GET's CPU.
 public struct ObjectRecord: Sendable, Equatable {
-    private var storage: Storage
+    private var storage: CopyOnWrite<Values>
 
     public var bucket: BucketName {
         _read { yield storage.values.bucket }
-        _modify {
-            makeUnique()
-            yield &storage.values.bucket
-        }
+        _modify { yield &storage.values.bucket }
     }
     public var name: ObjectName {
         _read { yield storage.values.name }
-        _modify {
-            makeUnique()
-            yield &storage.values.name
-        }
+        _modify { yield &storage.values.name }
     }
     /// Strictly increasing per name; microseconds since the epoch when the clock allows (as production GCS).
     public var generation: Int64 {
         _read { yield storage.values.generation }
-        _modify {
-            makeUnique()
-            yield &storage.values.generation
-        }
+        _modify { yield &storage.values.generation }
     }
     /// Starts at 1 for each generation; +1 on every metadata change.
     public var metageneration: Int64 {
         _read { yield storage.values.metageneration }
-        _modify {
-            makeUnique()
-            yield &storage.values.metageneration
-        }
+        _modify { yield &storage.values.metageneration }
     }
     public var blob: BlobSummary {
         _read { yield storage.values.blob }
-        _modify {
-            makeUnique()
-            yield &storage.values.blob
-        }
+        _modify { yield &storage.values.blob }
     }
     public var blobID: BlobID {
         _read { yield storage.values.blobID }
-        _modify {
-            makeUnique()
-            yield &storage.values.blobID
-        }
+        _modify { yield &storage.values.blobID }
     }
     public var fields: ObjectFields {
         _read { yield storage.values.fields }
-        _modify {
-            makeUnique()
-            yield &storage.values.fields
-        }
+        _modify { yield &storage.values.fields }
     }
     public var timeCreated: Timestamp {
         _read { yield storage.values.timeCreated }
-        _modify {
-            makeUnique()
-            yield &storage.values.timeCreated
-        }
+        _modify { yield &storage.values.timeCreated }
     }
     public var updated: Timestamp {
         _read { yield storage.values.updated }
-        _modify {
-            makeUnique()
-            yield &storage.values.updated
-        }
+        _modify { yield &storage.values.updated }
     }
     /// Number of source objects for composed objects; nil otherwise.
     public var componentCount: Int? {
         _read { yield storage.values.componentCount }
-        _modify {
-            makeUnique()
-            yield &storage.values.componentCount
-        }
+        _modify { yield &storage.values.componentCount }
     }
 
     public init(
         bucket: BucketName, name: ObjectName, generation: Int64, metageneration: Int64, blob: BlobSummary,
         blobID: BlobID, fields: ObjectFields, timeCreated: Timestamp, updated: Timestamp, componentCount: Int? = nil
     ) {
-        storage = Storage(
+        storage = CopyOnWrite(
             Values(
                 bucket: bucket, name: name, generation: generation, metageneration: metageneration, blob: blob,
                 blobID: blobID, fields: fields, timeCreated: timeCreated, updated: updated,
                 componentCount: componentCount))
     }
 
-    private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-    }
-
     public static func == (a: ObjectRecord, b: ObjectRecord) -> Bool {
-        a.storage === b.storage || a.storage.values == b.storage.values
+        a.storage.sharesStorage(with: b.storage) || a.storage.values == b.storage.values
     }
 
     public var size: Int64 { blob.size }
@@ -212,15 +178,5 @@ extension ObjectRecord {
         var timeCreated: Timestamp
         var updated: Timestamp
         var componentCount: Int?
-    }
-
-    /// `@unchecked Sendable`: `values` is mutated only through ``ObjectRecord``'s `_modify` accessors, after
-    /// `isKnownUniquelyReferenced` (a copy otherwise), so a storage that two records or two threads share is never
-    /// written.
-    fileprivate final class Storage: @unchecked Sendable {
-        /// Unchecked: the record's own accesses are checked statically, and this instance is written only while
-        /// uniquely referenced, so a dynamic check per field read finds nothing (and cost instructions per request).
-        @exclusivity(unchecked) var values: Values
-        init(_ values: Values) { self.values = values }
     }
 }

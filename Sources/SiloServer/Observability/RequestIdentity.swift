@@ -53,24 +53,64 @@ enum RequestIdentity {
 }
 
 /// What the pipeline learns about one request on its way through, for its metrics and its access-log line.
+///
+/// Its fields live in one ``CopyOnWrite`` storage: the pipeline hands the exchange from step to step, and its five
+/// strings made each copy ten retains and releases.
 struct Exchange {
+    private struct Values {
+        var started: UInt64
+        var id: String?
+        var route = RouteLabel.invalid
+        var api = APILabel.other
+        var bucket: BucketName?
+        var object: ObjectName?
+        var caller = Caller.anonymous
+        var bytesIn: Int64 = 0
+        var parent: String?
+    }
+
+    private var storage: CopyOnWrite<Values>
+
     /// ``RequestMetrics/now()`` when the pipeline got the head.
-    let started: UInt64
+    var started: UInt64 { storage.values.started }
     /// Set before the handler on a worker; on an event loop only once an answer is kept (a declined inline
     /// attempt makes none).
-    var id: String?
-    var route = RouteLabel.invalid
-    var api = APILabel.other
-    var bucket: BucketName?
-    var object: ObjectName?
-    var caller = Caller.anonymous
-    var bytesIn: Int64 = 0
+    var id: String? {
+        _read { yield storage.values.id }
+        _modify { yield &storage.values.id }
+    }
+    var route: RouteLabel {
+        _read { yield storage.values.route }
+        _modify { yield &storage.values.route }
+    }
+    var api: APILabel {
+        _read { yield storage.values.api }
+        _modify { yield &storage.values.api }
+    }
+    var bucket: BucketName? {
+        _read { yield storage.values.bucket }
+        _modify { yield &storage.values.bucket }
+    }
+    var object: ObjectName? {
+        _read { yield storage.values.object }
+        _modify { yield &storage.values.object }
+    }
+    var caller: Caller {
+        _read { yield storage.values.caller }
+        _modify { yield &storage.values.caller }
+    }
+    var bytesIn: Int64 {
+        _read { yield storage.values.bytesIn }
+        _modify { yield &storage.values.bytesIn }
+    }
     /// The batch this request is a call of.
-    var parent: String?
+    var parent: String? {
+        _read { yield storage.values.parent }
+        _modify { yield &storage.values.parent }
+    }
 
     init(id: String?) {
-        started = RequestMetrics.now()
-        self.id = id
+        storage = CopyOnWrite(Values(started: RequestMetrics.now(), id: id))
     }
 
     /// Who called, as the access log names them: never a credential.
