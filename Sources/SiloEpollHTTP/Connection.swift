@@ -60,6 +60,9 @@ final class Connection {
     /// The client's address, for per-client limits and for the handler.
     let peer: PeerAddress
     unowned let loop: EventLoop
+    /// The loop's server state, held directly: reached through the unowned `loop` it cost a strong retain and a
+    /// release per access, several per request.
+    let state: ServerState
     var phase = Phase.awaitingHead
     /// The events registered with epoll, so epoll_ctl is called only on a change.
     var registeredEvents: UInt32
@@ -140,6 +143,7 @@ final class Connection {
         self.io = io
         self.peer = peer
         self.loop = loop
+        self.state = loop.state
         self.registeredEvents = registeredEvents
         self.machine = RequestStateMachine(maxDiscardedBodyBytes: loop.state.configuration.maxDiscardedBodyBytes)
         self.lastActivity = loop.now
@@ -158,8 +162,6 @@ final class Connection {
         bodyBuffer?.deallocate()
         spareBuffer?.deallocate()
     }
-
-    var state: ServerState { loop.state }
 
     /// No request has started and nothing is left to send: safe to close when draining.
     var isIdle: Bool {
