@@ -50,6 +50,11 @@ import Testing
         #expect(try client.get(objectPath("big.bin") + "?alt=media").body == pattern(200_000, seed: 2))
         gate.open()
         server.app.waitForBlobReclaims()
+        if !server.blobs.readersSurviveDeletion {
+            // A store whose deletions break downloads under way (S3) leaves the blob to the collector's grace.
+            #expect(gate.started.load(ordering: .relaxed) == 0)
+            #expect(server.app.collectGarbage(graceSeconds: 0).blobs == 1)
+        }
         #expect(gate.started.load(ordering: .relaxed) == 1)
         #expect(gate.finished.load(ordering: .relaxed) == 1)
         // Only the live version's blob is left, and nothing waits on the garbage list.
@@ -75,8 +80,10 @@ import Testing
         #expect(gate.finished.load(ordering: .relaxed) == 0)
         #expect(try client.get(objectPath("gone.bin")).status == 404)
         gate.open()
-        // The pass runs after the queued deletion, so it finds nothing left to collect.
-        #expect(server.app.collectGarbage(graceSeconds: 0).blobs == 0)
+        // The pass runs after the queued deletion, so it finds nothing left to collect — unless the store's
+        // deletions break downloads under way (S3): then the blob waited for the collector, and this pass takes it.
+        let survive = server.blobs.readersSurviveDeletion
+        #expect(server.app.collectGarbage(graceSeconds: 0).blobs == (survive ? 0 : 1))
         #expect(gate.finished.load(ordering: .relaxed) == 1)
     }
 
