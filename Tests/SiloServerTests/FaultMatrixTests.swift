@@ -16,7 +16,7 @@ import Testing
 /// checksum and no blob is left that nothing references; and once the fault clears, the client's retry succeeds.
 ///
 /// With `SILO_FAULT_REPORT=FILE` the outcome counts are written to FILE as a Markdown table (the note).
-@Suite(.serialized) struct FaultMatrixTests {
+@Suite struct FaultMatrixTests {
     /// What is injected, and when.
     enum Fault: String, CaseIterable, Sendable {
         /// ENOSPC / SQLITE_FULL before the call reaches the store.
@@ -279,11 +279,16 @@ import Testing
 
     static let report = Mutex<[String: [Fault: Cell]]>([:])
 
-    /// One case per (path, fault), each on a server of its own: as one case per path, the longest paths ran on alone
-    /// for 20-30 s after the rest of the suites had finished.
+    /// One case per (path, fault), each on a server of its own, run side by side and off the cooperative pool
+    /// (``offThePool(_:_:)``), so cases waiting on their server do not hold its threads. Serialized and one case per
+    /// path, the suite ran on alone for 20-35 s after the other suites had finished, in each of `make test`'s four runs
+    /// of the server suites.
     @Test(arguments: paths.indices, Fault.allCases)
-    func faultsAtEveryStep(_ index: Int, _ fault: Fault) throws {
-        let path = Self.paths[index]
+    func faultsAtEveryStep(_ index: Int, _ fault: Fault) async throws {
+        try await offThePool("fault-matrix \(index)") { try faultsAtEveryStep(Self.paths[index], index, fault) }
+    }
+
+    private func faultsAtEveryStep(_ path: WritePath, _ index: Int, _ fault: Fault) throws {
         let hooks = StoreCallHooks()
         let server = try TestServer(hooks: hooks)
         let client = server.client()
