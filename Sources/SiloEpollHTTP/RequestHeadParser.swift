@@ -133,7 +133,7 @@ enum RequestHeadParser {
             } else if equalsLowercase(bytes, name, "expect") {
                 if equalsLowercase(bytes, value, "100-continue") { expectContinue = true }
             }
-            headers.add(fieldName(bytes, name), string(bytes, value))
+            headers.add(text(bytes, name, among: commonFieldNames), string(bytes, value))
         }
 
         var framing = RequestFraming.none
@@ -238,19 +238,17 @@ enum RequestHeadParser {
         let rawPath = query >= 0 ? string(bytes, targetStart..<query) : string(bytes, target)
         let rawQuery = query >= 0 ? string(bytes, (query + 1)..<target.upperBound) : ""
         return .success(
-            RequestLine(method: methodName(bytes, method), rawPath: rawPath, rawQuery: rawQuery, isHTTP10: isHTTP10))
+            RequestLine(
+                method: text(bytes, method, among: knownMethods), rawPath: rawPath, rawQuery: rawQuery,
+                isHTTP10: isHTTP10))
     }
 
-    /// The method as a literal when it is one of HTTP's own (no string made per request).
-    private static func methodName(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
-        for known in knownMethods where equalsExactly(bytes, range, known.bytes) { return known.text }
-        return string(bytes, range)
-    }
-
-    /// A field name as a literal when it is one that clients send with most requests, spelled as they send it
-    /// (names compare case-insensitively; a name spelled otherwise is made as it came).
-    private static func fieldName(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
-        for known in commonFieldNames where equalsExactly(bytes, range, known.bytes) { return known.text }
+    /// The bytes as one of `literals` when they spell it exactly (no string made per request), else as a new string:
+    /// for methods (HTTP's own) and field names (those clients send with most requests, spelled as they send them;
+    /// names compare case-insensitively, so a name spelled otherwise is only made as it came).
+    private static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, among literals: [Literal]) -> String
+    {
+        for known in literals where equalsExactly(bytes, range, known.bytes) { return known.text }
         return string(bytes, range)
     }
 

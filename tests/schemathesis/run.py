@@ -352,15 +352,14 @@ def main():
             name, run_headers, extra = run
             return run_schemathesis(args, name, schema, base_url, config, out, run_headers, extra_all + extra)
 
-        # Two runs at a time (the machine CI gives has two cores; each run is one Python process that waits on the
-        # server half the time), which took `make schemathesis` from 172 s to 88 s here. The reset run empties the server, so
-        # it runs last and alone. Outcomes do not depend on the order: every check is per response.
-        concurrent_runs = [r for r in selected if r[0] != "admin-reset"]
+        # Two runs at a time (CI's machine has two cores; each run is one Python process): `make schemathesis` took
+        # 88 s here instead of 172 s. The reset run empties the server, so it runs last and alone. Outcomes do not
+        # depend on the order: every check is per response.
+        side_by_side = [r for r in selected if r[0] != "admin-reset"]
+        last = [r for r in selected if r[0] == "admin-reset"]
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            outcomes = list(pool.map(launch, concurrent_runs))
-        outcomes += [launch(r) for r in selected if r[0] == "admin-reset"]
-        ordered = concurrent_runs + [r for r in selected if r[0] == "admin-reset"]
-        for (name, _, _), (report, code, timed_out, elapsed) in zip(ordered, outcomes):
+            outcomes = list(pool.map(launch, side_by_side)) + [launch(r) for r in last]
+        for (name, _, _), (report, code, timed_out, elapsed) in zip(side_by_side + last, outcomes):
             cases = read_events(report)
             statuses = collections.Counter()
             run_failures = collections.Counter()

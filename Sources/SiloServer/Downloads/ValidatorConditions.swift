@@ -21,7 +21,7 @@ struct ValidatorConditions {
     /// The request's own conditional header fields (the first of each), in one pass over the fields: every
     /// download asks, and four lookups walked the head four times.
     init(_ headers: HTTPHeaders) {
-        for field in headers.fields where field.name.utf8.count >= 8 {
+        for field in headers.fields {
             switch field.name.utf8.count {
             case 8 where ifMatch == nil && equalsIgnoringCase(field.name, "If-Match"):
                 ifMatch = field.value

@@ -218,12 +218,9 @@ struct RequestPipeline: Sendable {
                 .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
             return .respond(APIShape.of(route, rawPath: head.rawPath).error(missing))
         }
-        // (Without `--bucket` every bucket is served: no list of the route's buckets to make.)
-        for bucket in service.configuration.buckets == nil ? [] : route.buckets {
-            do { try service.checkServed(bucket) } catch {
-                return .respond(
-                    APIShape.of(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
-            }
+        do { try service.checkServed(route) } catch {
+            return .respond(
+                APIShape.of(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
         }
         do {
             return try handle(route, context)
