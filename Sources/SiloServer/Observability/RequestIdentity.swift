@@ -54,11 +54,16 @@ enum RequestIdentity {
 
 /// What the pipeline learns about one request on its way through, for its metrics and its access-log line.
 ///
-/// Its fields live in one ``CopyOnWrite`` storage: the pipeline hands the exchange from step to step, and its five
-/// strings made each copy ten retains and releases.
+/// Its fields (``Fields``, read and written as the exchange's own through dynamic member lookup) live in one
+/// ``CopyOnWrite`` storage: the pipeline hands the exchange from step to step, and its five strings made each copy
+/// ten retains and releases.
+@dynamicMemberLookup
 struct Exchange {
-    private struct Values {
-        var started: UInt64
+    struct Fields {
+        /// ``RequestMetrics/now()`` when the pipeline got the head.
+        let started: UInt64
+        /// Set before the handler on a worker; on an event loop only once an answer is kept (a declined inline
+        /// attempt makes none).
         var id: String?
         var route = RouteLabel.invalid
         var api = APILabel.other
@@ -66,51 +71,21 @@ struct Exchange {
         var object: ObjectName?
         var caller = Caller.anonymous
         var bytesIn: Int64 = 0
+        /// The batch this request is a call of.
         var parent: String?
     }
 
-    private var storage: CopyOnWrite<Values>
-
-    /// ``RequestMetrics/now()`` when the pipeline got the head.
-    var started: UInt64 { storage.values.started }
-    /// Set before the handler on a worker; on an event loop only once an answer is kept (a declined inline
-    /// attempt makes none).
-    var id: String? {
-        _read { yield storage.values.id }
-        _modify { yield &storage.values.id }
-    }
-    var route: RouteLabel {
-        _read { yield storage.values.route }
-        _modify { yield &storage.values.route }
-    }
-    var api: APILabel {
-        _read { yield storage.values.api }
-        _modify { yield &storage.values.api }
-    }
-    var bucket: BucketName? {
-        _read { yield storage.values.bucket }
-        _modify { yield &storage.values.bucket }
-    }
-    var object: ObjectName? {
-        _read { yield storage.values.object }
-        _modify { yield &storage.values.object }
-    }
-    var caller: Caller {
-        _read { yield storage.values.caller }
-        _modify { yield &storage.values.caller }
-    }
-    var bytesIn: Int64 {
-        _read { yield storage.values.bytesIn }
-        _modify { yield &storage.values.bytesIn }
-    }
-    /// The batch this request is a call of.
-    var parent: String? {
-        _read { yield storage.values.parent }
-        _modify { yield &storage.values.parent }
-    }
+    private var storage: CopyOnWrite<Fields>
 
     init(id: String?) {
-        storage = CopyOnWrite(Values(started: RequestMetrics.now(), id: id))
+        storage = CopyOnWrite(Fields(started: RequestMetrics.now(), id: id))
+    }
+
+    subscript<T>(dynamicMember field: KeyPath<Fields, T>) -> T { storage.values[keyPath: field] }
+
+    subscript<T>(dynamicMember field: WritableKeyPath<Fields, T>) -> T {
+        _read { yield storage.values[keyPath: field] }
+        _modify { yield &storage.values[keyPath: field] }
     }
 
     /// Who called, as the access log names them: never a credential.
@@ -142,24 +117,24 @@ struct Exchange {
     /// Route, API, bucket and object from the router's answer (nil: the path was refused); an upload that names
     /// its object in the query (`?name=`) is logged under that name, when it is a valid one.
     mutating func routed(_ parsed: Route?, _ head: HTTPRequestHead) {
-        route = parsed.map(RouteLabel.init) ?? .invalid
-        api = route.api(rawPath: head.rawPath)
+        self.route = parsed.map(RouteLabel.init) ?? .invalid
+        self.api = self.route.api(rawPath: head.rawPath)
         switch parsed {
         case .firebaseBucket(let b), .gcsObjects(let b), .gcsUpload(let b):
-            bucket = b
+            self.bucket = b
             if head.method == "POST", let name = head.queryItems?.first(where: { $0.name == "name" })?.value {
-                object = try? ObjectName(name)
+                self.object = try? ObjectName(name)
             }
         case .gcsBucket(let b), .gcsBucketSub(let b, _), .xmlBucket(let b):
-            bucket = b
+            self.bucket = b
         case .firebaseObject(let b, let o), .gcsObject(let b, let o), .gcsCompose(let b, let o),
             .gcsObjectSub(let b, let o, _), .xmlObject(let b, let o):
-            (bucket, object) = (b, o)
+            (self.bucket, self.object) = (b, o)
         case .gcsCopy(_, _, let b, let o, _):
             // A copy is logged under what it writes.
-            (bucket, object) = (b, o)
+            (self.bucket, self.object) = (b, o)
         case .xmlSubresource(let b, let o, _):
-            (bucket, object) = (b, o)
+            (self.bucket, self.object) = (b, o)
         default:
             break
         }
