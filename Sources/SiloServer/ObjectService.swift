@@ -73,18 +73,16 @@ final class ObjectService: Sendable {
     /// (``Route/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets
     /// named elsewhere (a request body, an upload session) are checked where they are read.
     func checkServed(_ bucket: BucketName) throws {
-        if let served = configuration.buckets, !served.contains(bucket) { throw Self.notServed(bucket) }
+        if let served = configuration.buckets, !served.contains(bucket) {
+            throw StorageError(.notFound, "Not Found. Bucket \(bucket) is not served here.")
+        }
     }
 
     /// ``checkServed(_:)`` for every bucket `route` names. Without `--bucket` every bucket is served, and the route's
     /// list of buckets (an array per request) is not made.
     func checkServed(_ route: Route) throws {
-        guard let served = configuration.buckets else { return }
-        for bucket in route.buckets where !served.contains(bucket) { throw Self.notServed(bucket) }
-    }
-
-    private static func notServed(_ bucket: BucketName) -> StorageError {
-        StorageError(.notFound, "Not Found. Bucket \(bucket) is not served here.")
+        guard configuration.buckets != nil else { return }
+        for bucket in route.buckets { try checkServed(bucket) }
     }
 
     /// Throws GCS's 404 unless the bucket exists (it is served and was created).

@@ -458,11 +458,16 @@ import Testing
     /// The matrix as a Markdown table, when `SILO_FAULT_REPORT` names a file.
     static func writeReport() throws {
         guard let file = ProcessInfo.processInfo.environment["SILO_FAULT_REPORT"] else { return }
-        let rows = report.withLock { $0 }
+        // Written under the lock: cases finish side by side, and a table made from an earlier snapshot must not
+        // replace one that holds more cells.
+        try report.withLock { rows in try write(rows, to: file) }
+    }
+
+    private static func write(_ rows: [String: [Fault: Cell]], to file: String) throws {
         var text = "| write path | " + Fault.allCases.map(\.rawValue).joined(separator: " | ") + " |\n"
         text += "|---|" + String(repeating: "---|", count: Fault.allCases.count) + "\n"
-        for path in paths where rows[path.name] != nil {
-            let cells = rows[path.name]!
+        for path in paths {
+            guard let cells = rows[path.name] else { continue }
             text += "| \(path.name) | "
             text += Fault.allCases.map { fault -> String in
                 guard let c = cells[fault] else { return "–" }
