@@ -22,8 +22,8 @@ import Testing
             #expect(FileManager.default.contentsEqual(atPath: downloaded, andPath: fixture.filePath))
             // A streamed body of unknown length (chunked), and an upload whose bytes the sink counts and sums.
             let streamed = try fixture.curl(["\(fixture.url)/stream"])
-            #expect(
-                streamed.output.utf8.count == 300_000 && streamed.output.utf8.allSatisfy { $0 == UInt8(ascii: "s") })
+            #expect(streamed.output.utf8.count == 300_000, "the chunked body's length")
+            #expect(streamed.output.utf8.allSatisfy { $0 == UInt8(ascii: "s") })
             let upload = fixture.ca.directory.path + "/upload.bin"
             let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             try Data(bytes).write(to: URL(fileURLWithPath: upload))
@@ -304,6 +304,10 @@ struct ProcessResult {
 
 /// Runs a program to its end with `input` on its standard input. With `until`, it is stopped once its output holds
 /// the text that many times (for clients told to go on past the end of their input).
+///
+/// Each output pipe is read to its end by a reader of its own, and the result waits for both readers. With
+/// `readabilityHandler` a handler still running after the process ended could take bytes the result then missed
+/// (CI once saw a 300,000-byte body come back short while curl reported success).
 func runProcess(_ path: String, _ arguments: [String], input: String = "", until: (String, Int)? = nil) throws
     -> ProcessResult
 {
@@ -316,23 +320,16 @@ func runProcess(_ path: String, _ arguments: [String], input: String = "", until
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr
-    let collected = Mutex(Data())
-    let errors = Mutex(Data())
-    stdout.fileHandleForReading.readabilityHandler = { handle in
-        let data = handle.availableData
-        collected.withLock { $0 += data }
-    }
-    stderr.fileHandleForReading.readabilityHandler = { handle in
-        let data = handle.availableData
-        errors.withLock { $0 += data }
-    }
+    let collected = PipeReader(stdout.fileHandleForReading)
+    let errors = PipeReader(stderr.fileHandleForReading)
     try process.run()
+    collected.start()
+    errors.start()
     stdin.fileHandleForWriting.write(Data(input.utf8))
     if let (text, count) = until {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline && process.isRunning {
-            let seen =
-                collected.withLock { String(decoding: $0, as: UTF8.self) }.components(separatedBy: text).count - 1
+            let seen = String(decoding: collected.data, as: UTF8.self).components(separatedBy: text).count - 1
             if seen >= count { break }
             usleep(10_000)
         }
@@ -340,15 +337,35 @@ func runProcess(_ path: String, _ arguments: [String], input: String = "", until
     }
     try? stdin.fileHandleForWriting.close()
     process.waitUntilExit()
-    stdout.fileHandleForReading.readabilityHandler = nil
-    stderr.fileHandleForReading.readabilityHandler = nil
-    // What arrived after the last handler call.
-    let rest = try stdout.fileHandleForReading.readToEnd() ?? Data()
-    let restErrors = try stderr.fileHandleForReading.readToEnd() ?? Data()
-    let out = collected.withLock { $0 } + rest
-    let err = errors.withLock { $0 } + restErrors
+    let out = collected.waitForEnd()
+    let err = errors.waitForEnd()
     return ProcessResult(
         status: process.terminationStatus, output: String(decoding: out + err, as: UTF8.self),
         errors: String(decoding: err, as: UTF8.self))
+}
+
+/// Reads one pipe to its end on a thread of its own; `waitForEnd()` returns everything once the writer has closed.
+private final class PipeReader: Sendable {
+    private let handle: FileHandle
+    private let received = Mutex(Data())
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// What has arrived so far.
+    var data: Data { received.withLock { $0 } }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            while case let more = handle.availableData, !more.isEmpty { received.withLock { $0 += more } }
+            ended.signal()
+        }
+    }
+
+    /// Everything the pipe carried. Bounded, so a grandchild that kept the pipe open cannot hang the suite.
+    func waitForEnd() -> Data {
+        if ended.wait(timeout: .now() + 30) == .timedOut { Issue.record("a pipe stayed open 30 s after its process ended") }
+        return data
+    }
 }
 #endif
