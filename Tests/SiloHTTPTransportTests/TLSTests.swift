@@ -364,7 +364,9 @@ private final class PipeReader: Sendable {
 
     /// Everything the pipe carried. Bounded, so a grandchild that kept the pipe open cannot hang the suite.
     func waitForEnd() -> Data {
-        if ended.wait(timeout: .now() + 30) == .timedOut { Issue.record("a pipe stayed open 30 s after its process ended") }
+        if ended.wait(timeout: .now() + 30) == .timedOut {
+            Issue.record("a pipe stayed open 30 s after its process ended")
+        }
         return data
     }
 }
