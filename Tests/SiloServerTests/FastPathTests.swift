@@ -48,3 +48,74 @@ import Testing
         #expect(parsed == expected)
     }
 }
+
+/// ``MemoTable``, under ``TargetMemo``: what it keeps and what it answers must be what parsing answers.
+@Suite struct TargetMemoTests {
+    /// Parses by counting: the value is the key's bytes, the count says whether the table answered.
+    private final class CountingParser {
+        var calls = 0
+        func parse(_ key: String) throws -> [UInt8] {
+            calls += 1
+            guard !key.hasPrefix("bad") else { throw StorageError(.invalidArgument, "bad key \(key)") }
+            return Array(key.utf8)
+        }
+    }
+
+    @Test func aRepeatedKeyIsParsedOnce() throws {
+        var table = MemoTable<[UInt8]>(slots: 16)
+        let parser = CountingParser()
+        for _ in 0..<3 {
+            #expect(try table.value(for: "/v0/b/x/o/a", parse: parser.parse) == Array("/v0/b/x/o/a".utf8))
+        }
+        #expect(parser.calls == 1)
+    }
+
+    /// "é" and "e\u{301}": equal as `String`s, two keys as bytes. One slot, so each replaces the other there and
+    /// the comparison, not the hash, must tell them apart.
+    @Test func canonicallyEquivalentKeysAreTwoKeys() throws {
+        var table = MemoTable<[UInt8]>(slots: 1)
+        let parser = CountingParser()
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        for _ in 0..<2 {
+            #expect(try table.value(for: composed, parse: parser.parse) == Array(composed.utf8))
+            #expect(try table.value(for: decomposed, parse: parser.parse) == Array(decomposed.utf8))
+        }
+        #expect(parser.calls == 4)
+    }
+
+    @Test func failuresAndLongKeysAreNotKept() throws {
+        var table = MemoTable<[UInt8]>(slots: 16)
+        let parser = CountingParser()
+        for _ in 0..<2 { #expect(throws: StorageError.self) { try table.value(for: "bad%ZZ", parse: parser.parse) } }
+        #expect(parser.calls == 2)
+        let long = String(repeating: "a", count: TargetMemo.maxKeyBytes + 1)
+        for _ in 0..<2 { #expect(try table.value(for: long, parse: parser.parse) == Array(long.utf8)) }
+        #expect(parser.calls == 4)
+        let longest = String(repeating: "a", count: TargetMemo.maxKeyBytes)
+        for _ in 0..<2 { #expect(try table.value(for: longest, parse: parser.parse).count == TargetMemo.maxKeyBytes) }
+        #expect(parser.calls == 5)
+    }
+
+    /// Far more keys than slots, of every length around the hash's eight-byte steps, asked in two orders: every
+    /// answer is the key's own, whatever replaced what.
+    @Test func evictionNeverAnswersForAnotherKey() throws {
+        var table = MemoTable<[UInt8]>(slots: 8)
+        let parser = CountingParser()
+        let keys = (0..<200).map { "k\($0)" + String(repeating: "/", count: $0 % 19) } + ["", "\u{0}", "\u{0}\u{0}"]
+        for key in keys + keys.reversed() { #expect(try table.value(for: key, parse: parser.parse) == Array(key.utf8)) }
+        #expect(parser.calls > 8 && parser.calls < 2 * keys.count)
+    }
+
+    /// Keys that differ in one byte anywhere land in different slots often enough to spread over the table.
+    @Test func theHashSpreadsNearKeys() {
+        let slots = Set(
+            (0..<64).map { i -> UInt64 in
+                var key = Array("/v0/b/bench.appspot.com/o/small.bin".utf8)
+                key[i % key.count] &+= UInt8(1 + i / key.count)
+                return key.withUnsafeBufferPointer { MemoTable<Int>.hash($0) } & 31
+            })
+        #expect(slots.count > 16)
+    }
+}

@@ -16,7 +16,7 @@ struct RequestContext {
         let time = Timestamp.now()
         try Self.checkUnambiguous(head)
         self.head = head
-        self.query = try QueryParameters(head)
+        self.query = try TargetMemo.query(head)
         if signedURLs, let signed = try SignedURLGate.signer(head, query, credentials, at: time) {
             self.principal = signed.principal
         } else {

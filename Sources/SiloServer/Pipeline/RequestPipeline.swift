@@ -156,11 +156,11 @@ struct RequestPipeline: Sendable {
         {
             route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
         } else {
-            route = try Route.parse(head.rawPath)
+            route = try TargetMemo.route(head.rawPath)
         }
         // A malformed query is refused by RequestContext, in the shape of the API the route names.
         switch route {
-        case .xmlBucket, .xmlObject: return (try? QueryParameters(head)).map(route.addressingSubresource) ?? route
+        case .xmlBucket, .xmlObject: return (try? TargetMemo.query(head)).map(route.addressingSubresource) ?? route
         default: return route
         }
     }
