@@ -21,7 +21,9 @@ import Darwin
 /// target that fails to parse is parsed again, and its error made again, every time.
 ///
 /// Bounds: ``slots`` entries per table, keys of at most ``maxKeyBytes`` bytes (a longer target is parsed and not
-/// kept), so a thread's memo holds at most about 2 × 256 × 256 bytes of keys plus their parsed values.
+/// kept), and what is parsed from a key is no longer than the key. A thread's memo so holds at most about
+/// 2 tables × 256 slots × 2 × 256 bytes = 256 KiB of text; the threads that route are the event loops and the
+/// worker pool's threads.
 final class TargetMemo {
     static let slots = 256
     static let maxKeyBytes = 256
