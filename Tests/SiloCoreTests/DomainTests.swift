@@ -191,3 +191,32 @@ import Testing
         #expect(before1970.rfc3339Precise == "1969-12-31T23:59:59.999999Z")
     }
 }
+
+/// The byte comparison every name-, path- and target-keyed cache uses (``Swift/String/hasSameUTF8Bytes(as:)``): it
+/// must answer as comparing the byte arrays does, at every length around its eight-byte steps and with the
+/// difference at every position.
+@Suite struct SameBytesTests {
+    @Test func agreesWithComparingTheByteArrays() {
+        for length in 0...33 {
+            let base = (0..<length).map { UInt8(97 + $0 * 7 % 26) }  // ASCII letters: valid UTF-8 however flipped below
+            let text = String(decoding: base, as: UTF8.self)
+            #expect(text.hasSameUTF8Bytes(as: String(decoding: base, as: UTF8.self)), "length \(length)")
+            #expect(!text.hasSameUTF8Bytes(as: text + "x"), "length \(length) against one byte more")
+            for position in 0..<length {
+                var other = base
+                other[position] ^= 1
+                #expect(!text.hasSameUTF8Bytes(as: String(decoding: other, as: UTF8.self)), "\(length) at \(position)")
+                #expect(!base.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { a.hasSameBytes(as: $0) } })
+            }
+        }
+    }
+
+    /// Equal as `String`s, different as bytes; and a small string against a native one of the same bytes.
+    @Test func canonicalEquivalenceIsNotEquality() {
+        #expect("caf\u{E9}" == "cafe\u{301}")
+        #expect(!"caf\u{E9}".hasSameUTF8Bytes(as: "cafe\u{301}"))
+        let native = String(repeating: "n", count: 40)
+        #expect(native.hasSameUTF8Bytes(as: String(decoding: Array(native.utf8), as: UTF8.self)))
+        #expect("".hasSameUTF8Bytes(as: ""))
+    }
+}

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// An object name: 1–1024 bytes of valid UTF-8 without NUL, CR or LF (GCS rules).
 ///
 /// Names are kept byte-exact (`a//b` and `a/b` are different objects) and are never used as filesystem paths.
@@ -54,17 +48,7 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     /// Byte equality, like the order: `String`'s own `==` and hash treat canonically equivalent text as one ("é" and
     /// "e\u{301}"), but to GCS and to every store those are two objects, and caches keyed by name must agree.
-    public static func == (a: ObjectName, b: ObjectName) -> Bool {
-        let (x, y) = (a.rawValue.utf8, b.rawValue.utf8)
-        guard x.count == y.count else { return false }
-        // One memcmp for native strings (every name is); a byte loop otherwise.
-        let same = x.withContiguousStorageIfAvailable { p in
-            y.withContiguousStorageIfAvailable { q in
-                p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0
-            }
-        }
-        return (same ?? nil) ?? x.elementsEqual(y)
-    }
+    public static func == (a: ObjectName, b: ObjectName) -> Bool { a.rawValue.hasSameUTF8Bytes(as: b.rawValue) }
 
     public func hash(into hasher: inout Hasher) {
         let utf8 = rawValue.utf8

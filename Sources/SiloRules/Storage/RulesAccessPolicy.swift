@@ -1,11 +1,5 @@
 public import SiloCore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The rules engine behind the server's `AccessPolicy` seam.
 public struct RulesAccessPolicy: AccessPolicy {
     public let program: RulesProgram
@@ -65,11 +59,7 @@ public final class PathDecisionCache: Sendable {
         var path: String
 
         static func == (a: Key, b: Key) -> Bool {
-            guard a.operation == b.operation, a.path.utf8.count == b.path.utf8.count else { return false }
-            let samePath = a.path.withUTF8Bytes { p in
-                b.path.withUTF8Bytes { q in p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0 }
-            }
-            return samePath && a.bucket == b.bucket
+            a.operation == b.operation && a.path.hasSameUTF8Bytes(as: b.path) && a.bucket == b.bucket
         }
 
         /// Not the bucket: a deployment has few, and `==` resolves what the path leaves (one SipHash pass less).

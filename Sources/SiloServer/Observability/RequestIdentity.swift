@@ -122,7 +122,8 @@ struct Exchange {
         switch parsed {
         case .firebaseBucket(let b), .gcsObjects(let b), .gcsUpload(let b):
             self.bucket = b
-            if head.method == "POST", let name = head.queryItems?.first(where: { $0.name == "name" })?.value {
+            // Through the memo: the context parses the same query next, and finds it there.
+            if head.method == "POST", let name = (try? TargetMemo.query(head))?["name"] {
                 self.object = try? ObjectName(name)
             }
         case .gcsBucket(let b), .gcsBucketSub(let b, _), .xmlBucket(let b):

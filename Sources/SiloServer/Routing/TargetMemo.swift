@@ -78,23 +78,16 @@ struct MemoTable<Value> {
 
     /// The value kept for `key`'s bytes, or `parse(key)`, kept when it succeeds and the key is short enough.
     mutating func value(for key: String, parse: (String) throws -> Value) rethrows -> Value {
-        let (slot, found) = key.withUTF8Bytes { bytes -> (Int, Bool) in
-            guard bytes.count <= TargetMemo.maxKeyBytes else { return (-1, false) }
+        // The kept key is compared inside the closure that hashed this one: its bytes are in hand there.
+        let (slot, found) = key.withUTF8Bytes { bytes -> (Int?, Bool) in
+            guard bytes.count <= TargetMemo.maxKeyBytes else { return (nil, false) }
             let slot = Int(truncatingIfNeeded: Self.hash(bytes)) & mask
-            guard let kept = keys[slot] else { return (slot, false) }
-            return (slot, kept.withUTF8Bytes { Self.equal($0, bytes) })
+            return (slot, keys[slot]?.withUTF8Bytes { $0.hasSameBytes(as: bytes) } ?? false)
         }
-        if found, let value = values[slot] { return value }
+        if found, let slot, let value = values[slot] { return value }
         let value = try parse(key)
-        if slot >= 0 {
-            keys[slot] = key
-            values[slot] = value
-        }
+        if let slot { (keys[slot], values[slot]) = (key, value) }
         return value
-    }
-
-    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
     /// Eight bytes at a time, multiplied and folded: only spreads targets over the slots. A client that aims its
