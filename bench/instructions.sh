@@ -6,6 +6,8 @@
 #
 #   bench/instructions.sh get        1 KiB v0 GETs (`alt=media`), as bench/run's small-object figure
 #   bench/instructions.sh metadata   v0 getMetadata
+#   bench/instructions.sh unique     1 KiB v0 GETs whose heads never repeat (a counter in the query): what the
+#                                    replay memo costs a request it cannot answer
 #
 # One event loop, the same public rules file as bench/run, a warm-up, then INSTRUCTIONS_SECONDS (default 4) of
 # requests over 8 keep-alive connections (wrk; some thousands under valgrind), counted from a zeroed collector. Prints instructions per request and the top
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-get}
-case "$mode" in get | metadata) ;; *) echo "usage: bench/instructions.sh get|metadata" >&2; exit 64 ;; esac
+case "$mode" in get | metadata | unique) ;; *) echo "usage: bench/instructions.sh get|metadata|unique" >&2; exit 64 ;; esac
 BENCH_WORK_PREFIX=silo-instructions
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
@@ -31,14 +33,26 @@ for _ in $(seq 600); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
 head -c 1024 /dev/urandom >"$work/small.bin"
 curl -sS -f -o /dev/null -X POST --data-binary @"$work/small.bin" "$base/v0/b/bench.appspot.com/o?name=small.bin"
 case "$mode" in
-get) url="$base/v0/b/bench.appspot.com/o/small.bin?alt=media" ;;
+get | unique) url="$base/v0/b/bench.appspot.com/o/small.bin?alt=media" ;;
 metadata) url="$base/v0/b/bench.appspot.com/o/small.bin" ;;
 esac
+wrk_script=()
+if [ "$mode" = unique ]; then
+    # v0 ignores query parameters it does not know: the same object, a new head every time.
+    cat >"$work/unique.lua" <<'LUA'
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", wrk.path .. "&n=" .. n)
+end
+LUA
+    wrk_script=(-s "$work/unique.lua")
+fi
 # The first v0 read gives the object its download token (a write); then every cache is warm.
 curl -sS -f -o /dev/null "$url"
-on_load wrk -t1 -c8 -d2s "$url" >/dev/null
+on_load wrk -t1 -c8 -d2s "${wrk_script[@]}" "$url" >/dev/null
 callgrind_control -z >/dev/null
-out=$(on_load wrk -t1 -c8 -d"${INSTRUCTIONS_SECONDS:-4}s" "$url")
+out=$(on_load wrk -t1 -c8 -d"${INSTRUCTIONS_SECONDS:-4}s" "${wrk_script[@]}" "$url")
 served=$(awk '/requests in/ {print $1}' <<<"$out")
 callgrind_control -d >/dev/null
 file=$(ls "$work"/cg/out.*.1)

@@ -35,7 +35,7 @@ extension Connection {
                     }
                 }
                 let bytes = UnsafeRawBufferPointer(start: base + start, count: end - start)
-                switch RequestHeadParser.parse(bytes, resumeAt: headScanResume, peer: peer, isSecure: io.isSecure) {
+                switch RequestHeadParser.headEnd(bytes, lead: 0, resumeAt: headScanResume) {
                 case .incomplete(let resumeAt):
                     headScanResume = resumeAt
                     if partialHeadSince == nil { partialHeadSince = loop.now }
@@ -44,13 +44,26 @@ extension Connection {
                     }
                     flush()
                     return
-                case .invalid(let status, let reason):
-                    reject(status, reason)
-                case .complete(let request, let consumed):
-                    start += consumed
+                case .found(let headEnd):
                     headScanResume = 0
                     partialHeadSince = nil
-                    begin(request)
+                    let head = UnsafeRawBufferPointer(rebasing: bytes[..<headEnd])
+                    if let replay = loop.replays.entry(for: head, isSecure: io.isSecure) {
+                        start += headEnd
+                        begin(replaying: replay)
+                        break
+                    }
+                    switch RequestHeadParser.parseLines(bytes, from: 0, end: headEnd, peer: peer, isSecure: io.isSecure)
+                    {
+                    case .incomplete:
+                        // parseLines is given a whole head: it never asks for more.
+                        reject(400, "incomplete request head")
+                    case .invalid(let status, let reason):
+                        reject(status, reason)
+                    case .complete(let request, let consumed):
+                        start += consumed
+                        begin(request, head: UnsafeRawBufferPointer(rebasing: bytes[..<consumed]))
+                    }
                 }
             case .readingBody:
                 guard start < end, let base = inbound.baseAddress else {
@@ -70,21 +83,19 @@ extension Connection {
         }
     }
 
-    func begin(_ request: ParsedRequest) {
-        exchange = Exchange(
-            keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10)
-        framing = request.framing
+    /// `head`: the request's bytes in `inbound`, for the replay memo.
+    func begin(_ request: ParsedRequest, head: UnsafeRawBufferPointer) {
         guard
-            case .callBegin = machine.headArrived(
-                hasBody: request.framing != .none, awaitsContinue: request.awaitsContinue)
-        else {
-            close(reason: "request out of order")
-            return
-        }
-        state.inFlight.add(1, ordering: .relaxed)
+            headArrived(
+                request.framing, keepAlive: request.keepAlive, isHead: request.isHeadMethod,
+                isHTTP10: request.isHTTP10, awaitsContinue: request.awaitsContinue)
+        else { return }
         let work: HandlerCall.Work
         switch state.handler.beginInline(request.head) {
         case .answered(let answer):
+            if case .respond(let response) = answer, response.replay != nil {
+                loop.replays.keep(response, for: request, head: head, isSecure: io.isSecure)
+            }
             loop.refreshClock()
             lastActivity = loop.now
             began(answer)
@@ -98,6 +109,34 @@ extension Connection {
             guard phase != .closed else { return }
         }
         call(work)
+    }
+
+    /// A head the memo holds an answer for: the same steps as an answer from ``begin(_:head:)``, without the
+    /// handler.
+    private func begin(replaying entry: ReplayMemo.Entry) {
+        guard
+            headArrived(
+                .none, keepAlive: entry.keepAlive, isHead: entry.isHeadMethod, isHTTP10: entry.isHTTP10,
+                awaitsContinue: false)
+        else { return }
+        let answer = entry.answer(id: entry.permit.replayed())
+        loop.refreshClock()
+        lastActivity = loop.now
+        began(.respond(answer))
+    }
+
+    /// A new exchange starts; false when the machine refuses it (the connection is closed then).
+    private func headArrived(
+        _ framing: RequestFraming, keepAlive: Bool, isHead: Bool, isHTTP10: Bool, awaitsContinue: Bool
+    ) -> Bool {
+        exchange = Exchange(keepAlive: keepAlive, isHeadMethod: isHead, isHTTP10: isHTTP10)
+        self.framing = framing
+        guard case .callBegin = machine.headArrived(hasBody: framing != .none, awaitsContinue: awaitsContinue) else {
+            close(reason: "request out of order")
+            return false
+        }
+        state.inFlight.add(1, ordering: .relaxed)
+        return true
     }
 
     func began(_ disposition: RequestDisposition) {

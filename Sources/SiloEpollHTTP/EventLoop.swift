@@ -29,6 +29,8 @@ final class EventLoop {
     private var dateSecond = -1
     /// Request bodies are read into this buffer and handed to sinks from it.
     let bodyBuffer: UnsafeMutableRawBufferPointer
+    /// Answers this loop's connections may send again to the same request head.
+    let replays = ReplayMemo()
     /// Owns every open connection; epoll tokens point at these objects without retaining them.
     private var connections: [ObjectIdentifier: Connection] = [:]
     private var listening = false

@@ -38,29 +38,40 @@ enum RequestHeadParser {
     static func parse(
         _ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0, peer: PeerAddress? = nil, isSecure: Bool = false
     ) -> HeadParseResult {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return .incomplete(resumeAt: 0) }
+        guard bytes.baseAddress != nil, bytes.count > 0 else { return .incomplete(resumeAt: 0) }
         // CR and LF bytes before the request line are skipped (RFC 9112 2.2 asks to ignore at least one empty
         // line); the head starts at the first other byte, so every line from there is part of it. (The connection
         // drops such bytes before calling, so a flood of them costs one pass.)
         let lead = leadingLineBreaks(bytes)
-        // Find the end: the first empty line (LF or CR LF) after the request line.
+        switch headEnd(bytes, lead: lead, resumeAt: resumeAt) {
+        case .incomplete(let resumeAt): return .incomplete(resumeAt: resumeAt)
+        case .found(let end): return parseLines(bytes, from: lead, end: end, peer: peer, isSecure: isSecure)
+        }
+    }
+
+    enum HeadEnd {
+        /// The head ends before this offset: its last byte is the empty line's LF.
+        case found(Int)
+        /// No empty line yet; the next search may start here.
+        case incomplete(resumeAt: Int)
+    }
+
+    /// Where the head that starts at `lead` ends: after the first empty line (LF or CR LF) past the request line.
+    /// `resumeAt` is a previous search's ``HeadEnd/incomplete(resumeAt:)``.
+    static func headEnd(_ bytes: UnsafeRawBufferPointer, lead: Int, resumeAt: Int) -> HeadEnd {
+        guard let base = bytes.baseAddress else { return .incomplete(resumeAt: 0) }
         var lineStart = max(resumeAt, lead)
-        var end = -1
         while lineStart < bytes.count {
             guard let lf = memchr(base + lineStart, 0x0A, bytes.count - lineStart) else { break }
             let lfIndex = base.distance(to: UnsafeRawPointer(lf))
             let lineLength = lfIndex - lineStart
             if lineStart > lead && (lineLength == 0 || (lineLength == 1 && bytes[lineStart] == 0x0D)) {
-                end = lfIndex + 1
-                break
+                return .found(lfIndex + 1)
             }
             lineStart = lfIndex + 1
         }
-        guard end > 0 else {
-            // Resume at the start of the unfinished line.
-            return .incomplete(resumeAt: lineStart)
-        }
-        return parseLines(bytes, from: lead, end: end, peer: peer, isSecure: isSecure)
+        // Resume at the start of the unfinished line.
+        return .incomplete(resumeAt: lineStart)
     }
 
     /// How many CR and LF bytes the buffer starts with: what comes before a request line and belongs to none.
@@ -70,7 +81,8 @@ enum RequestHeadParser {
         return count
     }
 
-    private static func parseLines(
+    /// The head in `bytes[lead..<end]`, `end` as ``headEnd(_:lead:resumeAt:)`` found it.
+    static func parseLines(
         _ bytes: UnsafeRawBufferPointer, from lead: Int, end: Int, peer: PeerAddress?, isSecure: Bool
     ) -> HeadParseResult {
         var cursor = lead

@@ -56,7 +56,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// These headers with their ``wireFormat`` computed (unchanged when a field is one the transport owns, or one
     /// a transport must refuse to send).
     public func preformatted() -> HTTPHeaders {
-        guard
+        guard wireFormat == nil,
             !fields.contains(where: {
                 Self.isTransportField($0.name) || equalsIgnoringCase($0.name, "Date") || !Self.isSendable($0)
             })

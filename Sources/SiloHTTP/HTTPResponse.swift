@@ -13,6 +13,7 @@ public struct HTTPResponse {
         var failure: (any Error & Sendable)?
         var transportFault: TransportFault?
         var requestID: String?
+        var replay: (any ReplayPermit)?
     }
 
     private var storage: CopyOnWrite<Values>
@@ -47,9 +48,18 @@ public struct HTTPResponse {
         _modify { yield &storage.values.requestID }
     }
 
+    /// Set by a handler that lets the transport send this answer again to the same request head (see
+    /// ``ReplayPermit``); nil on most answers. A transport may ignore it.
+    public var replay: (any ReplayPermit)? {
+        _read { yield storage.values.replay }
+        _modify { yield &storage.values.replay }
+    }
+
     public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty) {
         storage = CopyOnWrite(
-            Values(status: status, headers: headers, body: body, failure: nil, transportFault: nil, requestID: nil))
+            Values(
+                status: status, headers: headers, body: body, failure: nil, transportFault: nil, requestID: nil,
+                replay: nil))
     }
 }
 

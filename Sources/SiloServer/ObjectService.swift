@@ -98,9 +98,12 @@ final class ObjectService: Sendable {
     }
 
     /// Decides access; admin credentials always pass. Throws `.permissionDenied` with the emulator's wording.
+    /// An inline attempt learns whether the answer depended on more than the path (``InlineAttempt/lasting``).
     func authorize(_ request: AccessRequest) throws {
         if request.principal?.isAdmin == true { return }
-        guard policy.allows(request) else {
+        let answer = policy.answer(request)
+        if !answer.byPathAlone { InlineAttempt.current?.dependsOnMoreThanVersions() }
+        guard answer.allowed else {
             let word: String
             switch request.operation {
             case .get: word = "READ"

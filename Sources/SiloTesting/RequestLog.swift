@@ -27,14 +27,40 @@ public final class RequestLog: Sendable {
     /// The requests whose path ends with `suffix` (an encoded object name, e.g. `o/images%2Fa.png`).
     public func requests(pathSuffix suffix: String) -> [Entry] { all.filter { $0.path.hasSuffix(suffix) } }
 
-    func record(_ head: HTTPRequestHead, _ disposition: RequestDisposition) {
+    /// Records the request; an answer the transport may replay is given a permit that records each replay too.
+    @discardableResult
+    func record(_ head: HTTPRequestHead, _ disposition: RequestDisposition) -> RequestDisposition {
         var entry = Entry(
             method: head.method, path: head.rawPath, query: head.rawQuery, ifNoneMatch: head.headers["if-none-match"])
-        if case .respond(let response) = disposition {
-            entry.status = response.status
-            entry.bodyLength = response.body.length
+        guard case .respond(var response) = disposition else {
+            append(entry)
+            return disposition
         }
-        entries.withLock { $0.append(entry) }
+        entry.status = response.status
+        entry.bodyLength = response.body.length
+        append(entry)
+        if let permit = response.replay { response.replay = LoggedReplay(inner: permit, entry: entry, log: self) }
+        return .respond(response)
+    }
+
+    fileprivate func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+}
+
+/// A replay is a request the handler did not see: logged as the one it answers again.
+private final class LoggedReplay: ReplayPermit {
+    let inner: any ReplayPermit
+    let entry: RequestLog.Entry
+    let log: RequestLog
+
+    init(inner: any ReplayPermit, entry: RequestLog.Entry, log: RequestLog) {
+        (self.inner, self.entry, self.log) = (inner, entry, log)
+    }
+
+    var isCurrent: Bool { inner.isCurrent }
+
+    func replayed() -> String {
+        log.append(entry)
+        return inner.replayed()
     }
 }
 
@@ -53,8 +79,7 @@ struct RequestLoggingHandler: HTTPHandler {
     func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
         switch inner.beginInline(head) {
         case .answered(let disposition):
-            log.record(head, disposition)
-            return .answered(disposition)
+            return .answered(log.record(head, disposition))
         case .declined:
             return .declined
         case .deferred(let rest):

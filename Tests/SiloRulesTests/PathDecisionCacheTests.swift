@@ -41,6 +41,38 @@ private typealias F = Fixture
         #expect(policy.pathDecisions.count == 3)
     }
 
+    /// What a replayed answer relies on: `answer` says which decisions depended on the path alone (remembered or
+    /// not yet), and the version a server compares changes with every reload.
+    @Test func answersSayWhenTheyDependedOnThePathAlone() throws {
+        let policy = RulesAccessPolicy(program: try F.compile(Self.rules))
+        #expect(policy.version == 0)
+        let first = policy.answer(F.request(.get, "public/a.png", uid: nil))
+        #expect(first == AccessAnswer(allowed: true, byPathAlone: true))
+        #expect(policy.answer(F.request(.get, "public/a.png", uid: nil)) == first, "remembered, and still by path")
+        #expect(
+            policy.answer(F.request(.get, "elsewhere/x", uid: nil)) == AccessAnswer(allowed: false, byPathAlone: true))
+        #expect(!policy.answer(F.request(.get, "users/u1/p.png", uid: "u1")).byPathAlone)
+        #expect(!policy.answer(F.request(.get, "users/u1/p.png", uid: nil)).byPathAlone)
+        #expect(!policy.answer(F.request(.create, "sized/s", size: 10)).byPathAlone)
+
+        let swappable = SwappableAccessPolicy(policy)
+        let before = try #require(swappable.version)
+        #expect(swappable.answer(F.request(.get, "public/a.png", uid: nil)) == first)
+        swappable.replace(with: RulesAccessPolicy(program: try F.compile(Self.rules)))
+        let after = try #require(swappable.version)
+        #expect(after != before)
+        // A policy that keeps no version makes the whole swappable one unknown until it is replaced again.
+        swappable.replace(with: Opaque())
+        #expect(swappable.version == nil)
+        #expect(!swappable.answer(F.request(.get, "public/a.png", uid: nil)).byPathAlone)
+        swappable.replace(with: AllowAllPolicy())
+        #expect(swappable.version != nil && swappable.version != after)
+    }
+
+    private struct Opaque: AccessPolicy {
+        func allows(_ request: AccessRequest) -> Bool { true }
+    }
+
     /// Found by review after fuzz/name's ObjectName finding: the rules compare strings by bytes, but the cache keyed
     /// paths by `String` equality (canonical equivalence), so a decision made for "café" (NFC) was reused for the
     /// different object "cafe\u{301}" (NFD), whatever the rules say about it.

@@ -114,7 +114,7 @@ import Testing
             (0..<64).map { i -> UInt64 in
                 var key = Array("/v0/b/bench.appspot.com/o/small.bin".utf8)
                 key[i % key.count] &+= UInt8(1 + i / key.count)
-                return key.withUnsafeBufferPointer { MemoTable<Int>.hash($0) } & 31
+                return key.withUnsafeBufferPointer { $0.spreadHash() } & 31
             })
         #expect(slots.count > 16)
     }

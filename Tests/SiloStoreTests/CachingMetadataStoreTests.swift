@@ -49,6 +49,44 @@ import Testing
         #expect(fixture.storeReads == before + 4)
     }
 
+    /// The stamp a replayed answer is checked against changes with every kind of write, before it can be seen
+    /// and after, and is nil whenever answers from memory are not allowed.
+    @Test func theCacheStampChangesWithEveryWrite() throws {
+        let fixture = try Fixture()
+        let store = fixture.store
+        var last = try #require(store.cacheStamp)
+        func changed(_ what: Comment) {
+            let now = store.cacheStamp
+            #expect(now != nil && now != last, what)
+            last = now ?? last
+        }
+        let (first, _) = try store.insertObject(draft("s"), conditions: .none, at: Timestamp(microseconds: 1))
+        changed("insert")
+        _ = try store.object(bucketName(), objectName("s"), generation: nil)
+        #expect(store.cacheStamp == last, "a read, and the fill it makes, change nothing")
+        _ = try store.updateObject(
+            bucketName(), objectName("s"), generation: nil, conditions: .none, at: Timestamp(microseconds: 2)
+        ) { $0.contentType = "text/csv" }
+        changed("update")
+        _ = try store.updateBucket(bucketName(), at: Timestamp(microseconds: 3)) { _ in }
+        changed("bucket update")
+        _ = try store.deleteObject(
+            bucketName(), objectName("s"), generation: first.generation, conditions: .none, softDeletion: nil)
+        changed("delete")
+        // A write that fails still changed the stamp: what it did before failing is not known here.
+        #expect(throws: (any Error).self) {
+            try store.insertObject(
+                draft("s"), conditions: Preconditions(ifGenerationMatch: 12345), at: Timestamp(microseconds: 4))
+        }
+        changed("failed write")
+        store.stoppedBeingSoleWriter()
+        #expect(store.cacheStamp == nil)
+        store.becameSoleWriter(until: .max)
+        changed("sole writer again")
+        let shared = CachingMetadataStore(try SQLiteMetadataStore(path: fixture.path + "-2"), soleWriter: false)
+        #expect(shared.cacheStamp == nil)
+    }
+
     @Test func everyWriteMakesTheNextReadSeeIt() throws {
         let fixture = try Fixture()
         let store = fixture.store

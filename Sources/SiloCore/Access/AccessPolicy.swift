@@ -185,10 +185,41 @@ public struct AccessRequest: Sendable {
 /// Decides whether a request may proceed. The rules engine implements this; so does allow-all.
 public protocol AccessPolicy: Sendable {
     func allows(_ request: AccessRequest) -> Bool
+
+    /// ``allows(_:)``, and whether that answer depended on the operation, the bucket and the path alone: not on
+    /// the time, the caller, the resource or any document. Such an answer holds for every request of that
+    /// operation on that path while ``version`` is unchanged. Default: `allows`, said to depend on more.
+    func answer(_ request: AccessRequest) -> AccessAnswer
+
+    /// A number that changes whenever the policy's decisions may change (rules reloaded); 0 for a policy whose
+    /// decisions never change (a compiled rules program, allow-all); nil when that is not known, and then no
+    /// answer counts as lasting. Default nil.
+    var version: UInt64? { get }
+}
+
+/// What ``AccessPolicy/answer(_:)`` decided.
+public struct AccessAnswer: Sendable, Equatable {
+    public var allowed: Bool
+    /// The answer depended on the operation, the bucket and the path alone.
+    public var byPathAlone: Bool
+
+    public init(allowed: Bool, byPathAlone: Bool) {
+        self.allowed = allowed
+        self.byPathAlone = byPathAlone
+    }
+}
+
+extension AccessPolicy {
+    public func answer(_ request: AccessRequest) -> AccessAnswer {
+        AccessAnswer(allowed: allows(request), byPathAlone: false)
+    }
+    public var version: UInt64? { nil }
 }
 
 /// Allows everything, as the Firebase emulator does with open rules. Only for loopback or explicit opt-in.
 public struct AllowAllPolicy: AccessPolicy {
     public init() {}
     public func allows(_ request: AccessRequest) -> Bool { true }
+    public func answer(_ request: AccessRequest) -> AccessAnswer { AccessAnswer(allowed: true, byPathAlone: true) }
+    public var version: UInt64? { 0 }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Turns an `Authorization` header into a ``Principal``. Nil means anonymous; a credential that is present but
 /// not acceptable throws a ``StorageError`` with code `.unauthenticated` (HTTP 401).
 public protocol CredentialVerifier: Sendable {
@@ -52,10 +54,24 @@ public struct SignedRequest: Sendable {
 /// a spinning `Mutex` here burned a third of the server's CPU in `perf` whenever its holder was preempted.
 public final class SwappableAccessPolicy: AccessPolicy {
     private let current: BlockingMutex<any AccessPolicy>
+    /// ``version`` without the lock: the count of replacements times two, plus one while the policy in force is
+    /// not a fixed one (its own version is not 0). Stored after the swap, under the lock: a reader that saw the
+    /// old value may have used either policy, and its answer is then already out of date.
+    private let generation: Atomic<UInt64>
 
-    public init(_ initial: any AccessPolicy) { current = BlockingMutex(initial) }
+    public init(_ initial: any AccessPolicy) {
+        current = BlockingMutex(initial)
+        generation = Atomic(initial.version == 0 ? 0 : 1)
+    }
 
-    public func replace(with policy: any AccessPolicy) { current.withLock { $0 = policy } }
+    public func replace(with policy: any AccessPolicy) {
+        let fixed = policy.version == 0
+        current.withLock {
+            $0 = policy
+            let replaced = generation.load(ordering: .relaxed) >> 1 &+ 1
+            generation.store(replaced << 1 | (fixed ? 0 : 1), ordering: .releasing)
+        }
+    }
 
     /// The policy in force now (the console's rules playground explains its decisions).
     public var policy: any AccessPolicy { current.withLock { $0 } }
@@ -64,5 +80,16 @@ public final class SwappableAccessPolicy: AccessPolicy {
         // Evaluate outside the lock: a reload never waits for rule evaluation, nor evaluation for a reload.
         let policy = current.withLock { $0 }
         return policy.allows(request)
+    }
+
+    public func answer(_ request: AccessRequest) -> AccessAnswer {
+        let policy = current.withLock { $0 }
+        return policy.answer(request)
+    }
+
+    /// Changes with every replacement; nil while the policy in force is not a fixed one.
+    public var version: UInt64? {
+        let value = generation.load(ordering: .acquiring)
+        return value & 1 == 0 ? value : nil
     }
 }

@@ -45,3 +45,29 @@ extension UnsafeBufferPointer<UInt8> {
         return true
     }
 }
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Eight bytes at a time, multiplied and folded: spreads keys over the slots of a direct-mapped memo, nothing
+    /// more. A client that aims its keys at one slot gains nothing: a direct-mapped table only misses more.
+    @inlinable
+    public func spreadHash() -> UInt64 {
+        var h: UInt64 = 0x243F_6A88_85A3_08D3 ^ UInt64(count)
+        guard let base = baseAddress else { return h }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        while offset + 8 <= count {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+            h ^= h >> 29
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < count {
+            tail |= UInt64(raw.load(fromByteOffset: offset, as: UInt8.self)) << shift
+            shift += 8
+            offset += 1
+        }
+        h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
+        return h ^ (h >> 32)
+    }
+}

@@ -50,6 +50,9 @@ public final class CachingMetadataStore: MetadataStore {
     /// The records kept cost at most this many bytes (``ObjectRecord/approximateBytes``).
     public let maxBytes: Int
     private let state = BlockingMutex(State())
+    /// ``cacheStamp``: counts writes started and ended and every ``forgetAll()``. Apart from `State.epoch`, which
+    /// changes only when a write ends (it guards fills), and read without the lock.
+    private let changes = Atomic<UInt64>(0)
     /// Until when this process is the store's only writer (``MonotonicClock`` nanoseconds): `.max` for good, 0 not.
     private let soleWriterUntil: Atomic<UInt64>
     /// Lookups of live versions: a hit is answered from memory (here or through ``cachedObject(_:_:)`` on an event
@@ -119,6 +122,12 @@ public final class CachingMetadataStore: MetadataStore {
         return hit
     }
 
+    public var cacheStamp: UInt64? {
+        // Read before the sole-writer check: a lease that ends after it is seen still changes the stamp.
+        let stamp = changes.load(ordering: .acquiring)
+        return isSoleWriter ? stamp : nil
+    }
+
     // MARK: Another writer
 
     /// Forgets everything and fails the fills of reads under way (their epoch is gone).
@@ -127,23 +136,27 @@ public final class CachingMetadataStore: MetadataStore {
             state.drop(nil)
             state.epoch &+= 1
         }
+        changes.add(1, ordering: .releasing)
     }
 
     // MARK: Writes that change object versions
 
     /// Runs a write of object metadata with the cache out of the way: `names` are dropped before and after, and
     /// reads that overlap it do not fill the cache (nil `names` drops everything).
+    /// The stamp changes before the write can be seen and again once it is done.
     private func writing<Result>(_ names: [Key]?, _ body: () throws -> Result) rethrows -> Result {
         state.withLock { state in
             state.writesInFlight += 1
             state.drop(names)
         }
+        changes.add(1, ordering: .releasing)
         defer {
             state.withLock { state in
                 state.writesInFlight -= 1
                 state.epoch &+= 1
                 state.drop(names)
             }
+            changes.add(1, ordering: .releasing)
         }
         return try body()
     }
@@ -230,13 +243,24 @@ public final class CachingMetadataStore: MetadataStore {
     // MARK: Everything else goes straight through
 
     public func bucket(_ name: BucketName) throws -> BucketRecord? { try inner.bucket(name) }
-    public func ensureBucket(_ name: BucketName) throws -> BucketRecord { try inner.ensureBucket(name) }
+    public func ensureBucket(_ name: BucketName) throws -> BucketRecord {
+        try bucketWrite { try inner.ensureBucket(name) }
+    }
     public func buckets() throws -> [BucketRecord] { try inner.buckets() }
-    public func createBucket(_ template: BucketRecord) throws -> BucketRecord { try inner.createBucket(template) }
+    // Bucket writes change no cached version, but an answer replayed under ``cacheStamp`` may have read the bucket.
+    public func createBucket(_ template: BucketRecord) throws -> BucketRecord {
+        try bucketWrite { try inner.createBucket(template) }
+    }
     public func updateBucket(_ name: BucketName, at time: Timestamp, _ change: (inout BucketRecord) throws -> Void)
         throws -> BucketRecord
     {
-        try inner.updateBucket(name, at: time, change)
+        try bucketWrite { try inner.updateBucket(name, at: time, change) }
+    }
+
+    private func bucketWrite<Result>(_ body: () throws -> Result) rethrows -> Result {
+        changes.add(1, ordering: .releasing)
+        defer { changes.add(1, ordering: .releasing) }
+        return try body()
     }
     public func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws
         -> [ObjectRecord]

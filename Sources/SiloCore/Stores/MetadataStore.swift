@@ -41,6 +41,13 @@ public protocol MetadataStore: Sendable {
     /// answer without a round trip (PostgreSQL, SQLite on its own) keep the default, nil.
     func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord?
 
+    /// A number that changes before any answer ``cachedObject(_:_:)`` gave may change (a write of object metadata
+    /// starting or ending, a bucket write, another writer appearing); nil while answers from memory are not
+    /// allowed. An answer derived from cached versions stands while the stamp read before it is unchanged: the
+    /// server replays such answers without asking the store again. Default nil: a store, or a wrapper, that does
+    /// not keep it lets nothing be replayed.
+    var cacheStamp: UInt64? { get }
+
     /// Makes `draft` the live version of its name (creating its bucket if `draft.createsBucket`, else throwing
     /// `.notFound` when there is none): checks `conditions` against the current live version,
     /// assigns a new generation (greater than any before it) with metageneration 1, and removes `draft.blobID`
@@ -176,6 +183,7 @@ public protocol MetadataStore: Sendable {
 
 extension MetadataStore {
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { nil }
+    public var cacheStamp: UInt64? { nil }
 
     public func activeSessionTotals() throws -> SessionUsage {
         throw StorageError(.unimplemented, "this metadata store does not count open upload sessions")

@@ -24,11 +24,13 @@ public struct RulesAccessPolicy: AccessPolicy {
     }
 
     /// Admin credentials bypass rules entirely; everything else is decided by the program.
-    public func allows(_ request: AccessRequest) -> Bool {
-        if request.principal?.isAdmin == true { return true }
+    public func allows(_ request: AccessRequest) -> Bool { answer(request).allowed }
+
+    public func answer(_ request: AccessRequest) -> AccessAnswer {
+        if request.principal?.isAdmin == true { return AccessAnswer(allowed: true, byPathAlone: false) }
         if let known = pathDecisions.decision(request) {
             statistics?.count(evaluated: false, allowed: known, errors: 0)
-            return known
+            return AccessAnswer(allowed: known, byPathAlone: true)
         }
         let decision = program.evaluate(
             request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode))
@@ -36,8 +38,11 @@ public struct RulesAccessPolicy: AccessPolicy {
         // Before an upload's bytes arrive, only a certain denial refuses it (it is decided again at commit).
         let allowed = decision.allowed || (!request.bytesKnown && decision.undetermined)
         statistics?.count(evaluated: true, allowed: allowed, errors: decision.errors)
-        return allowed
+        return AccessAnswer(allowed: allowed, byPathAlone: decision.dependsOnlyOnPath && allowed == decision.allowed)
     }
+
+    /// A program never changes: a reload builds a new policy.
+    public var version: UInt64? { 0 }
 
     /// The full decision with a reason (and optionally a trace), for logging denials.
     public func decide(_ request: AccessRequest, trace: Bool = false) -> RulesDecision {

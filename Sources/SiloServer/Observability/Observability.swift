@@ -10,6 +10,8 @@ public final class Observability: Sendable {
     let requests = RequestMetrics()
     let requestIDs = RequestIDs()
     let failures = FailureCounts()
+    /// Answers a transport sent again without the handler (``ReplayableAnswer``): `silo_replayed_answers_total`.
+    let replays = AtomicCounters(count: 1)
     /// Seconds since the epoch when the server started (`silo_process_start_time_seconds`).
     let started = Timestamp.now()
     private let sources = Mutex<[any MetricsSource]>([])

@@ -53,6 +53,10 @@ struct OperationsRoutes: Sendable {
         }
         service.smallBlobs.lookups.collect(cache: "small_blob", into: &text)
         service.versionResponses.lookups.collect(cache: "version_response", into: &text)
+        text.family(
+            "silo_replayed_answers_total", .counter,
+            help: "Requests answered again from an event loop's memo of the same request head, without the handler.")
+        text.sample("silo_replayed_answers_total", observability.replays[0])
         let thumbnails = service.images.settings.transformer == nil ? nil : service.images.counters
         if let thumbnails {
             // A miss is a request that needed a transform, its own or one it shared.

@@ -12,8 +12,16 @@ import Darwin
 /// steps read with `try?` (access checks) and would otherwise take a refused read for a missing resource.
 final class InlineAttempt: Sendable {
     private let refusedFlag = Atomic<Bool>(false)
+    private let variesFlag = Atomic<Bool>(false)
 
     var refused: Bool { refusedFlag.load(ordering: .relaxed) }
+
+    /// Whether the answer follows from the object versions and the rules in force alone, so that it stands until
+    /// either changes (``ReplayableAnswer``): false once an access decision read more (the time, the caller, the
+    /// resource, a document).
+    var lasting: Bool { !variesFlag.load(ordering: .relaxed) }
+
+    func dependsOnMoreThanVersions() { variesFlag.store(true, ordering: .relaxed) }
 
     /// The attempt the current thread runs, if any: the inline store views report to it.
     static var current: InlineAttempt? {
@@ -64,6 +72,7 @@ struct InlineMetadataView: MetadataStore {
     }
 
     func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { store.cachedObject(bucket, name) }
+    var cacheStamp: UInt64? { store.cacheStamp }
 
     private func refuse(_ what: String) -> StorageError { InlineAttempt.wouldBlock(what) }
 

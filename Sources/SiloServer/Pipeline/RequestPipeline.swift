@@ -119,7 +119,15 @@ struct RequestPipeline: Sendable {
     }
 
     private func record(_ head: HTTPRequestHead, _ exchange: Exchange, id: String, status: Int, bytesOut: Int64?) {
-        let micros = RequestMetrics.now() &- exchange.started
+        record(head.method, exchange.fields, since: exchange.started, id: id, status: status, bytesOut: bytesOut)
+    }
+
+    /// The request's metrics and access-log line, for an answer that took since `started` (``RequestMetrics/now()``).
+    func record(
+        _ method: String, _ exchange: Exchange.Fields, since started: UInt64, id: String, status: Int,
+        bytesOut: Int64?
+    ) {
+        let micros = RequestMetrics.now() &- started
         // A batch's calls are counted as requests, but their bytes are the batch's, counted once.
         let own = exchange.parent == nil
         observability.requests.record(
@@ -129,7 +137,7 @@ struct RequestPipeline: Sendable {
         log.record(
             AccessRecord(
                 time: .now(), id: id, parent: exchange.parent, api: exchange.api, route: exchange.route,
-                method: head.method, bucket: exchange.bucket, object: exchange.object, status: status,
+                method: method, bucket: exchange.bucket, object: exchange.object, status: status,
                 bytesIn: exchange.bytesIn, bytesOut: bytesOut, micros: micros, caller: exchange.caller))
     }
 

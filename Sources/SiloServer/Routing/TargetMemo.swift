@@ -81,35 +81,12 @@ struct MemoTable<Value> {
         // The kept key is compared inside the closure that hashed this one: its bytes are in hand there.
         let (slot, found) = key.withUTF8Bytes { bytes -> (Int?, Bool) in
             guard bytes.count <= TargetMemo.maxKeyBytes else { return (nil, false) }
-            let slot = Int(truncatingIfNeeded: Self.hash(bytes)) & mask
+            let slot = Int(truncatingIfNeeded: bytes.spreadHash()) & mask
             return (slot, keys[slot]?.withUTF8Bytes { $0.hasSameBytes(as: bytes) } ?? false)
         }
         if found, let slot, let value = values[slot] { return value }
         let value = try parse(key)
         if let slot { (keys[slot], values[slot]) = (key, value) }
         return value
-    }
-
-    /// Eight bytes at a time, multiplied and folded: only spreads targets over the slots. A client that aims its
-    /// targets at one slot gains nothing: a direct-mapped table only misses more.
-    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h: UInt64 = 0x243F_6A88_85A3_08D3 ^ UInt64(bytes.count)
-        guard let base = bytes.baseAddress else { return h }
-        let raw = UnsafeRawPointer(base)
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            h = (h ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
-            h ^= h >> 29
-            offset += 8
-        }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < bytes.count {
-            tail |= UInt64(bytes[offset]) << shift
-            shift += 8
-            offset += 1
-        }
-        h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
-        return h ^ (h >> 32)
     }
 }

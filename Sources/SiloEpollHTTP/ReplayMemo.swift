@@ -1,0 +1,102 @@
+import SiloCore
+import SiloHTTP
+
+/// Answers an event loop may send again without calling the handler (``ReplayPermit``), by the exact bytes of the
+/// request head they answered.
+///
+/// A hot object is read by the same request again and again (a download URL in an app, a CDN's origin fetch, a
+/// benchmark), and every such read parsed the head, made its strings, routed, authenticated, checked the rules and
+/// looked in three caches to build the same bytes. A replay finds the head's end, hashes and compares its bytes,
+/// asks the permit whether the answer still stands, and queues the answer through the same state machine and
+/// framing as any other, with a fresh `Date` and request id.
+///
+/// The key is the whole head, every header included, and whether the connection is TLS: two requests that differ
+/// in any byte are two keys, so nothing the handler might have read from the head can differ between them.
+/// Only answers to body-less requests, with bodies in memory, are kept.
+///
+/// Bounds: ``slots`` entries, direct-mapped (a colliding head replaces the one in its slot, so a lookup is one
+/// probe whatever a client sends); heads of at most ``maxHeadBytes`` and bodies of at most ``maxBodyBytes``. A
+/// loop's memo so holds at most 64 × (2 KiB + 16 KiB) = 1.1 MiB, plus the answers' headers. Confined to its loop's
+/// thread, like the loop.
+final class ReplayMemo {
+    static let slots = 64
+    static let maxHeadBytes = 2048
+    static let maxBodyBytes = 16 << 10
+
+    struct Entry {
+        let head: [UInt8]
+        let isSecure: Bool
+        let keepAlive: Bool
+        let isHeadMethod: Bool
+        let isHTTP10: Bool
+        let status: Int
+        let headers: HTTPHeaders
+        let body: ResponseBody
+        let permit: any ReplayPermit
+
+        /// The answer to send now, under the request id the permit gave this replay.
+        func answer(id: String) -> HTTPResponse {
+            var response = HTTPResponse(status: status, headers: headers, body: body)
+            response.requestID = id
+            return response
+        }
+    }
+
+    private var entries: [Entry?] = Array(repeating: nil, count: ReplayMemo.slots)
+    /// Per slot, the hash of the last head seen there and not kept: a head is kept the second time it is answered,
+    /// so that requests that never repeat (every one a new range, a new object) do not pay for keeping a copy.
+    private var sightings: [UInt64] = Array(repeating: 0, count: ReplayMemo.slots)
+    /// Entries kept now: while none are, the connection does not look.
+    private(set) var count = 0
+
+    /// The entry for `head` if it is kept and its permit is current; an entry found out of date is dropped (and its
+    /// head counts as seen, so that the next answer to it is kept at once).
+    func entry(for head: UnsafeRawBufferPointer, isSecure: Bool) -> Entry? {
+        guard count > 0, head.count <= Self.maxHeadBytes else { return nil }
+        let bytes = head.assumingMemoryBound(to: UInt8.self)
+        let hash = Self.hash(bytes, isSecure: isSecure)
+        let slot = Self.slot(hash)
+        guard let entry = entries[slot], entry.isSecure == isSecure,
+            entry.head.withUnsafeBufferPointer({ $0.hasSameBytes(as: bytes) })
+        else { return nil }
+        guard entry.permit.isCurrent else {
+            entries[slot] = nil
+            sightings[slot] = hash
+            count -= 1
+            return nil
+        }
+        return entry
+    }
+
+    /// Keeps `response`, the handler's answer to `request` (whose head is the bytes `head`), if it carries a permit,
+    /// fits, and its head was answered before.
+    func keep(_ response: HTTPResponse, for request: ParsedRequest, head: UnsafeRawBufferPointer, isSecure: Bool) {
+        guard let permit = response.replay, request.framing == .none, !request.awaitsContinue,
+            head.count <= Self.maxHeadBytes, response.transportFault == nil
+        else { return }
+        switch response.body {
+        case .empty: break
+        case .bytes(let bytes) where bytes.count <= Self.maxBodyBytes: break
+        default: return
+        }
+        let bytes = head.assumingMemoryBound(to: UInt8.self)
+        let hash = Self.hash(bytes, isSecure: isSecure)
+        let slot = Self.slot(hash)
+        guard sightings[slot] == hash else {
+            sightings[slot] = hash
+            return
+        }
+        sightings[slot] = 0
+        if entries[slot] == nil { count += 1 }
+        entries[slot] = Entry(
+            head: Array(bytes), isSecure: isSecure, keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod,
+            isHTTP10: request.isHTTP10, status: response.status, headers: response.headers.preformatted(),
+            body: response.body, permit: permit)
+    }
+
+    private static func hash(_ head: UnsafeBufferPointer<UInt8>, isSecure: Bool) -> UInt64 {
+        head.spreadHash() &+ (isSecure ? 1 : 0)
+    }
+
+    private static func slot(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & (slots - 1) }
+}
