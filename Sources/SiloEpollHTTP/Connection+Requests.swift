@@ -48,7 +48,8 @@ extension Connection {
                     headScanResume = 0
                     partialHeadSince = nil
                     let head = UnsafeRawBufferPointer(rebasing: bytes[..<headEnd])
-                    if let replay = loop.replays.entry(for: head, isSecure: io.isSecure) {
+                    let probe = loop.replays.probe(head, isSecure: io.isSecure)
+                    if let replay = probe.entry {
                         start += headEnd
                         begin(replaying: replay)
                         break
@@ -60,9 +61,10 @@ extension Connection {
                         reject(400, "incomplete request head")
                     case .invalid(let status, let reason):
                         reject(status, reason)
-                    case .complete(let request, let consumed):
+                    case .complete(var request, let consumed):
                         start += consumed
-                        begin(request, head: UnsafeRawBufferPointer(rebasing: bytes[..<consumed]))
+                        if probe.seen { request.head.wantsReplayPermit = true }
+                        begin(request, head: UnsafeRawBufferPointer(rebasing: bytes[..<consumed]), probe: probe)
                     }
                 }
             case .readingBody:
@@ -83,8 +85,8 @@ extension Connection {
         }
     }
 
-    /// `head`: the request's bytes in `inbound`, for the replay memo.
-    func begin(_ request: ParsedRequest, head: UnsafeRawBufferPointer) {
+    /// `head`: the request's bytes in `inbound`, and `probe` what the replay memo knows of them.
+    func begin(_ request: ParsedRequest, head: UnsafeRawBufferPointer, probe: ReplayMemo.Probe) {
         guard
             headArrived(
                 request.framing, keepAlive: request.keepAlive, isHead: request.isHeadMethod,
@@ -94,7 +96,7 @@ extension Connection {
         switch state.handler.beginInline(request.head) {
         case .answered(let answer):
             if case .respond(let response) = answer, response.replay != nil {
-                loop.replays.keep(response, for: request, head: head, isSecure: io.isSecure)
+                loop.replays.keep(response, for: request, head: head, isSecure: io.isSecure, probe: probe)
             }
             loop.refreshClock()
             lastActivity = loop.now

@@ -44,34 +44,49 @@ final class ReplayMemo {
 
     private var entries: [Entry?] = Array(repeating: nil, count: ReplayMemo.slots)
     /// Per slot, the hash of the last head seen there and not kept: a head is kept the second time it is answered,
-    /// so that requests that never repeat (every one a new range, a new object) do not pay for keeping a copy.
+    /// so that requests that never repeat (every one a new range, a new object) do not pay for keeping a copy, nor
+    /// the handler for a permit (``HTTPRequestHead/wantsReplayPermit``).
     private var sightings: [UInt64] = Array(repeating: 0, count: ReplayMemo.slots)
-    /// Entries kept now: while none are, the connection does not look.
+    /// Entries kept now.
     private(set) var count = 0
 
-    /// The entry for `head` if it is kept and its permit is current; an entry found out of date is dropped (and its
-    /// head counts as seen, so that the next answer to it is kept at once).
-    func entry(for head: UnsafeRawBufferPointer, isSecure: Bool) -> Entry? {
-        guard count > 0, head.count <= Self.maxHeadBytes else { return nil }
-        let bytes = head.assumingMemoryBound(to: UInt8.self)
-        let hash = Self.hash(bytes, isSecure: isSecure)
-        let slot = Self.slot(hash)
-        guard let entry = entries[slot], entry.isSecure == isSecure,
-            entry.head.withUnsafeBufferPointer({ $0.hasSameBytes(as: bytes) })
-        else { return nil }
-        guard entry.permit.isCurrent else {
-            entries[slot] = nil
-            sightings[slot] = hash
-            count -= 1
-            return nil
-        }
-        return entry
+    /// What the memo knows of a head, found before it is parsed.
+    struct Probe {
+        /// Kept, and current: the answer to send.
+        var entry: Entry?
+        /// An answer to these bytes would be kept: they were seen before (or their kept answer just went out of
+        /// date).
+        var seen: Bool
+        fileprivate var hash: UInt64
     }
 
-    /// Keeps `response`, the handler's answer to `request` (whose head is the bytes `head`), if it carries a permit,
-    /// fits, and its head was answered before.
-    func keep(_ response: HTTPResponse, for request: ParsedRequest, head: UnsafeRawBufferPointer, isSecure: Bool) {
-        guard let permit = response.replay, request.framing == .none, !request.awaitsContinue,
+    /// Looks `head` up: its entry if it is kept and its permit is current (an entry found out of date is dropped),
+    /// and whether it was seen before. A head not seen before is remembered as seen, in its slot's one place.
+    func probe(_ head: UnsafeRawBufferPointer, isSecure: Bool) -> Probe {
+        guard head.count <= Self.maxHeadBytes else { return Probe(entry: nil, seen: false, hash: 0) }
+        let bytes = head.assumingMemoryBound(to: UInt8.self)
+        let hash = bytes.spreadHash() &+ (isSecure ? 1 : 0)
+        let slot = Self.slot(hash)
+        if count > 0, let entry = entries[slot], entry.isSecure == isSecure,
+            entry.head.withUnsafeBufferPointer({ $0.hasSameBytes(as: bytes) })
+        {
+            if entry.permit.isCurrent { return Probe(entry: entry, seen: true, hash: hash) }
+            entries[slot] = nil
+            count -= 1
+            return Probe(entry: nil, seen: true, hash: hash)
+        }
+        if sightings[slot] == hash { return Probe(entry: nil, seen: true, hash: hash) }
+        sightings[slot] = hash
+        return Probe(entry: nil, seen: false, hash: hash)
+    }
+
+    /// Keeps `response`, the handler's answer to `request` (whose head is the bytes `head`, probed as `probe`), if
+    /// it carries a permit, fits, and its head was seen before.
+    func keep(
+        _ response: HTTPResponse, for request: ParsedRequest, head: UnsafeRawBufferPointer, isSecure: Bool,
+        probe: Probe
+    ) {
+        guard probe.seen, let permit = response.replay, request.framing == .none, !request.awaitsContinue,
             head.count <= Self.maxHeadBytes, response.transportFault == nil
         else { return }
         switch response.body {
@@ -79,23 +94,13 @@ final class ReplayMemo {
         case .bytes(let bytes) where bytes.count <= Self.maxBodyBytes: break
         default: return
         }
-        let bytes = head.assumingMemoryBound(to: UInt8.self)
-        let hash = Self.hash(bytes, isSecure: isSecure)
-        let slot = Self.slot(hash)
-        guard sightings[slot] == hash else {
-            sightings[slot] = hash
-            return
-        }
+        let slot = Self.slot(probe.hash)
         sightings[slot] = 0
         if entries[slot] == nil { count += 1 }
         entries[slot] = Entry(
-            head: Array(bytes), isSecure: isSecure, keepAlive: request.keepAlive, isHeadMethod: request.isHeadMethod,
-            isHTTP10: request.isHTTP10, status: response.status, headers: response.headers.preformatted(),
-            body: response.body, permit: permit)
-    }
-
-    private static func hash(_ head: UnsafeBufferPointer<UInt8>, isSecure: Bool) -> UInt64 {
-        head.spreadHash() &+ (isSecure ? 1 : 0)
+            head: Array(head.assumingMemoryBound(to: UInt8.self)), isSecure: isSecure, keepAlive: request.keepAlive,
+            isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10, status: response.status,
+            headers: response.headers.preformatted(), body: response.body, permit: permit)
     }
 
     private static func slot(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & (slots - 1) }

@@ -15,6 +15,7 @@ public struct HTTPRequestHead: Sendable {
         var version: String
         var peer: PeerAddress?
         var isSecure: Bool
+        var wantsReplayPermit = false
     }
 
     private var storage: CopyOnWrite<Values>
@@ -51,6 +52,12 @@ public struct HTTPRequestHead: Sendable {
     public var isSecure: Bool {
         _read { yield storage.values.isSecure }
         _modify { yield &storage.values.isSecure }
+    }
+    /// Set by a transport that would keep a replayable answer to this head (``ReplayPermit``): it has answered the
+    /// same bytes before. A handler makes a permit only then; false everywhere else.
+    public var wantsReplayPermit: Bool {
+        _read { yield storage.values.wantsReplayPermit }
+        _modify { yield &storage.values.wantsReplayPermit }
     }
 
     public init(

@@ -60,7 +60,7 @@ public final class SiloServerApp: HTTPHandler {
         exchange.routed(route, head)
         guard route.readsOneObject else { return .deferred(PendingRequest(pipeline, route, head, nil, exchange)) }
         // Read before the attempt: a write or a reload that lands during it leaves the answer's permit out of date.
-        let stamp = ReplayableAnswer.Stamp(service)
+        let stamp = head.wantsReplayPermit ? ReplayableAnswer.Stamp(service) : nil
         return InlineAttempt.run { attempt in
             let admission = inlinePipeline.admit(route, head, &exchange)
             // A credential that needed the store (a signed URL's HMAC key) is verified again on the worker: a
@@ -81,7 +81,8 @@ public final class SiloServerApp: HTTPHandler {
             case .respond(var response) where !attempt.refused:
                 inlinePipeline.finish(&response, head, exchange)
                 response.replay = ReplayableAnswer.admit(
-                    response, head, context, exchange, stamp: stamp, attempt: attempt, pipeline: inlinePipeline)
+                    response, head, context, exchange, stamp: stamp, attempt: attempt, service: service,
+                    observability: observability)
                 return .answered(.respond(response))
             case .respond:
                 break

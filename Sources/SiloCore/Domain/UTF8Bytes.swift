@@ -61,11 +61,16 @@ extension UnsafeBufferPointer<UInt8> {
             offset += 8
         }
         var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < count {
-            tail |= UInt64(raw.load(fromByteOffset: offset, as: UInt8.self)) << shift
-            shift += 8
-            offset += 1
+        if offset < count && count >= 8 {
+            // The last eight bytes, overlapping what was hashed: one load instead of a loop over up to seven.
+            tail = raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else {
+            var shift: UInt64 = 0
+            while offset < count {
+                tail |= UInt64(raw.load(fromByteOffset: offset, as: UInt8.self)) << shift
+                shift += 8
+                offset += 1
+            }
         }
         h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
         return h ^ (h >> 32)

@@ -27,6 +27,24 @@ public final class Observability: Sendable {
     }
 
     var registered: [any MetricsSource] { sources.withLock { $0 } }
+
+    /// A request's metrics and access-log line, for an answer that took since `started` (``RequestMetrics/now()``).
+    func record(
+        _ method: String, _ exchange: Exchange, since started: UInt64, id: String, status: Int, bytesOut: Int64?
+    ) {
+        let micros = RequestMetrics.now() &- started
+        // A batch's calls are counted as requests, but their bytes are the batch's, counted once.
+        let own = exchange.parent == nil
+        requests.record(
+            api: exchange.api, route: exchange.route, status: status, micros: micros,
+            bytesIn: own ? exchange.bytesIn : nil, bytesOut: own ? bytesOut : nil)
+        guard let accessLog else { return }
+        accessLog.record(
+            AccessRecord(
+                time: .now(), id: id, parent: exchange.parent, api: exchange.api, route: exchange.route,
+                method: method, bucket: exchange.bucket, object: exchange.object, status: status,
+                bytesIn: exchange.bytesIn, bytesOut: bytesOut, micros: micros, caller: exchange.caller))
+    }
 }
 
 /// Server-side failures (5xx answers) by the code of the error behind them. Failures are rare, so a lock is fine;

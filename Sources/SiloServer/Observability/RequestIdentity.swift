@@ -83,9 +83,6 @@ struct Exchange {
 
     subscript<T>(dynamicMember field: KeyPath<Fields, T>) -> T { storage.values[keyPath: field] }
 
-    /// All of them, as one value (what a replayed answer keeps of the exchange that made it).
-    var fields: Fields { storage.values }
-
     subscript<T>(dynamicMember field: WritableKeyPath<Fields, T>) -> T {
         _read { yield storage.values[keyPath: field] }
         _modify { yield &storage.values[keyPath: field] }

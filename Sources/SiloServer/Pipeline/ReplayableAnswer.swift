@@ -19,25 +19,30 @@ final class ReplayableAnswer: ReplayPermit {
         var policy: UInt64
 
         /// Nil when either source keeps none: nothing is replayed then.
-        init?(_ service: ObjectService) {
-            guard let metadata = service.metadata.cacheStamp, let policy = service.policy.version else { return nil }
+        init?(_ metadata: any MetadataStore, _ policy: any AccessPolicy) {
+            guard let metadata = metadata.cacheStamp, let policy = policy.version else { return nil }
             (self.metadata, self.policy) = (metadata, policy)
         }
+
+        init?(_ service: ObjectService) { self.init(service.metadata, service.policy) }
     }
 
-    private let service: ObjectService
-    private let pipeline: RequestPipeline
+    // What a replay needs, and no more: a permit is made for every answer it could be given to, so that the
+    // transport can keep the ones it sees again (holding the whole pipeline cost ~4,000 instructions per answer).
+    private let metadata: any MetadataStore
+    private let policy: any AccessPolicy
+    private let observability: Observability
     private let stamp: Stamp
     private let method: String
-    private let exchange: Exchange.Fields
+    private let exchange: Exchange
     private let status: Int
     private let bytesOut: Int64?
 
     private init(
-        _ pipeline: RequestPipeline, stamp: Stamp, method: String, exchange: Exchange.Fields, response: HTTPResponse
+        _ service: ObjectService, _ observability: Observability, stamp: Stamp, method: String, exchange: Exchange,
+        response: HTTPResponse
     ) {
-        self.service = pipeline.service
-        self.pipeline = pipeline
+        (metadata, policy, self.observability) = (service.metadata, service.policy, observability)
         self.stamp = stamp
         self.method = method
         self.exchange = exchange
@@ -49,9 +54,10 @@ final class ReplayableAnswer: ReplayPermit {
     /// `stamp` was read before the attempt started.
     static func admit(
         _ response: HTTPResponse, _ head: HTTPRequestHead, _ context: RequestContext, _ exchange: Exchange,
-        stamp: Stamp?, attempt: InlineAttempt, pipeline: RequestPipeline
+        stamp: Stamp?, attempt: InlineAttempt, service: ObjectService, observability: Observability
     ) -> ReplayableAnswer? {
-        guard let stamp, attempt.lasting, !attempt.refused else { return nil }
+        // Only when the transport would keep it: a permit costs an allocation per answer.
+        guard head.wantsReplayPermit, let stamp, attempt.lasting, !attempt.refused else { return nil }
         // A v0 object read: its answer reads nothing but the version, the blob and the rules' path decision.
         guard case .firebaseObject = exchange.route else { return nil }
         // No credential (its verdict depends on the time), and no id of the client's own to echo.
@@ -62,16 +68,16 @@ final class ReplayableAnswer: ReplayPermit {
         case .file, .stream: return nil
         }
         return ReplayableAnswer(
-            pipeline, stamp: stamp, method: head.method, exchange: exchange.fields, response: response)
+            service, observability, stamp: stamp, method: head.method, exchange: exchange, response: response)
     }
 
-    var isCurrent: Bool { Stamp(service) == stamp }
+    var isCurrent: Bool { Stamp(metadata, policy) == stamp }
 
     func replayed() -> String {
         let started = RequestMetrics.now()
-        pipeline.observability.replays.add(0)
-        let id = pipeline.observability.requestIDs.next()
-        pipeline.record(method, exchange, since: started, id: id, status: status, bytesOut: bytesOut)
+        observability.replays.add(0)
+        let id = observability.requestIDs.next()
+        observability.record(method, exchange, since: started, id: id, status: status, bytesOut: bytesOut)
         return id
     }
 }

@@ -119,26 +119,8 @@ struct RequestPipeline: Sendable {
     }
 
     private func record(_ head: HTTPRequestHead, _ exchange: Exchange, id: String, status: Int, bytesOut: Int64?) {
-        record(head.method, exchange.fields, since: exchange.started, id: id, status: status, bytesOut: bytesOut)
-    }
-
-    /// The request's metrics and access-log line, for an answer that took since `started` (``RequestMetrics/now()``).
-    func record(
-        _ method: String, _ exchange: Exchange.Fields, since started: UInt64, id: String, status: Int,
-        bytesOut: Int64?
-    ) {
-        let micros = RequestMetrics.now() &- started
-        // A batch's calls are counted as requests, but their bytes are the batch's, counted once.
-        let own = exchange.parent == nil
-        observability.requests.record(
-            api: exchange.api, route: exchange.route, status: status, micros: micros,
-            bytesIn: own ? exchange.bytesIn : nil, bytesOut: own ? bytesOut : nil)
-        guard let log = observability.accessLog else { return }
-        log.record(
-            AccessRecord(
-                time: .now(), id: id, parent: exchange.parent, api: exchange.api, route: exchange.route,
-                method: method, bucket: exchange.bucket, object: exchange.object, status: status,
-                bytesIn: exchange.bytesIn, bytesOut: bytesOut, micros: micros, caller: exchange.caller))
+        observability.record(
+            head.method, exchange, since: exchange.started, id: id, status: status, bytesOut: bytesOut)
     }
 
     private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
