@@ -6,6 +6,7 @@ import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
+import Synchronization
 import Testing
 
 /// Answers an event loop sends again to a byte-identical request head (`ReplayPermit`, `ReplayMemo`), on a real
@@ -210,5 +211,79 @@ struct ReplayTests {
         let after = try client.send(method: "GET", target: objectPath("public/m.txt"))
         let object = try #require(try JSONValue.parse(after.body).objectValue)
         #expect(object["generation"]?.stringValue != generation && object["size"]?.stringValue == "2")
+    }
+}
+
+/// Replays against concurrent overwrites, on real sockets: a reader must never get a version older than the last
+/// overwrite that finished before its request was sent, however its answer was made.
+@Suite("replayed answers under concurrent writes")
+struct ReplayRaceTests {
+    /// What the threads share: the last finished write, and whether the writer is done.
+    final class Progress: Sendable {
+        let finished = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let problems = Mutex<[String]>([])
+        let reads = Atomic<Int>(0)
+        let ended = DispatchSemaphore(value: 0)
+
+        func note(_ problem: String) { problems.withLock { $0.append(problem) } }
+    }
+
+    @Test("readers never see a version older than the last finished write")
+    func readersNeverGoBack() throws {
+        let server = try TestServer(backend: .embedded, threads: 2)
+        let name = "public/race.txt"
+        let target = objectPath(name) + "?alt=media"
+        #expect(try server.client().mediaUpload(name, bytes("0")).status == 200)
+        let progress = Progress()
+        let port = server.port
+        // Threads, not tasks: the clients block on their sockets.
+        var threads: [Thread] = []
+        threads.append(
+            Thread {
+                defer {
+                    progress.stop.store(true, ordering: .sequentiallyConsistent)
+                    progress.ended.signal()
+                }
+                let client = HTTPTestClient(port: port)
+                for version in 1...300 {
+                    guard let answer = try? client.mediaUpload(name, bytes("\(version)")), answer.status == 200 else {
+                        progress.note("write \(version) failed")
+                        return
+                    }
+                    progress.finished.store(version, ordering: .sequentiallyConsistent)
+                }
+            })
+        for _ in 0..<2 {
+            threads.append(
+                Thread {
+                    defer { progress.ended.signal() }
+                    // Each reader one connection: its requests reach one event loop's memo.
+                    let client = HTTPTestClient(port: port)
+                    while !progress.stop.load(ordering: .sequentiallyConsistent) {
+                        let floor = progress.finished.load(ordering: .sequentiallyConsistent)
+                        guard let answer = try? client.send(method: "GET", target: target) else {
+                            progress.note("a read failed")
+                            return
+                        }
+                        progress.reads.add(1, ordering: .relaxed)
+                        guard answer.status == 200, let seen = Int(answer.text) else {
+                            progress.note("status \(answer.status): \(answer.text)")
+                            continue
+                        }
+                        if seen < floor { progress.note("read \(seen) after write \(floor) finished") }
+                    }
+                })
+        }
+        for thread in threads { thread.start() }
+        // Each thread signals as it ends; the readers end after the writer, at their next request.
+        for _ in threads { #expect(progress.ended.wait(timeout: .now() + 60) == .success) }
+        let problems = progress.problems.withLock { $0 }
+        #expect(problems.count == 0, "\(problems.prefix(5))")
+        #expect(progress.finished.load(ordering: .relaxed) == 300)
+        #expect(progress.reads.load(ordering: .relaxed) > 300)
+        let replays = try server.client().scrape().value("silo_replayed_answers_total")
+        // Between writes the same head repeats: some answers are replays, or this test would test nothing.
+        #expect(replays > 0 || !ReplayTests.replaysExpected)
     }
 }
