@@ -43,8 +43,8 @@ final class ReplayMemo {
     }
 
     private var entries: [Entry?] = Array(repeating: nil, count: ReplayMemo.slots)
-    /// Per slot, the hash of the last head seen there and not kept: a head is kept the second time it is answered,
-    /// so that requests that never repeat (every one a new range, a new object) do not pay for keeping a copy, nor
+    /// Per slot, the hash of the last head that arrived there and is not kept: only an answer to a head seen before
+    /// is kept, so that requests that never repeat (every one a new range, a new object) do not pay for a copy, nor
     /// the handler for a permit (``HTTPRequestHead/wantsReplayPermit``).
     private var sightings: [UInt64] = Array(repeating: 0, count: ReplayMemo.slots)
     /// Entries kept now.
