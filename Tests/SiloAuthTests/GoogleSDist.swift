@@ -1,4 +1,5 @@
 import Foundation
+import SiloTesting
 import SiloWire
 
 /// google-cloud-storage's V4 signing test vectors (`tests/unit/url_signer_v4_test_data.json` and the service account
@@ -70,19 +71,9 @@ enum GoogleSDist {
         return contents
     }
 
-    /// Runs `tool`; its exit status, standard output and standard error (a few KiB here: read after it exits).
+    /// Runs `tool`; its exit status, standard output and standard error.
     private static func run(_ tool: String, _ arguments: [String]) -> (Int32, [UInt8], String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch { return (-1, [], "\(error)") }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(data), String(decoding: message, as: UTF8.self))
+        guard let result = try? ChildProcess.run(tool, arguments) else { return (-1, [], "\(tool) did not start") }
+        return (result.status, Array(result.output), result.errorText)
     }
 }

@@ -23,22 +23,10 @@ enum SiloBinary {
         -> (code: Int32, stdout: String, stderr: String)
     {
         guard let path else { throw BinaryMissing() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ["HOME": directory, "PATH": "/usr/bin:/bin"].merging(extra) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)
-        )
+        let result = try ChildProcess.run(
+            path, arguments, environment: ["HOME": directory, "PATH": "/usr/bin:/bin"].merging(extra) { $1 },
+            directory: directory)
+        return (result.status, result.outputText, result.errorText)
     }
 }
 

@@ -302,72 +302,26 @@ struct ProcessResult {
     var errors: String
 }
 
-/// Runs a program to its end with `input` on its standard input. With `until`, it is stopped once its output holds
-/// the text that many times (for clients told to go on past the end of their input).
-///
-/// Each output pipe is read to its end by a reader of its own, and the result waits for both readers. With
-/// `readabilityHandler` a handler still running after the process ended could take bytes the result then missed
-/// (CI once saw a 300,000-byte body come back short while curl reported success).
+/// Runs a program to its end with `input` on its standard input (``ChildProcess``). With `until`, it is stopped once
+/// its output holds the text that many times (for clients told to go on past the end of their input).
 func runProcess(_ path: String, _ arguments: [String], input: String = "", until: (String, Int)? = nil) throws
     -> ProcessResult
 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    let collected = PipeReader(stdout.fileHandleForReading)
-    let errors = PipeReader(stderr.fileHandleForReading)
-    try process.run()
-    collected.start()
-    errors.start()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
+    let child = try ChildProcess(path, arguments)
+    child.write(Data(input.utf8))
     if let (text, count) = until {
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline && process.isRunning {
-            let seen = String(decoding: collected.data, as: UTF8.self).components(separatedBy: text).count - 1
+        while Date() < deadline && child.isRunning {
+            let seen = String(decoding: child.outputSoFar, as: UTF8.self).components(separatedBy: text).count - 1
             if seen >= count { break }
             usleep(10_000)
         }
-        kill(process.processIdentifier, SIGKILL)  // not `terminate()`: see OpenTLSConnection.close()
+        kill(child.processIdentifier, SIGKILL)  // not `terminate()`: see OpenTLSConnection.close()
     }
-    try? stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
-    let out = collected.waitForEnd()
-    let err = errors.waitForEnd()
+    let result = child.wait()
+    #expect(result.pipesClosed, "a pipe of \(path) stayed open 30 s after it ended")
     return ProcessResult(
-        status: process.terminationStatus, output: String(decoding: out + err, as: UTF8.self),
-        errors: String(decoding: err, as: UTF8.self))
-}
-
-/// Reads one pipe to its end on a thread of its own; `waitForEnd()` returns everything once the writer has closed.
-private final class PipeReader: Sendable {
-    private let handle: FileHandle
-    private let received = Mutex(Data())
-    private let ended = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) { self.handle = handle }
-
-    /// What has arrived so far.
-    var data: Data { received.withLock { $0 } }
-
-    func start() {
-        Thread.detachNewThread { [self] in
-            while case let more = handle.availableData, !more.isEmpty { received.withLock { $0 += more } }
-            ended.signal()
-        }
-    }
-
-    /// Everything the pipe carried. Bounded, so a grandchild that kept the pipe open cannot hang the suite.
-    func waitForEnd() -> Data {
-        if ended.wait(timeout: .now() + 30) == .timedOut {
-            Issue.record("a pipe stayed open 30 s after its process ended")
-        }
-        return data
-    }
+        status: result.status, output: String(decoding: result.output + result.errors, as: UTF8.self),
+        errors: result.errorText)
 }
 #endif

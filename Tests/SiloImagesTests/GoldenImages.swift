@@ -126,22 +126,11 @@ enum GoldenImages {
     /// Runs a tool and returns its standard output, trimmed; throws on a non-zero exit.
     @discardableResult
     static func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let result = try ChildProcess.run(tool, arguments)
+        guard result.status == 0 else {
             throw StorageError(
-                .internalError,
-                "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+                .internalError, "\(tool) \(arguments.joined(separator: " ")) failed: \(result.errorText)")
         }
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return result.outputText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
