@@ -60,8 +60,9 @@ final class ReplayMemo {
         fileprivate var hash: UInt64
     }
 
-    /// Looks `head` up: its entry if it is kept and its permit is current (an entry found out of date is dropped),
-    /// and whether it was seen before. A head not seen before is remembered as seen, in its slot's one place.
+    /// Looks `head` up: its entry if it is kept and its permit is current (an entry found out of date is dropped, its
+    /// head still seen), and whether it was seen before. A head not seen before is remembered as seen, in its slot's
+    /// one place.
     func probe(_ head: UnsafeRawBufferPointer, isSecure: Bool) -> Probe {
         guard head.count <= Self.maxHeadBytes else { return Probe(entry: nil, seen: false, hash: 0) }
         let bytes = head.assumingMemoryBound(to: UInt8.self)
@@ -73,6 +74,9 @@ final class ReplayMemo {
             if entry.permit.isCurrent { return Probe(entry: entry, seen: true, hash: hash) }
             entries[slot] = nil
             count -= 1
+            // Still seen: after a write the next answer often comes from a worker (the cache was emptied), and
+            // the inline answer after it is then kept.
+            sightings[slot] = hash
             return Probe(entry: nil, seen: true, hash: hash)
         }
         if sightings[slot] == hash { return Probe(entry: nil, seen: true, hash: hash) }

@@ -84,6 +84,15 @@ import Testing
         let kept = try #require(entry(memo, get))
         guard case .bytes(let body) = kept.body else { throw Unparsed() }
         #expect(body == Array("new".utf8))
+
+        // Out of date again and answered without a permit (as a worker answers after a write emptied the cache):
+        // nothing is kept, but the head stays seen, so the next answer with a permit is kept.
+        let newer = try #require(kept.permit as? Permit)
+        newer.current.store(false, ordering: .relaxed)
+        #expect(try serve(memo, get, answer(nil)) == nil)
+        #expect(memo.count == 0)
+        #expect(try serve(memo, get, answer(Permit(), body: Array("newest".utf8))) == nil)
+        #expect(memo.count == 1)
     }
 
     @Test func theKeyIsTheHeadsExactBytesAndTheConnectionsSecurity() throws {

@@ -214,6 +214,37 @@ struct ReplayTests {
     }
 }
 
+/// Replays over TLS: the answer goes out through OpenSSL like any other, and a head seen over TLS is a key of its own.
+@Suite("replayed answers over HTTPS")
+struct ReplayTLSTests {
+    @Test("a repeated read over one TLS connection is replayed, and an overwrite ends it")
+    func replaysOverTLS() throws {
+        let ca = try TestCertificateAuthority()
+        let issued = try ca.issue(serial: 0x79)
+        let server = try TestServer(tls: .files(certificate: issued.certificateFile, key: issued.privateKeyFile))
+        defer { server.shutdown() }
+        let base = "https://localhost:\(server.port)"
+        func curl(_ arguments: [String], input: Data = Data()) throws -> String {
+            let result = try ChildProcess.run(
+                "/usr/bin/curl", ["-sS", "--fail", "--max-time", "30", "--cacert", ca.certificateFile] + arguments,
+                input: input)
+            #expect(result.status == 0, "curl \(arguments): \(result.errorText)")
+            return result.outputText
+        }
+        let upload = [
+            "-X", "POST", "--data-binary", "@-", "\(base)/v0/b/\(bucket)/o?name=public%2Ftls.txt", "-o", "/dev/null",
+        ]
+        _ = try curl(upload, input: Data("over tls".utf8))
+        let target = "\(base)\(objectPath("public/tls.txt"))?alt=media"
+        // One curl, one connection: the same head six times.
+        #expect(try curl(Array(repeating: target, count: 6)) == String(repeating: "over tls", count: 6))
+        _ = try curl(upload, input: Data("changed".utf8))
+        #expect(try curl(Array(repeating: target, count: 4)) == String(repeating: "changed", count: 4))
+        let metrics = ScrapedMetrics(try curl(["\(base)/metrics"]))
+        #expect(metrics.value("silo_replayed_answers_total") == (ReplayTests.replaysExpected ? 6 : 0))
+    }
+}
+
 /// Replays against concurrent overwrites, on real sockets: a reader must never get a version older than the last
 /// overwrite that finished before its request was sent, however its answer was made.
 @Suite("replayed answers under concurrent writes")
