@@ -60,7 +60,12 @@ public final class SiloServerApp: HTTPHandler {
         exchange.routed(route, head)
         guard route.readsOneObject else { return .deferred(PendingRequest(pipeline, route, head, nil, exchange)) }
         // Read before the attempt: a write or a reload that lands during it leaves the answer's permit out of date.
-        let stamp = head.wantsReplayPermit ? ReplayableAnswer.Stamp(service) : nil
+        let stamp: ReplayableAnswer.Stamp? =
+            if head.wantsReplayPermit, case .firebaseObject(let bucket, let name) = route {
+                ReplayableAnswer.Stamp(service, bucket, name)
+            } else {
+                nil
+            }
         return InlineAttempt.run { attempt in
             let admission = inlinePipeline.admit(route, head, &exchange)
             // A credential that needed the store (a signed URL's HMAC key) is verified again on the worker: a

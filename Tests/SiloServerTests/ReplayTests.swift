@@ -148,6 +148,25 @@ struct ReplayTests {
         try read(target, 4, body: bytes("third"))
     }
 
+    @Test("a write of another object leaves a kept answer standing; a write of its bucket does not")
+    func otherWritesLeaveItStanding() throws {
+        let target = objectPath("public/kept.txt") + "?alt=media"
+        #expect(try client.mediaUpload("public/kept.txt", bytes("kept")).status == 200)
+        try read(target, 4, body: bytes("kept"))
+        let before = try replays
+        for index in 0..<3 { #expect(try client.mediaUpload("public/other-\(index).txt", bytes("x")).status == 200) }
+        try read(target, 3, body: bytes("kept"))
+        #expect(try replays == before + (Self.replaysExpected ? 3 : 0))
+        // A bucket write (here its CORS configuration, through the JSON API) moves every stamp.
+        let patched = try client.send(
+            method: "PATCH", target: "/storage/v1/b/\(bucket)", headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"cors":[{"origin":["https://example.com"],"method":["GET"]}]}"#))
+        #expect(patched.status == 200, "\(patched.text)")
+        let afterBucket = try replays
+        try read(target, 1, body: bytes("kept"))
+        #expect(try replays == afterBucket)
+    }
+
     @Test("answers that depend on the time, the caller or the resource are not replayed; a download token's are")
     func onlyLastingAnswersAreReplayed() throws {
         for name in ["timed/t", "users/u", "sized/s", "public/p"] {

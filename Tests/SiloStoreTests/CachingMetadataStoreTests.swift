@@ -49,42 +49,59 @@ import Testing
         #expect(fixture.storeReads == before + 4)
     }
 
-    /// The stamp a replayed answer is checked against changes with every kind of write, before it can be seen
-    /// and after, and is nil whenever answers from memory are not allowed.
-    @Test func theCacheStampChangesWithEveryWrite() throws {
+    /// The stamp a replayed answer is checked against goes out of date with every kind of write of its object,
+    /// and with every bucket write, but not with a write of another object; none is given while answers from
+    /// memory are not allowed, and none stays current once they stop.
+    @Test func theCacheStampFollowsItsObject() throws {
         let fixture = try Fixture()
         let store = fixture.store
-        var last = try #require(store.cacheStamp)
-        func changed(_ what: Comment) {
-            let now = store.cacheStamp
-            #expect(now != nil && now != last, what)
-            last = now ?? last
+        func stamp(_ name: String = "s") throws -> CacheStamp {
+            try #require(store.cacheStamp(bucketName(), objectName(name)))
+        }
+        var last = try stamp()
+        func changed(_ what: Comment) throws {
+            #expect(!store.isCurrent(last), what)
+            last = try stamp()
+            #expect(store.isCurrent(last))
         }
         let (first, _) = try store.insertObject(draft("s"), conditions: .none, at: Timestamp(microseconds: 1))
-        changed("insert")
+        try changed("insert")
         _ = try store.object(bucketName(), objectName("s"), generation: nil)
-        #expect(store.cacheStamp == last, "a read, and the fill it makes, change nothing")
+        #expect(store.isCurrent(last), "a read, and the fill it makes, change nothing")
+        let other = try stamp("another-object")
+        #expect(other.stripe != last.stripe)
+        _ = try store.insertObject(draft("another-object"), conditions: .none, at: Timestamp(microseconds: 2))
+        #expect(store.isCurrent(last), "a write of another object leaves this one's stamp current")
+        #expect(!store.isCurrent(other))
         _ = try store.updateObject(
-            bucketName(), objectName("s"), generation: nil, conditions: .none, at: Timestamp(microseconds: 2)
+            bucketName(), objectName("s"), generation: nil, conditions: .none, at: Timestamp(microseconds: 3)
         ) { $0.contentType = "text/csv" }
-        changed("update")
-        _ = try store.updateBucket(bucketName(), at: Timestamp(microseconds: 3)) { _ in }
-        changed("bucket update")
+        try changed("update")
+        _ = try store.moveObject(
+            bucketName(), from: objectName("another-object"), to: objectName("s"), sourceConditions: .none,
+            destinationConditions: .none, at: Timestamp(microseconds: 4))
+        try changed("a move onto it")
+        _ = try store.updateBucket(bucketName(), at: Timestamp(microseconds: 5)) { _ in }
+        try changed("bucket update")
+        let live = try #require(try store.object(bucketName(), objectName("s"), generation: nil))
         _ = try store.deleteObject(
-            bucketName(), objectName("s"), generation: first.generation, conditions: .none, softDeletion: nil)
-        changed("delete")
+            bucketName(), objectName("s"), generation: live.generation, conditions: .none, softDeletion: nil)
+        try changed("delete")
+        _ = first
         // A write that fails still changed the stamp: what it did before failing is not known here.
         #expect(throws: (any Error).self) {
             try store.insertObject(
-                draft("s"), conditions: Preconditions(ifGenerationMatch: 12345), at: Timestamp(microseconds: 4))
+                draft("s"), conditions: Preconditions(ifGenerationMatch: 12345), at: Timestamp(microseconds: 6))
         }
-        changed("failed write")
+        try changed("failed write")
         store.stoppedBeingSoleWriter()
-        #expect(store.cacheStamp == nil)
+        #expect(store.cacheStamp(bucketName(), objectName("s")) == nil)
+        #expect(!store.isCurrent(last))
         store.becameSoleWriter(until: .max)
-        changed("sole writer again")
+        #expect(!store.isCurrent(last), "a stamp from before another writer stays out of date")
+        _ = try stamp()
         let shared = CachingMetadataStore(try SQLiteMetadataStore(path: fixture.path + "-2"), soleWriter: false)
-        #expect(shared.cacheStamp == nil)
+        #expect(shared.cacheStamp(bucketName(), objectName("s")) == nil)
     }
 
     @Test func everyWriteMakesTheNextReadSeeIt() throws {

@@ -24,6 +24,11 @@ public final class CachingMetadataStore: MetadataStore {
         /// The name alone: a deployment has few buckets, and hashing the bucket's string as well was a second
         /// SipHash pass per lookup, for collisions between same-named objects of two buckets that `==` resolves.
         func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
+        /// For ``StripedCounters``: the name's bytes (same-named objects of two buckets share a stripe, and a
+        /// write of one only makes the other's stamp out of date too). Not `hashValue`: that is seeded per process,
+        /// which would be fine, but SipHash costs more than this needs.
+        var stripeHash: UInt64 { name.rawValue.withUTF8Bytes { $0.spreadHash() } }
     }
 
     private struct State {
@@ -50,9 +55,13 @@ public final class CachingMetadataStore: MetadataStore {
     /// The records kept cost at most this many bytes (``ObjectRecord/approximateBytes``).
     public let maxBytes: Int
     private let state = BlockingMutex(State())
-    /// ``cacheStamp``: counts writes started and ended and every ``forgetAll()``. Apart from `State.epoch`, which
-    /// changes only when a write ends (it guards fills), and read without the lock.
+    /// ``cacheStamp(_:_:)``: `changes` counts bucket writes, writes of every object (nil names) and every
+    /// ``forgetAll()``; `objectChanges` counts, per stripe of object names, the writes of those objects, when they
+    /// start and when they end. So a write of one object leaves the stamps of all but about 1/4,096 of the others
+    /// current. Apart from `State.epoch`, which changes only when a write ends (it guards fills), and read without
+    /// the lock.
     private let changes = Atomic<UInt64>(0)
+    private let objectChanges = StripedCounters(stripes: 4096)
     /// Until when this process is the store's only writer (``MonotonicClock`` nanoseconds): `.max` for good, 0 not.
     private let soleWriterUntil: Atomic<UInt64>
     /// Lookups of live versions: a hit is answered from memory (here or through ``cachedObject(_:_:)`` on an event
@@ -122,10 +131,18 @@ public final class CachingMetadataStore: MetadataStore {
         return hit
     }
 
-    public var cacheStamp: UInt64? {
+    public func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp? {
+        let stripe = objectChanges.stripe(Key(bucket: bucket, name: name).stripeHash)
         // Read before the sole-writer check: a lease that ends after it is seen still changes the stamp.
-        let stamp = changes.load(ordering: .acquiring)
+        let stamp = CacheStamp(
+            store: changes.load(ordering: .acquiring), object: objectChanges.load(stripe), stripe: stripe)
         return isSoleWriter ? stamp : nil
+    }
+
+    public func isCurrent(_ stamp: CacheStamp) -> Bool {
+        guard stamp.stripe >= 0 && stamp.stripe < objectChanges.count else { return false }
+        return changes.load(ordering: .acquiring) == stamp.store
+            && objectChanges.load(stamp.stripe) == stamp.object && isSoleWriter
     }
 
     // MARK: Another writer
@@ -143,20 +160,21 @@ public final class CachingMetadataStore: MetadataStore {
 
     /// Runs a write of object metadata with the cache out of the way: `names` are dropped before and after, and
     /// reads that overlap it do not fill the cache (nil `names` drops everything).
-    /// The stamp changes before the write can be seen and again once it is done.
+    /// The names' stamps (every stamp, for nil names) change before the write can be seen and again once it is
+    /// done.
     private func writing<Result>(_ names: [Key]?, _ body: () throws -> Result) rethrows -> Result {
         state.withLock { state in
             state.writesInFlight += 1
             state.drop(names)
         }
-        changes.add(1, ordering: .releasing)
+        stampChanged(names)
         defer {
             state.withLock { state in
                 state.writesInFlight -= 1
                 state.epoch &+= 1
                 state.drop(names)
             }
-            changes.add(1, ordering: .releasing)
+            stampChanged(names)
         }
         return try body()
     }
@@ -258,9 +276,17 @@ public final class CachingMetadataStore: MetadataStore {
     }
 
     private func bucketWrite<Result>(_ body: () throws -> Result) rethrows -> Result {
-        changes.add(1, ordering: .releasing)
-        defer { changes.add(1, ordering: .releasing) }
+        stampChanged(nil)
+        defer { stampChanged(nil) }
         return try body()
+    }
+
+    private func stampChanged(_ names: [Key]?) {
+        guard let names else {
+            changes.add(1, ordering: .releasing)
+            return
+        }
+        for name in names { objectChanges.add(objectChanges.stripe(name.stripeHash)) }
     }
     public func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws
         -> [ObjectRecord]
@@ -326,4 +352,30 @@ extension CachingMetadataStore: SoleWriterObserver {
         soleWriterUntil.store(0, ordering: .releasing)
         forgetAll()
     }
+}
+
+/// A fixed number of change counters, one per stripe of keys: what lets a stamp follow one object without a
+/// counter per object. Release on add, acquire on load: a reader that sees a count also sees what preceded it.
+///
+/// `@unchecked Sendable`: the storage is only reached through `Atomic` operations, and lives as long as the object.
+final class StripedCounters: @unchecked Sendable {
+    let count: Int
+    private let storage: UnsafeMutablePointer<Atomic<UInt64>>
+
+    /// `stripes`: a power of two.
+    init(stripes: Int) {
+        precondition(stripes > 0 && stripes & (stripes - 1) == 0, "stripes are a power of two")
+        count = stripes
+        storage = .allocate(capacity: stripes)
+        for index in 0..<stripes { (storage + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        storage.deinitialize(count: count)
+        storage.deallocate()
+    }
+
+    func stripe(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & (count - 1) }
+    func add(_ stripe: Int) { storage[stripe].wrappingAdd(1, ordering: .releasing) }
+    func load(_ stripe: Int) -> UInt64 { storage[stripe].load(ordering: .acquiring) }
 }

@@ -41,12 +41,15 @@ public protocol MetadataStore: Sendable {
     /// answer without a round trip (PostgreSQL, SQLite on its own) keep the default, nil.
     func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord?
 
-    /// A number that changes before any answer ``cachedObject(_:_:)`` gave may change (a write of object metadata
-    /// starting or ending, a bucket write, another writer appearing); nil while answers from memory are not
-    /// allowed. An answer derived from cached versions stands while the stamp read before it is unchanged: the
-    /// server replays such answers without asking the store again. Default nil: a store, or a wrapper, that does
-    /// not keep it lets nothing be replayed.
-    var cacheStamp: UInt64? { get }
+    /// What ``cachedObject(_:_:)`` answers for `name` now, as a stamp that ``isCurrent(_:)`` later compares: it
+    /// changes before that answer may change (a write of the object starting or ending, a bucket write, another
+    /// writer appearing). Nil while answers from memory are not allowed. An answer derived from the cached version
+    /// stands while the stamp read before it is current: the server replays such answers without asking the store
+    /// again. Default nil: a store, or a wrapper, that keeps no stamps lets nothing be replayed.
+    func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp?
+
+    /// Whether nothing `stamp` covers has changed since it was read. Default false.
+    func isCurrent(_ stamp: CacheStamp) -> Bool
 
     /// Makes `draft` the live version of its name (creating its bucket if `draft.createsBucket`, else throwing
     /// `.notFound` when there is none): checks `conditions` against the current live version,
@@ -183,7 +186,8 @@ public protocol MetadataStore: Sendable {
 
 extension MetadataStore {
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { nil }
-    public var cacheStamp: UInt64? { nil }
+    public func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp? { nil }
+    public func isCurrent(_ stamp: CacheStamp) -> Bool { false }
 
     public func activeSessionTotals() throws -> SessionUsage {
         throw StorageError(.unimplemented, "this metadata store does not count open upload sessions")
@@ -285,3 +289,17 @@ public struct SoftDeleted<Record: Sendable & Equatable>: Sendable, Equatable {
 public typealias SoftDeletedObject = SoftDeleted<ObjectRecord>
 /// A bucket deleted under a soft-delete policy.
 public typealias SoftDeletedBucket = SoftDeleted<BucketRecord>
+
+/// A reading of a caching store's change counters for one object (``MetadataStore/cacheStamp(_:_:)``): the store's
+/// own, which every bucket write and every change of writer moves, and the one its object shares with the others
+/// hashed to the same stripe.
+public struct CacheStamp: Sendable, Equatable {
+    public let store: UInt64
+    public let object: UInt64
+    /// Which of the store's object counters.
+    public let stripe: Int
+
+    public init(store: UInt64, object: UInt64, stripe: Int) {
+        (self.store, self.object, self.stripe) = (store, object, stripe)
+    }
+}

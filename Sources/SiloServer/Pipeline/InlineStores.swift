@@ -72,7 +72,8 @@ struct InlineMetadataView: MetadataStore {
     }
 
     func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { store.cachedObject(bucket, name) }
-    var cacheStamp: UInt64? { store.cacheStamp }
+    func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp? { store.cacheStamp(bucket, name) }
+    func isCurrent(_ stamp: CacheStamp) -> Bool { store.isCurrent(stamp) }
 
     private func refuse(_ what: String) -> StorageError { InlineAttempt.wouldBlock(what) }
 

@@ -8,23 +8,27 @@ import SiloHTTP
 /// a v0 read of one object, by a caller without credentials, whose access decision depended on the path alone or
 /// on the object's download token. What such an answer reads — the cached live version, the blob's bytes (never
 /// changed under a blob id), headers derived from the version, the rules' path decision — changes only with a
-/// metadata write (``MetadataStore/cacheStamp``) or a rules reload (``AccessPolicy/version``): both are read
-/// before the attempt starts, so a change that lands during it already makes the permit out of date.
+/// write of that object's metadata or of its bucket (``MetadataStore/cacheStamp(_:_:)``) or a rules reload
+/// (``AccessPolicy/version``): both are read before the attempt starts, so a change that lands during it already
+/// makes the permit out of date.
 ///
 /// A replay is counted and logged as the request it answers, under a new request id.
 final class ReplayableAnswer: ReplayPermit {
-    /// The stamps an answer's sources had before it was made.
-    struct Stamp: Equatable {
-        var metadata: UInt64
+    /// The stamps an answer's sources had before it was made: the object's in the metadata store, and the rules'.
+    struct Stamp {
+        var metadata: CacheStamp
         var policy: UInt64
 
         /// Nil when either source keeps none: nothing is replayed then.
-        init?(_ metadata: any MetadataStore, _ policy: any AccessPolicy) {
-            guard let metadata = metadata.cacheStamp, let policy = policy.version else { return nil }
+        init?(_ service: ObjectService, _ bucket: BucketName, _ name: ObjectName) {
+            guard let metadata = service.metadata.cacheStamp(bucket, name), let policy = service.policy.version
+            else { return nil }
             (self.metadata, self.policy) = (metadata, policy)
         }
 
-        init?(_ service: ObjectService) { self.init(service.metadata, service.policy) }
+        func isCurrent(_ metadata: any MetadataStore, _ policy: any AccessPolicy) -> Bool {
+            metadata.isCurrent(self.metadata) && policy.version == self.policy
+        }
     }
 
     // What a replay needs, and no more: a permit is made for every answer it could be given to, so that the
@@ -71,7 +75,7 @@ final class ReplayableAnswer: ReplayPermit {
             service, observability, stamp: stamp, method: head.method, exchange: exchange, response: response)
     }
 
-    var isCurrent: Bool { Stamp(metadata, policy) == stamp }
+    var isCurrent: Bool { stamp.isCurrent(metadata, policy) }
 
     func replayed() -> String {
         let started = RequestMetrics.now()
