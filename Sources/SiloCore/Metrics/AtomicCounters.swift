@@ -1,8 +1,9 @@
 import Synchronization
 
 /// A fixed number of 64-bit counters, each an atomic, allocated once: what request threads (event loops included)
-/// bump on every request without a lock or an allocation. Relaxed ordering: a counter orders nothing else, and a
-/// scrape that reads one a moment early or late is still a valid sample.
+/// bump on every request without a lock or an allocation. Relaxed ordering for metrics: a counter orders nothing
+/// else, and a scrape that reads one a moment early or late is still a valid sample; change counters that order
+/// what preceded them use ``addReleasing(_:)`` and ``loadAcquiring(_:)``.
 ///
 /// `@unchecked Sendable`: the storage is only reached through `Atomic` operations, and lives as long as the object.
 public final class AtomicCounters: @unchecked Sendable {
@@ -31,6 +32,20 @@ public final class AtomicCounters: @unchecked Sendable {
     public subscript(index: Int) -> UInt64 {
         precondition(index >= 0 && index < count, "counter index out of range")
         return storage[index].load(ordering: .relaxed)
+    }
+
+    /// An add that orders what preceded it before the new count, for a reader of ``loadAcquiring(_:)`` that relies
+    /// on it (a change counter, not a metric).
+    @inline(__always)
+    public func addReleasing(_ index: Int) {
+        precondition(index >= 0 && index < count, "counter index out of range")
+        storage[index].wrappingAdd(1, ordering: .releasing)
+    }
+
+    @inline(__always)
+    public func loadAcquiring(_ index: Int) -> UInt64 {
+        precondition(index >= 0 && index < count, "counter index out of range")
+        return storage[index].load(ordering: .acquiring)
     }
 }
 

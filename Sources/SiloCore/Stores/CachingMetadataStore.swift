@@ -356,26 +356,17 @@ extension CachingMetadataStore: SoleWriterObserver {
 
 /// A fixed number of change counters, one per stripe of keys: what lets a stamp follow one object without a
 /// counter per object. Release on add, acquire on load: a reader that sees a count also sees what preceded it.
-///
-/// `@unchecked Sendable`: the storage is only reached through `Atomic` operations, and lives as long as the object.
-final class StripedCounters: @unchecked Sendable {
-    let count: Int
-    private let storage: UnsafeMutablePointer<Atomic<UInt64>>
+struct StripedCounters: Sendable {
+    private let counters: AtomicCounters
 
     /// `stripes`: a power of two.
     init(stripes: Int) {
         precondition(stripes > 0 && stripes & (stripes - 1) == 0, "stripes are a power of two")
-        count = stripes
-        storage = .allocate(capacity: stripes)
-        for index in 0..<stripes { (storage + index).initialize(to: Atomic(0)) }
+        counters = AtomicCounters(count: stripes)
     }
 
-    deinit {
-        storage.deinitialize(count: count)
-        storage.deallocate()
-    }
-
-    func stripe(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & (count - 1) }
-    func add(_ stripe: Int) { storage[stripe].wrappingAdd(1, ordering: .releasing) }
-    func load(_ stripe: Int) -> UInt64 { storage[stripe].load(ordering: .acquiring) }
+    var count: Int { counters.count }
+    func stripe(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & (counters.count - 1) }
+    func add(_ stripe: Int) { counters.addReleasing(stripe) }
+    func load(_ stripe: Int) -> UInt64 { counters.loadAcquiring(stripe) }
 }
