@@ -47,8 +47,8 @@ final class ReplayMemo {
     /// is kept, so that requests that never repeat (every one a new range, a new object) do not pay for a copy, nor
     /// the handler for a permit (``HTTPRequestHead/wantsReplayPermit``).
     private var sightings: [UInt64] = Array(repeating: 0, count: ReplayMemo.slots)
-    /// Entries kept now.
-    private(set) var count = 0
+    /// Entries kept now (for tests and diagnostics: nothing on the request path counts them).
+    var count: Int { entries.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
     /// What the memo knows of a head, found before it is parsed.
     struct Probe {
@@ -68,12 +68,11 @@ final class ReplayMemo {
         let bytes = head.assumingMemoryBound(to: UInt8.self)
         let hash = bytes.spreadHash() &+ (isSecure ? 1 : 0)
         let slot = Self.slot(hash)
-        if count > 0, let entry = entries[slot], entry.isSecure == isSecure,
+        if let entry = entries[slot], entry.isSecure == isSecure,
             entry.head.withUnsafeBufferPointer({ $0.hasSameBytes(as: bytes) })
         {
             if entry.permit.isCurrent { return Probe(entry: entry, seen: true, hash: hash) }
             entries[slot] = nil
-            count -= 1
             // Still seen: after a write the next answer often comes from a worker (the cache was emptied), and
             // the inline answer after it is then kept.
             sightings[slot] = hash
@@ -85,13 +84,13 @@ final class ReplayMemo {
     }
 
     /// Keeps `response`, the handler's answer to `request` (whose head is the bytes `head`, probed as `probe`), if
-    /// it carries a permit, fits, and its head was seen before.
+    /// it carries a permit, fits, and its head was seen before (a head over ``maxHeadBytes`` never is).
     func keep(
         _ response: HTTPResponse, for request: ParsedRequest, head: UnsafeRawBufferPointer, isSecure: Bool,
         probe: Probe
     ) {
         guard probe.seen, let permit = response.replay, request.framing == .none, !request.awaitsContinue,
-            head.count <= Self.maxHeadBytes, response.transportFault == nil
+            response.transportFault == nil
         else { return }
         switch response.body {
         case .empty: break
@@ -100,7 +99,6 @@ final class ReplayMemo {
         }
         let slot = Self.slot(probe.hash)
         sightings[slot] = 0
-        if entries[slot] == nil { count += 1 }
         entries[slot] = Entry(
             head: Array(head.assumingMemoryBound(to: UInt8.self)), isSecure: isSecure, keepAlive: request.keepAlive,
             isHeadMethod: request.isHeadMethod, isHTTP10: request.isHTTP10, status: response.status,

@@ -140,8 +140,7 @@ public final class CachingMetadataStore: MetadataStore {
     }
 
     public func isCurrent(_ stamp: CacheStamp) -> Bool {
-        guard stamp.stripe >= 0 && stamp.stripe < objectChanges.count else { return false }
-        return changes.load(ordering: .acquiring) == stamp.store
+        changes.load(ordering: .acquiring) == stamp.store
             && objectChanges.load(stamp.stripe) == stamp.object && isSoleWriter
     }
 
@@ -365,7 +364,6 @@ struct StripedCounters: Sendable {
         counters = AtomicCounters(count: stripes)
     }
 
-    var count: Int { counters.count }
     func stripe(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & (counters.count - 1) }
     func add(_ stripe: Int) { counters.addReleasing(stripe) }
     func load(_ stripe: Int) -> UInt64 { counters.loadAcquiring(stripe) }

@@ -299,7 +299,8 @@ public struct CacheStamp: Sendable, Equatable {
     /// Which of the store's object counters.
     public let stripe: Int
 
-    public init(store: UInt64, object: UInt64, stripe: Int) {
+    /// Only the store that keeps the counters makes stamps, so `stripe` is always one of its own.
+    init(store: UInt64, object: UInt64, stripe: Int) {
         (self.store, self.object, self.stripe) = (store, object, stripe)
     }
 }
