@@ -139,6 +139,7 @@ import Testing
             for _ in 0..<2 { try serve(memo, head, answer(permit)) }
         }
         #expect(memo.count <= ReplayMemo.slots)
+        #expect(memo.count > ReplayMemo.slots / 2, "heads seen twice are kept, until others take their slots")
         // Whatever is found answers its own head.
         for index in 0..<500 {
             let head = "GET /o/\(index) HTTP/1.1\r\nHost: h\r\n\r\n"

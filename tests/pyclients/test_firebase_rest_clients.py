@@ -105,3 +105,26 @@ def test_firebase_rest_api_upload_download_url_delete(silo, tmp_path):
     assert requests.get(url, headers={"Authorization": "Firebase " + token}).status_code == 404
     with pytest.raises(requests.HTTPError):
         rest_api_storage(silo).child("users/bob/other.bin").put(b"x", id_token("eve"))
+
+
+def replayed_answers(base):
+    text = requests.get(base.split("/v0/")[0] + "/metrics").text
+    return int(next(line.split()[1] for line in text.splitlines()
+                    if line.startswith("silo_replayed_answers_total ")))
+
+
+def test_firebase_rest_api_download_url_of_a_small_object_is_replayed_until_deleted(silo):
+    # A small object's download URL fetched again and again, as an app shows an image: the server answers it from
+    # its memo of the same request (silo_replayed_answers_total), and the library's delete ends that at once.
+    token = id_token("bob")
+    storage = rest_api_storage(silo)
+    payload = os.urandom(1024)
+    storage.child("users/bob/avatar.png").put(payload, token)
+    url = storage.child("users/bob/avatar.png").get_url(token)
+    before = replayed_answers(silo)
+    with requests.Session() as session:  # one keep-alive connection: one event loop's memo
+        for _ in range(6):
+            assert session.get(url).content == payload
+        assert replayed_answers(silo) - before >= 3
+        storage.child("users/bob/avatar.png").delete(token)
+        assert session.get(url).status_code == 403
