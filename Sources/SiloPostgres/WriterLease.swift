@@ -150,6 +150,10 @@ final class WriterLease: Sendable {
         var connection: Connection?
         var role = Role.none
         var hasSettled = false
+        // Lost connections before the first role is settled: retried a few times (another starting node may have
+        // stopped this one's lock connection while it waited to move the epoch), unlike a failure to connect at all.
+        var connected = false
+        var startRetries = 0
         var backoff = Duration.milliseconds(100)
         defer {
             if role == .owner { stopOwning() }
@@ -163,6 +167,7 @@ final class WriterLease: Sendable {
                     let opened = try connect()
                     try opened.execute("LISTEN \(Self.channel)")
                     connection = opened
+                    connected = true
                 }
                 guard let connection else { continue }
                 switch role {
@@ -183,9 +188,13 @@ final class WriterLease: Sendable {
                 connection = nil
                 let failure =
                     error as? StorageError ?? StorageError(.unavailable, "the writer lease failed", cause: error)
-                guard hasSettled else {
-                    startFailure.withLock { $0 = failure }
-                    return
+                let lostConnection = (failure.cause as? PostgresError)?.isConnectionFailure == true
+                if !hasSettled {
+                    startRetries += 1
+                    guard connected, lostConnection, startRetries <= 5 else {
+                        startFailure.withLock { $0 = failure }
+                        return
+                    }
                 }
                 if !stopping.load(ordering: .acquiring) {
                     logger.warning("writer lease lost, reads go to PostgreSQL until it is back: \(failure.message)")
