@@ -42,6 +42,8 @@ let package = Package(
         // epoll, eventfd and sendfile from libc's headers, which Swift's Glibc module leaves out (Linux only;
         // SiloEpollHTTP's).
         .systemLibrary(name: "CLinux"),
+        // Silo's own C: MD5 written for its dependency chain, with CRC-32C in the same pass (SiloHashing's).
+        .target(name: "CMD5"),
 
         // Vocabulary: no C, no I/O beyond Foundation.
         .target(name: "SiloCore"),
@@ -52,7 +54,7 @@ let package = Package(
         .target(name: "SiloRules", dependencies: ["SiloCore", "SiloWire"]),
 
         // Wrappers around C libraries; each C module is imported by exactly one of these.
-        .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CZlib"]),
+        .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CMD5", "CZlib"]),
         .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
         // TLS for the epoll transport: server contexts, certificate loading and reload, per-connection sessions
         // (libssl; Linux only, as the transport).

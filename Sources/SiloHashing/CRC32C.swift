@@ -3,7 +3,8 @@ internal import CISAL
 /// Streaming CRC-32C (Castagnoli), GCS's `crc32c`, computed by ISA-L's `crc32_iscsi`.
 public struct CRC32C: Sendable, Equatable {
     /// ISA-L leaves pre- and post-inversion to the caller: the running state starts at ~0 and is inverted on read.
-    private var state: UInt32 = ~0
+    /// (CMD5's fused pass updates it in the same form.)
+    var state: UInt32 = ~0
 
     public init() {}
 

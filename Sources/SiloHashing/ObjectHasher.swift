@@ -9,8 +9,7 @@ public final class ObjectHasher {
     public init() {}
 
     public func update(_ bytes: UnsafeRawBufferPointer) {
-        md5.update(bytes)
-        crc.update(bytes)
+        md5.update(bytes, alongside: &crc)
         size += Int64(bytes.count)
     }
 

@@ -7,11 +7,38 @@ import Testing
         #expect(Base64.encode(MD5Hasher.digest([UInt8]())) == "1B2M2Y8AsgTpgAmY7PhCfg==")
     }
 
-    @Test func md5OfKnownText() {
-        // RFC 1321 test suite.
-        #expect(
-            Base64.encode(MD5Hasher.digest(Array("abc".utf8))) == Base64.encode(hex("900150983cd24fb0d6963f7d28e17f72"))
-        )
+    /// RFC 1321's test suite (its appendix A.5).
+    @Test(arguments: [
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+        ("a", "0cc175b9c0f1b6a831c399e269772661"),
+        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+        ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+        ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f"),
+        (String(repeating: "1234567890", count: 8), "57edf4a22be3c955ac49da2e2107b67a"),
+    ])
+    func md5OfKnownText(text: String, digest: String) {
+        #expect(MD5Hasher.digest(Array(text.utf8)) == hex(digest))
+    }
+
+    /// Every length from 0 to 300 bytes, so every position of the end against the 64-byte block and its padding (a
+    /// second block when 56 or more bytes are left over): the MD5 of the 301 digests one after another, as Python's
+    /// hashlib (OpenSSL's MD5) computes it. The CRC-32C the fused pass computes alongside is ISA-L's at every length.
+    @Test func md5AndCRC32CAtEveryLengthAroundTheBlockSize() {
+        let pattern = (0..<300).map { UInt8(($0 * 31 + 7) % 251) }
+        var digests: [UInt8] = []
+        for length in 0...300 {
+            let bytes = Array(pattern.prefix(length))
+            digests += MD5Hasher.digest(bytes)
+            let hasher = ObjectHasher()
+            // In two pieces, so that the fused pass also starts from a partial block.
+            hasher.update(bytes.prefix(length / 3))
+            hasher.update(bytes.dropFirst(length / 3))
+            let summary = hasher.finalize()
+            #expect(summary.md5 == MD5Hasher.digest(bytes), "length \(length)")
+            #expect(summary.crc32c == CRC32C.checksum(bytes), "length \(length)")
+        }
+        #expect(MD5Hasher.digest(digests) == hex("8b24485fb15c18e4fe28d81b19a804c7"))
     }
 
     @Test func crc32cCheckValues() {
