@@ -21,6 +21,10 @@ int main(int argc, char **argv) {
     unsigned char *buffer = malloc(size);
     if (buffer == NULL) return 1;
     for (size_t i = 0; i < size; i++) buffer[i] = (unsigned char)(i * 2654435761u >> 13);
+    cmd5_context probe;
+    cmd5_init(&probe);
+    static const char *const levels[] = {"portable C", "C, CRC-32C by instruction", "AVX-512"};
+    printf("CMD5 level %d (%s)\n", probe.level, levels[probe.level]);
     printf("%-8s %12s %12s %8s %16s %12s %8s\n", "round", "libcrypto", "CMD5", "ratio", "libcrypto+ISA-L", "CMD5 fused",
            "ratio");
     for (int round = 1; round <= rounds; round++) {

@@ -2,11 +2,14 @@ public import SiloCore
 
 /// Size, MD5 and CRC-32C of a byte stream in one pass: what an upload computes as its bytes go to the blob store.
 public final class ObjectHasher {
-    private let md5 = MD5Hasher()
+    private let md5: MD5Hasher
     private var crc = CRC32C()
     public private(set) var size: Int64 = 0
 
-    public init() {}
+    public init() { md5 = MD5Hasher() }
+
+    /// With CMD5's implementation `level` at most (``MD5Hasher/init(level:)``).
+    init(md5Level: Int) { md5 = MD5Hasher(level: md5Level) }
 
     public func update(_ bytes: UnsafeRawBufferPointer) {
         md5.update(bytes, alongside: &crc)

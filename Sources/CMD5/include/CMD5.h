@@ -5,11 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// A running MD5: the chaining state, the bytes fed so far, and the partial block.
+/// A running MD5: the chaining state, the bytes fed so far, the partial block, and the implementation `cmd5_init`
+/// chose for this CPU (0 portable C; 1 also CRC-32C by instruction; 2 also MD5 on AVX-512). A lower level may be set
+/// after `cmd5_init` (tests compare the levels); never a higher one.
 typedef struct {
     uint32_t state[4];
     uint64_t length;
     uint8_t tail[64];
+    int level;
 } cmd5_context;
 
 void cmd5_init(cmd5_context *context);
