@@ -1,6 +1,7 @@
 import SiloCore
-@testable import SiloHashing
 import Testing
+
+@testable import SiloHashing
 
 @Suite struct HashingTests {
     @Test func md5OfEmptyInputMatchesGCS() {
