@@ -171,7 +171,8 @@ __attribute__((target("sse4.2"))) static void crc32_blocks(
 }
 
 // Each word in the first lane of a vector register; the round function is one vpternlogd whose table is its truth
-// table over (b, c, d), and the rotate is one vprold. K + M of each step is added early, like the scalar steps.
+// table over (b, c, d) (bit 4b + 2c + d: F 0xca, G 0xe4, H 0x96, I 0x39), and the rotate is one vprold. K + M of each
+// step (the same constants as md5_block's) is added early, like the scalar steps.
 #define EARLY_VECTOR(x) __asm__("" : "+v"(x))
 #define VECTOR_STEP(a, b, c, d, km, table, s)                              \
     do {                                                                   \
