@@ -224,6 +224,10 @@ import Testing
             ("bytes=0-99999999999999999999", 10, .partial(start: 0, end: 9)),
             ("bytes=-99999999999999999999", 10, .partial(start: 0, end: 9)),
             ("bytes=-abc", 10, .whole),
+            // RANGE-4: a saturated position followed by a non-digit is malformed, so ignored.
+            ("bytes=9999999999999999999)-", 1, .whole),
+            ("bytes=0-99999999999999999999x", 10, .whole),
+            ("bytes=-99999999999999999999x", 10, .whole),
         ] as [(String?, Int64, ByteRange)])
     func resolve(header: String?, size: Int64, expected: ByteRange) {
         #expect(ByteRange.resolve(header, size: size) == expected)

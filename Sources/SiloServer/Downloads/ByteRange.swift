@@ -39,11 +39,11 @@ enum ByteRange: Equatable {
         guard !text.isEmpty else { return nil }
         var value: Int64 = 0
         for byte in text.utf8 {
+            // Every byte is checked, also after saturating: `99999999999999999999)` is malformed, not large.
             guard byte >= 0x30 && byte <= 0x39 else { return nil }
             let (times10, o1) = value.multipliedReportingOverflow(by: 10)
             let (sum, o2) = times10.addingReportingOverflow(Int64(byte - 0x30))
-            if o1 || o2 { return .max }
-            value = sum
+            value = o1 || o2 ? .max : sum
         }
         return value
     }
