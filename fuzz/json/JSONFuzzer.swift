@@ -1,7 +1,8 @@
 // libFuzzer harness for SiloWire's JSON parser and writer (JSONParser.swift, JSONWriter.swift). The input is a
 // JSON text. Properties:
 // - the parser accepts exactly what a reference RFC 8259 validator written here accepts (strict grammar, UTF-8,
-//   surrogate pairs, no leading zeros, nesting at most JSONValue.maxDepth);
+//   surrogate pairs, no leading zeros, nesting at most JSONValue.maxDepth, numbers of at most
+//   JSONValue.maxNumberLength characters, no key twice in one object);
 // - parse → serialize → parse is the identity, and serialize is a fixed point byte for byte;
 // - the serialization is valid UTF-8 with no raw control characters, and its nesting equals the value's;
 // - a refused text names an offset inside it;
@@ -38,9 +39,11 @@ private struct Validator {
                 i += 1
                 return
             }
+            // Keys compare as Swift Strings (canonical equivalence), as SiloWire's parser compares them.
+            var keys = Set<String>()
             while true {
                 ws()
-                try string()
+                guard keys.insert(try string()).inserted else { throw Invalid() }
                 ws()
                 try expect(0x3A)
                 ws()
@@ -73,7 +76,7 @@ private struct Validator {
                 try expect(0x5D)
                 return
             }
-        case 0x22: try string()
+        case 0x22: _ = try string()
         case 0x74: try word("true")
         case 0x66: try word("false")
         case 0x6E: try word("null")
@@ -85,7 +88,14 @@ private struct Validator {
 
     func digit(_ at: Int) -> Bool { at < b.count && b[at] >= 0x30 && b[at] <= 0x39 }
 
+    /// A number, at most JSONValue.maxNumberLength characters (SiloWire's bound on untrusted input).
     mutating func number() throws(Invalid) {
+        let start = i
+        try numberToken()
+        guard i - start <= JSONValue.maxNumberLength else { throw Invalid() }
+    }
+
+    mutating func numberToken() throws(Invalid) {
         if i < b.count, b[i] == 0x2D { i += 1 }
         guard digit(i) else { throw Invalid() }
         if b[i] == 0x30 {
@@ -129,14 +139,17 @@ private struct Validator {
     }
 
     /// A string: escapes as RFC 8259 7, raw bytes must form valid UTF-8 (checked by scalar).
-    mutating func string() throws(Invalid) {
+    /// A string; returns its decoded text (object keys are compared).
+    mutating func string() throws(Invalid) -> String {
         try expect(0x22)
+        var text = String.UnicodeScalarView()
+        func append(_ scalar: UInt32) { text.append(Unicode.Scalar(scalar)!) }
         while true {
             guard i < b.count else { throw Invalid() }
             let c = b[i]
             if c == 0x22 {
                 i += 1
-                return
+                return String(text)
             }
             if c < 0x20 { throw Invalid() }
             if c == 0x5C {
@@ -144,7 +157,13 @@ private struct Validator {
                 guard i < b.count else { throw Invalid() }
                 let e = b[i]
                 i += 1
-                if "\"\\/bfnrt".utf8.contains(e) { continue }
+                let simple: [UInt8: UInt32] = [
+                    0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F, 0x62: 8, 0x66: 12, 0x6E: 10, 0x72: 13, 0x74: 9,
+                ]
+                if let escaped = simple[e] {
+                    append(escaped)
+                    continue
+                }
                 guard e == 0x75 else { throw Invalid() }
                 let unit = try hex4()
                 if unit >= 0xD800 && unit <= 0xDBFF {
@@ -152,12 +171,16 @@ private struct Validator {
                     try expect(0x75)
                     let low = try hex4()
                     guard low >= 0xDC00 && low <= 0xDFFF else { throw Invalid() }
+                    append(0x10000 + (unit - 0xD800) << 10 + (low - 0xDC00))
                 } else if unit >= 0xDC00 && unit <= 0xDFFF {
                     throw Invalid()
+                } else {
+                    append(unit)
                 }
                 continue
             }
             if c < 0x80 {
+                append(UInt32(c))
                 i += 1
                 continue
             }
@@ -176,6 +199,7 @@ private struct Validator {
                 scalar = scalar << 6 | UInt32(b[i + k] & 0x3F)
             }
             guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else { throw Invalid() }
+            append(scalar)
             i += length
         }
     }
@@ -275,10 +299,15 @@ public func jsonFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     }
     if let changes = try? MetadataChanges(json: value) {
         var fields = ObjectFields(contentType: "a/b", customMetadata: ["k": "v"])
-        changes.apply(to: &fields)
-        var twice = fields
-        changes.apply(to: &twice)
-        require(twice == fields, "applying the same metadata change twice differs: \(hex(input))")
+        let before = fields
+        if (try? changes.apply(to: &fields)) != nil {
+            // Applying it again is accepted too (the result was checked) and changes nothing.
+            var twice = fields
+            require((try? changes.apply(to: &twice)) != nil, "a change accepted once is refused the second time")
+            require(twice == fields, "applying the same metadata change twice differs: \(hex(input))")
+        } else {
+            require(fields == before, "a refused metadata change altered the fields: \(hex(input))")
+        }
     }
     return 0
 }
