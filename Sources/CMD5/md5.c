@@ -29,38 +29,22 @@ static inline uint32_t load_le32(const uint8_t *p) {
 
 #define EARLY(x) __asm__("" : "+r"(x))
 
+// One step: `early` holds the terms known before the newest word b, `late` the term that needs it.
+#define STEP(a, b, x, t, s, early, late) \
+    do {                                 \
+        a += (x) + (t) + (early);        \
+        EARLY(a);                        \
+        a += (late);                     \
+        a = rotl32(a, s) + b;            \
+    } while (0)
 // F(b, c, d) = d ^ (b & (c ^ d)): c ^ d is early.
-#define STEP_F(a, b, c, d, x, t, s) \
-    do {                            \
-        a += (x) + (t);             \
-        EARLY(a);                   \
-        a += d ^ (b & (c ^ d));     \
-        a = rotl32(a, s) + b;       \
-    } while (0)
+#define STEP_F(a, b, c, d, x, t, s) STEP(a, b, x, t, s, 0, d ^ (b & (c ^ d)))
 // G(b, c, d) = (b & d) | (c & ~d): the halves never share a bit, so it is their sum, and c & ~d joins the early part.
-#define STEP_G(a, b, c, d, x, t, s) \
-    do {                            \
-        a += (x) + (t) + (c & ~d);  \
-        EARLY(a);                   \
-        a += b & d;                 \
-        a = rotl32(a, s) + b;       \
-    } while (0)
+#define STEP_G(a, b, c, d, x, t, s) STEP(a, b, x, t, s, c & ~d, b & d)
 // H(b, c, d) = b ^ c ^ d: c ^ d is early.
-#define STEP_H(a, b, c, d, x, t, s) \
-    do {                            \
-        a += (x) + (t);             \
-        EARLY(a);                   \
-        a += b ^ (c ^ d);           \
-        a = rotl32(a, s) + b;       \
-    } while (0)
+#define STEP_H(a, b, c, d, x, t, s) STEP(a, b, x, t, s, 0, b ^ (c ^ d))
 // I(b, c, d) = c ^ (b | ~d): ~d is early.
-#define STEP_I(a, b, c, d, x, t, s) \
-    do {                            \
-        a += (x) + (t);             \
-        EARLY(a);                   \
-        a += c ^ (b | ~d);          \
-        a = rotl32(a, s) + b;       \
-    } while (0)
+#define STEP_I(a, b, c, d, x, t, s) STEP(a, b, x, t, s, 0, c ^ (b | ~d))
 
 // One 64-byte block. The constants are floor(|sin(i + 1)| * 2^32), i = 0...63, as RFC 1321 defines them.
 static inline __attribute__((always_inline)) void md5_block(uint32_t state[4], const uint8_t *block) {
@@ -137,6 +121,7 @@ static inline __attribute__((always_inline)) void md5_block(uint32_t state[4], c
     state[3] += d;
 }
 
+// Level 0 has no CRC-32C of its own: `cmd5_update_crc32c` refuses that level before it gets here.
 static void portable_blocks(uint32_t state[4], const uint8_t *data, size_t blocks, uint32_t *crc) {
     (void)crc;
     for (; blocks > 0; blocks--, data += 64) md5_block(state, data);
@@ -155,7 +140,6 @@ static void portable_blocks(uint32_t state[4], const uint8_t *data, size_t block
         }                                                                  \
     } while (0)
 
-// Like every blocks function, MD5 alone when `crc` is NULL (the held partial block, whose bytes were summed already).
 __attribute__((target("sse4.2"))) static void crc32_blocks(
     uint32_t state[4], const uint8_t *data, size_t blocks, uint32_t *crc) {
     if (crc == NULL) {
@@ -302,11 +286,16 @@ static int detect_level(void) { return level_portable; }
 
 #endif
 
+// MD5 of whole blocks, and their CRC-32C folded into `*crc`; MD5 alone when `crc` is NULL (a block completed from
+// held bytes, whose CRC-32C was taken when they arrived).
 typedef void (*blocks_function)(uint32_t state[4], const uint8_t *data, size_t blocks, uint32_t *crc);
+// CRC-32C of bytes outside whole blocks.
+typedef uint32_t (*bytes_function)(uint32_t crc, const uint8_t *data, size_t count);
 
 static blocks_function blocks_at(int level) {
 #if defined(__x86_64__)
     if (level >= level_avx512) return avx512_blocks;
+    if (level >= level_crc32) return crc32_blocks;
 #endif
     (void)level;
     return portable_blocks;
@@ -328,13 +317,17 @@ void cmd5_init(cmd5_context *context) {
     context->level = level;
 }
 
-// Feeds bytes through the partial block in `context`, and whole blocks of `data` to `blocks` (with `crc`).
+// Feeds bytes through the partial block in `context`, and whole blocks of `data` to `blocks`. With `crc`, every
+// byte is folded into it in order, as it arrives: whole blocks by `blocks`, the rest by `bytes` (the checksum can
+// be read mid-stream, so held bytes cannot wait for their block).
 static void md5_update(
-    cmd5_context *context, const uint8_t *data, size_t count, blocks_function blocks, uint32_t *crc) {
+    cmd5_context *context, const uint8_t *data, size_t count, blocks_function blocks, bytes_function bytes,
+    uint32_t *crc) {
     size_t held = (size_t)(context->length % 64);
     context->length += count;
     if (held > 0) {
         size_t take = 64 - held < count ? 64 - held : count;
+        if (crc != NULL) *crc = bytes(*crc, data, take);
         memcpy(context->tail + held, data, take);
         data += take;
         count -= take;
@@ -346,24 +339,18 @@ static void md5_update(
         data += count / 64 * 64;
         count %= 64;
     }
+    if (crc != NULL) *crc = bytes(*crc, data, count);
     memcpy(context->tail, data, count);
 }
 
 void cmd5_update(cmd5_context *context, const void *data, size_t count) {
-    md5_update(context, data, count, blocks_at(context->level), NULL);
+    md5_update(context, data, count, blocks_at(context->level), NULL, NULL);
 }
 
 bool cmd5_update_crc32c(cmd5_context *context, const void *data, size_t count, uint32_t *crc) {
 #if defined(__x86_64__)
     if (context->level < level_crc32) return false;
-    // The bytes outside whole blocks of `data` (those completing the held block, and the new tail) byte by byte.
-    const uint8_t *bytes = data;
-    size_t held = (size_t)(context->length % 64);
-    size_t head = held > 0 ? (64 - held < count ? 64 - held : count) : 0;
-    size_t whole = (count - head) / 64 * 64;
-    *crc = crc32c_bytes(*crc, bytes, head);
-    md5_update(context, bytes, count, context->level >= level_avx512 ? avx512_blocks : crc32_blocks, crc);
-    *crc = crc32c_bytes(*crc, bytes + head + whole, count - head - whole);
+    md5_update(context, data, count, blocks_at(context->level), crc32c_bytes, crc);
     return true;
 #else
     (void)context, (void)data, (void)count, (void)crc;

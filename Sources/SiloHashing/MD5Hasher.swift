@@ -37,7 +37,7 @@ public final class MD5Hasher {
         precondition(!finished, "MD5Hasher.update after finalize")
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         if !cmd5_update_crc32c(&context, base, bytes.count, &crc.state) {
-            cmd5_update(&context, base, bytes.count)
+            update(bytes)
             crc.update(bytes)
         }
     }

@@ -188,9 +188,9 @@ final class WriterLease: Sendable {
                 connection = nil
                 let failure =
                     error as? StorageError ?? StorageError(.unavailable, "the writer lease failed", cause: error)
-                let lostConnection = (failure.cause as? PostgresError)?.isConnectionFailure == true
                 if !hasSettled {
                     startRetries += 1
+                    let lostConnection = (failure.cause as? PostgresError)?.isConnectionFailure == true
                     guard connected, lostConnection, startRetries <= 5 else {
                         startFailure.withLock { $0 = failure }
                         return
