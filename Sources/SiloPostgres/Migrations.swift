@@ -136,6 +136,11 @@ enum Migrations {
         """
         INSERT INTO counters (name, value) VALUES ('writer_lease_epoch', 0);
         """,
+        // 9: when a collection claimed a blob on the garbage list for deletion (NULL until one does): from then on no
+        // commit may take it (TransactionalMetadataStore.claimGarbageBlob).
+        """
+        ALTER TABLE blob_garbage ADD COLUMN collecting bigint;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -268,6 +268,33 @@ public struct PostgresMetadataRows: MetadataRows {
         try connection.query("DELETE FROM blob_garbage WHERE blob_id = $1", [.text(id.rawValue)])
     }
 
+    public mutating func takeGarbage(_ id: BlobID) throws -> Bool {
+        try connection.query(
+            "DELETE FROM blob_garbage WHERE blob_id = $1 AND collecting IS NULL", [.text(id.rawValue)]
+        ).affectedRows > 0
+    }
+
+    public mutating func garbageEntry(_ id: BlobID) throws -> GarbageEntry? {
+        try connection.query(
+            "SELECT registered, collecting FROM blob_garbage WHERE blob_id = $1 FOR UPDATE", [.text(id.rawValue)]
+        ).first { row in
+            GarbageEntry(
+                registered: Timestamp(microseconds: try row.int64(0)),
+                collecting: try row.optionalInt64(1).map(Timestamp.init(microseconds:)))
+        }
+    }
+
+    public mutating func markCollecting(_ id: BlobID, at time: Timestamp) throws {
+        try connection.query(
+            "UPDATE blob_garbage SET collecting = $2 WHERE blob_id = $1",
+            [.text(id.rawValue), .int64(time.microseconds)])
+    }
+
+    public mutating func blobIsReferenced(_ id: BlobID) throws -> Bool {
+        try connection.query(PostgresMetadataStore.blobReferenced, [.text(id.rawValue)]).first { try $0.bool(0) }
+            ?? false
+    }
+
     public mutating func deleteAllButDocuments(garbageAt time: Timestamp) throws {
         // EXCLUSIVE lets reads continue and makes concurrent writers wait until the reset has committed.
         try connection.execute(

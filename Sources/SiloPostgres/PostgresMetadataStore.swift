@@ -336,6 +336,7 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
                 WHERE g.registered < $1
                     AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.blob_id = g.blob_id)
                     AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.blob_id = g.blob_id AND s.state = 'active')
+                    AND NOT EXISTS (SELECT 1 FROM soft_deleted_objects d WHERE d.blob_id = g.blob_id)
                 ORDER BY g.registered, g.blob_id LIMIT $2
                 """,
                 [.int64(time.microseconds), .int64(Int64(limit))]
@@ -344,16 +345,15 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
     }
 
     public func isBlobReferenced(_ id: BlobID) throws -> Bool {
-        try read { connection in
-            try connection.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM objects WHERE blob_id = $1)
-                    OR EXISTS (SELECT 1 FROM sessions WHERE blob_id = $1 AND state = 'active')
-                    OR EXISTS (SELECT 1 FROM soft_deleted_objects WHERE blob_id = $1)
-                """, [.text(id.rawValue)]
-            ).first { try $0.bool(0) } ?? false
-        }
+        try read { try $0.query(Self.blobReferenced, [.text(id.rawValue)]).first { try $0.bool(0) } ?? false }
     }
+
+    /// Whether anything points to the blob `$1`: an object version, an active session, a soft-deleted version.
+    static let blobReferenced = """
+        SELECT EXISTS (SELECT 1 FROM objects WHERE blob_id = $1)
+            OR EXISTS (SELECT 1 FROM sessions WHERE blob_id = $1 AND state = 'active')
+            OR EXISTS (SELECT 1 FROM soft_deleted_objects WHERE blob_id = $1)
+        """
 
     // MARK: Test hooks
 

@@ -154,6 +154,11 @@ enum Migrations {
             sum(CASE WHEN live = 0 THEN size ELSE 0 END)
         FROM objects GROUP BY bucket;
         """,
+        // 8: when a collection claimed a blob on the garbage list for deletion (NULL until one does): from then on no
+        // commit may take it (TransactionalMetadataStore.claimGarbageBlob).
+        """
+        ALTER TABLE blob_garbage ADD COLUMN collecting INTEGER;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -238,6 +238,31 @@ public struct SQLiteMetadataRows: MetadataRows {
         try connection.run("DELETE FROM blob_garbage WHERE blob_id = ?", [.text(id.rawValue)])
     }
 
+    public mutating func takeGarbage(_ id: BlobID) throws -> Bool {
+        try connection.run("DELETE FROM blob_garbage WHERE blob_id = ? AND collecting IS NULL", [.text(id.rawValue)])
+        return connection.changes > 0
+    }
+
+    public mutating func garbageEntry(_ id: BlobID) throws -> GarbageEntry? {
+        try connection.row(
+            "SELECT registered, collecting FROM blob_garbage WHERE blob_id = ?", [.text(id.rawValue)]
+        ) { row in
+            GarbageEntry(
+                registered: Timestamp(microseconds: row.int64(0)),
+                collecting: row.optionalInt64(1).map(Timestamp.init(microseconds:)))
+        }
+    }
+
+    public mutating func markCollecting(_ id: BlobID, at time: Timestamp) throws {
+        try connection.run(
+            "UPDATE blob_garbage SET collecting = ? WHERE blob_id = ?",
+            [.integer(time.microseconds), .text(id.rawValue)])
+    }
+
+    public mutating func blobIsReferenced(_ id: BlobID) throws -> Bool {
+        try connection.row(SQLiteMetadataStore.blobReferenced, [.text(id.rawValue)]) { $0.int64(0) != 0 } ?? false
+    }
+
     public mutating func deleteAllButDocuments(garbageAt time: Timestamp) throws {
         let registered = SQLValue.integer(time.microseconds)
         for table in ["objects", "sessions", "soft_deleted_objects"] {

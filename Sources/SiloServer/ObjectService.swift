@@ -22,6 +22,8 @@ final class ObjectService: Sendable {
     let images: ImageService
     /// Deletes the blobs that writes free, after their requests have answered.
     let reclaimer: BlobReclaimer
+    /// What the maintenance passes did (``Maintenance``), for `/metrics`.
+    let maintenanceCounters: MaintenanceCounters
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -34,14 +36,16 @@ final class ObjectService: Sendable {
                 capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
             versionResponses: VersionResponseCache(
                 capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes),
-            images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer())
+            images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer(),
+            maintenanceCounters: MaintenanceCounters())
     }
 
     /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
     private init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
-        versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer
+        versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer,
+        maintenanceCounters: MaintenanceCounters
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
@@ -57,6 +61,7 @@ final class ObjectService: Sendable {
         self.versionResponses = versionResponses
         self.images = images
         self.reclaimer = reclaimer
+        self.maintenanceCounters = maintenanceCounters
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,
@@ -66,7 +71,8 @@ final class ObjectService: Sendable {
         ObjectService(
             configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
             policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
-            versionResponses: versionResponses, images: images, reclaimer: reclaimer)
+            versionResponses: versionResponses, images: images, reclaimer: reclaimer,
+            maintenanceCounters: maintenanceCounters)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
@@ -331,18 +337,28 @@ final class ObjectService: Sendable {
         reclaimer.reclaim(id) { [self] in discardBlob($0) }
     }
 
-    /// Deletes a blob nothing references any more, and forgets it. The store is asked first, so no path can delete
-    /// the bytes of a live or noncurrent version or of an active session. Failures are left to the collector.
+    /// Deletes a blob nothing references any more (``collectBlob(_:registeredBefore:at:)`` with no cutoff). Failures
+    /// are left to the collector.
     func discardBlob(_ id: BlobID) {
         do {
-            guard try !metadata.isBlobReferenced(id) else { return }
-            try blobs.deleteBlob(id)
-            try metadata.forgetBlob(id)
+            _ = try collectBlob(id, registeredBefore: nil, at: .now())
         } catch {
             logger.warning(
                 "blob deletion deferred to the collector",
                 metadata: ["silo.blob": id.rawValue, "silo.error": "\(error)"])
         }
+    }
+
+    /// The one way a blob's bytes are deleted, by requests and by the collector alike: the store hands the blob over
+    /// first (``MetadataStore/claimGarbageBlob(_:registeredBefore:at:)``), in a transaction that excludes every
+    /// commit of it on every node, so no path deletes the bytes of a version, a soft-deleted version, an active
+    /// session, or an upload that is about to commit. Then the bytes go, then the store forgets the blob; a failure
+    /// in between leaves the claim on the list for the next collection. True when the blob went.
+    func collectBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool {
+        guard try metadata.claimGarbageBlob(id, registeredBefore: cutoff, at: time) else { return false }
+        try blobs.deleteBlob(id)
+        try metadata.forgetBlob(id)
+        return true
     }
 }
 

@@ -121,16 +121,28 @@ public final class SiloServerApp: HTTPHandler {
     public var logger: Logger { service.logger }
 
     /// Runs one pass of background maintenance: lifecycle rules, soft-delete purges, expiry of stale sessions and
-    /// deletion of unreferenced blobs older than `graceSeconds` (0 at startup, when no request can be in flight;
-    /// `configuration.garbageGraceSeconds` afterwards), all as of `now`.
+    /// deletion of unreferenced blobs registered more than `graceSeconds` ago (`configuration.garbageGraceSeconds`),
+    /// all as of `now`.
     public func collectGarbage(graceSeconds: Int64, now: Timestamp = .now()) -> (sessions: Int, blobs: Int) {
+        collectGarbage(
+            blobsRegisteredBefore: Timestamp(microseconds: now.microseconds - max(0, graceSeconds) * 1_000_000),
+            now: now)
+    }
+
+    /// The same pass with the blobs' cutoff given outright: at startup, a process that alone writes its store (SQLite
+    /// holds a lock on its file) takes everything registered before it started, which only a crash can have left.
+    /// Whatever the cutoff, a blob goes only once the store hands it over, so a commit racing the pass either keeps
+    /// its blob or fails with a 503 that the client retries; never a 200 without bytes.
+    public func collectGarbage(blobsRegisteredBefore cutoff: Timestamp, now: Timestamp = .now()) -> (
+        sessions: Int, blobs: Int
+    ) {
         let lifecycle = lifecycleRan.withLock { last in
             guard last == .min || now.microseconds - last >= Self.lifecycleInterval else { return false }
             last = now.microseconds
             return true
         }
         return Maintenance.run(
-            service: service, registry: registry, graceSeconds: graceSeconds, now: now, lifecycle: lifecycle)
+            service: service, registry: registry, blobsRegisteredBefore: cutoff, now: now, lifecycle: lifecycle)
     }
 
     static let lifecycleInterval: Int64 = 3_600 * 1_000_000

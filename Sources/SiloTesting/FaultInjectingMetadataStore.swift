@@ -246,6 +246,11 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
         try hooks.around(StoreCall("garbageBlobs")) { try inner.garbageBlobs(registeredBefore: time, limit: limit) }
     }
+    public func claimGarbageBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool {
+        try hooks.around(StoreCall("claimGarbageBlob", id.rawValue)) {
+            try inner.claimGarbageBlob(id, registeredBefore: cutoff, at: time)
+        }
+    }
     public func forgetBlob(_ id: BlobID) throws {
         try hooks.around(StoreCall("forgetBlob", id.rawValue)) { try inner.forgetBlob(id) }
     }

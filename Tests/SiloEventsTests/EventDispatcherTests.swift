@@ -86,10 +86,12 @@ private final class WebhookRecorder: HTTPHandler {
     private func upload(
         _ store: any MetadataStore, _ bucket: String, _ name: String, at time: Timestamp = Timestamp.now()
     ) throws {
+        let blob = BlobID.random()
+        try store.registerPendingBlob(blob, at: time)
         _ = try store.insertObject(
             ObjectDraft(
                 bucket: try BucketName(bucket), name: try ObjectName(name),
-                blob: BlobSummary(size: 1, md5: Array(repeating: 0, count: 16), crc32c: 0), blobID: .random(),
+                blob: BlobSummary(size: 1, md5: Array(repeating: 0, count: 16), crc32c: 0), blobID: blob,
                 fields: ObjectFields()),
             conditions: .none, at: time)
     }

@@ -392,7 +392,7 @@ import Testing
     }
 
     /// Puts the old version of `name` in place (and, for copy and compose, their source) with no fault armed.
-    private func prepare(_ client: HTTPTestClient, _ name: String, _ path: WritePath) throws {
+    func prepare(_ client: HTTPTestClient, _ name: String, _ path: WritePath) throws {
         #expect(try client.mediaUpload(name, Self.old, contentType: "text/plain").status == 200)
         if path.name.contains("copy") || path.name.contains("compose") {
             #expect(try client.mediaUpload(Self.sourceName(name), Self.body).status == 200)
@@ -402,7 +402,7 @@ import Testing
 
     /// What a consistency check of the stores finds wrong once the collector has run: a version whose blob is
     /// missing or does not hash to its checksum, or a blob nothing references.
-    private func consistencyProblems(_ server: TestServer) throws -> [String] {
+    func consistencyProblems(_ server: TestServer) throws -> [String] {
         _ = server.app.collectGarbage(graceSeconds: 0)
         var problems: [String] = []
         var referenced = Set<BlobID>()

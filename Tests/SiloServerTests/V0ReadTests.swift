@@ -114,7 +114,7 @@ import Testing
         var fields = first.fields
         fields.contentType = "text/csv"
         fields.contentDisposition = nil  // so the default one names the object
-        _ = try server.metadata.insertObject(
+        _ = try server.metadata.insertUploaded(
             ObjectDraft(
                 bucket: first.bucket, name: try ObjectName("public/second.txt"), blob: first.blob,
                 blobID: first.blobID, fields: fields),

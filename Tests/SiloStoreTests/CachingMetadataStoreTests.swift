@@ -1,5 +1,6 @@
 import SiloCore
 import SiloSQLite
+import SiloTesting
 import Testing
 
 /// The read cache `silo serve` puts in front of its SQLite store (the conformance suite also runs on it, as
@@ -32,7 +33,8 @@ import Testing
 
     @Test func repeatedReadsOfALiveObjectAreServedFromMemory() throws {
         let fixture = try Fixture()
-        let (stored, _) = try fixture.store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1))
+        let (stored, _) = try fixture.store.insertUploaded(
+            draft("a"), conditions: .none, at: Timestamp(microseconds: 1))
         let before = fixture.storeReads
         for _ in 0..<10 {
             #expect(try fixture.store.object(bucketName(), objectName("a"), generation: nil) == stored)
@@ -64,13 +66,13 @@ import Testing
             last = try stamp()
             #expect(store.isCurrent(last))
         }
-        let (first, _) = try store.insertObject(draft("s"), conditions: .none, at: Timestamp(microseconds: 1))
+        let (first, _) = try store.insertUploaded(draft("s"), conditions: .none, at: Timestamp(microseconds: 1))
         try changed("insert")
         _ = try store.object(bucketName(), objectName("s"), generation: nil)
         #expect(store.isCurrent(last), "a read, and the fill it makes, change nothing")
         let other = try stamp("another-object")
         #expect(other.stripe != last.stripe)
-        _ = try store.insertObject(draft("another-object"), conditions: .none, at: Timestamp(microseconds: 2))
+        _ = try store.insertUploaded(draft("another-object"), conditions: .none, at: Timestamp(microseconds: 2))
         #expect(store.isCurrent(last), "a write of another object leaves this one's stamp current")
         #expect(!store.isCurrent(other))
         _ = try store.updateObject(
@@ -90,7 +92,7 @@ import Testing
         _ = first
         // A write that fails still changed the stamp: what it did before failing is not known here.
         #expect(throws: (any Error).self) {
-            try store.insertObject(
+            try store.insertUploaded(
                 draft("s"), conditions: Preconditions(ifGenerationMatch: 12345), at: Timestamp(microseconds: 6))
         }
         try changed("failed write")
@@ -109,10 +111,10 @@ import Testing
         let store = fixture.store
         let name = objectName("w")
         let read = { try store.object(bucketName(), name, generation: nil) }
-        let (first, _) = try store.insertObject(draft("w"), conditions: .none, at: Timestamp(microseconds: 1))
+        let (first, _) = try store.insertUploaded(draft("w"), conditions: .none, at: Timestamp(microseconds: 1))
         #expect(try read() == first)
 
-        let (second, _) = try store.insertObject(draft("w"), conditions: .none, at: Timestamp(microseconds: 2))
+        let (second, _) = try store.insertUploaded(draft("w"), conditions: .none, at: Timestamp(microseconds: 2))
         #expect(try read() == second)
 
         let updated = try store.updateObject(bucketName(), name, conditions: .none, at: Timestamp(microseconds: 3)) {
@@ -124,7 +126,7 @@ import Testing
         _ = try store.deleteObject(bucketName(), name, generation: nil, conditions: .none)
         #expect(try read() == nil)
 
-        let (third, _) = try store.insertObject(draft("w"), conditions: .none, at: Timestamp(microseconds: 4))
+        let (third, _) = try store.insertUploaded(draft("w"), conditions: .none, at: Timestamp(microseconds: 4))
         #expect(try read() == third)
         try store.reset()
         #expect(try read() == nil)
@@ -132,10 +134,11 @@ import Testing
 
     @Test func aFailedWriteLeavesTheCacheCorrect() throws {
         let fixture = try Fixture()
-        let (stored, _) = try fixture.store.insertObject(draft("f"), conditions: .none, at: Timestamp(microseconds: 1))
+        let (stored, _) = try fixture.store.insertUploaded(
+            draft("f"), conditions: .none, at: Timestamp(microseconds: 1))
         _ = try fixture.store.object(bucketName(), objectName("f"), generation: nil)
         #expect(throws: StorageError.self) {
-            _ = try fixture.store.insertObject(
+            _ = try fixture.store.insertUploaded(
                 draft("f"), conditions: Preconditions(ifGenerationMatch: 0), at: Timestamp(microseconds: 2))
         }
         #expect(try fixture.store.object(bucketName(), objectName("f"), generation: nil) == stored)
@@ -144,7 +147,7 @@ import Testing
     @Test func theCacheStaysWithinItsCapacity() throws {
         let fixture = try Fixture(capacity: 3)
         for index in 0..<8 {
-            _ = try fixture.store.insertObject(draft("c\(index)"), conditions: .none, at: Timestamp(microseconds: 1))
+            _ = try fixture.store.insertUploaded(draft("c\(index)"), conditions: .none, at: Timestamp(microseconds: 1))
             _ = try fixture.store.object(bucketName(), objectName("c\(index)"), generation: nil)
         }
         #expect(fixture.store.count == 3)
@@ -159,7 +162,7 @@ import Testing
     @Test func racingReadersNeverSeeAVersionOlderThanAFinishedWrite() throws {
         let fixture = try Fixture()
         let store = fixture.store
-        _ = try store.insertObject(draft("r"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try store.insertUploaded(draft("r"), conditions: .none, at: Timestamp(microseconds: 1))
         let finished = BlockingMutex<Int64>(1)
         let done = BlockingMutex(false)
         let stale = BlockingMutex(0)
@@ -212,7 +215,7 @@ import Testing
         for index in 0..<100 {
             var object = draft("big/\(index)")
             object.fields.customMetadata = ["k": big]
-            _ = try inner.insertObject(object, conditions: .none, at: Timestamp(microseconds: Int64(index + 1)))
+            _ = try inner.insertUploaded(object, conditions: .none, at: Timestamp(microseconds: Int64(index + 1)))
             _ = try store.object(bucketName(), objectName("big/\(index)"), generation: nil)
             #expect(store.bytes <= 200_000)
         }

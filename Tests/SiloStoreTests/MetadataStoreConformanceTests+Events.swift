@@ -1,6 +1,7 @@
 import Foundation
 import SiloCore
 import SiloPostgres
+import SiloTesting
 import Synchronization
 import Testing
 
@@ -28,22 +29,22 @@ extension MetadataStoreConformanceTests {
         _ = try store.createBucket(plain, versioning: false, at: time)
         _ = try store.createBucket(versioned, versioning: true, at: time)
 
-        let a1 = try store.insertObject(draft("a", bucket: plain), conditions: .none, at: time).stored
-        let a2 = try store.insertObject(draft("a", bucket: plain), conditions: .none, at: time).stored
+        let a1 = try store.insertUploaded(draft("a", bucket: plain), conditions: .none, at: time).stored
+        let a2 = try store.insertUploaded(draft("a", bucket: plain), conditions: .none, at: time).stored
         let patched = try store.updateObject(plain, objectName("a"), conditions: .none, at: time) {
             $0.customMetadata["x"] = "y"
         }
         // A refused write leaves nothing.
         #expect(throws: StorageError.self) {
-            _ = try store.insertObject(
+            _ = try store.insertUploaded(
                 draft("a", bucket: plain), conditions: Preconditions(ifGenerationMatch: 1), at: time)
         }
         _ = try store.deleteObject(plain, objectName("a"), generation: nil, conditions: .none)
-        let b1 = try store.insertObject(draft("b", bucket: versioned), conditions: .none, at: time).stored
-        let b2 = try store.insertObject(draft("b", bucket: versioned), conditions: .none, at: time).stored
+        let b1 = try store.insertUploaded(draft("b", bucket: versioned), conditions: .none, at: time).stored
+        let b2 = try store.insertUploaded(draft("b", bucket: versioned), conditions: .none, at: time).stored
         _ = try store.deleteObject(versioned, objectName("b"), generation: nil, conditions: .none)
         _ = try store.deleteObject(versioned, objectName("b"), generation: b1.generation, conditions: .none)
-        let c = try store.insertObject(draft("c", bucket: plain), conditions: .none, at: time).stored
+        let c = try store.insertUploaded(draft("c", bucket: plain), conditions: .none, at: time).stored
         let moved = try store.moveObject(
             plain, from: objectName("c"), to: objectName("d"), sourceConditions: .none, destinationConditions: .none,
             at: time
@@ -75,7 +76,7 @@ extension MetadataStoreConformanceTests {
         let fixture = try backend.open()
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
-        _ = try store.insertObject(draft("a"), conditions: .none, at: fixture.clock.now())
+        _ = try store.insertUploaded(draft("a"), conditions: .none, at: fixture.clock.now())
         _ = try store.deleteObject(bucket, objectName("a"), generation: nil, conditions: .none)
         #expect(try drain(store).isEmpty)
         #expect(try store.outboxStatus() == OutboxStatus(pending: 0, oldest: nil))
@@ -87,7 +88,7 @@ extension MetadataStoreConformanceTests {
         defer { withExtendedLifetime(fixture) {} }
         let t0 = fixture.clock.now()
         for name in ["a", "b", "c"] {
-            _ = try fixture.store.insertObject(draft(name), conditions: .none, at: t0)
+            _ = try fixture.store.insertUploaded(draft(name), conditions: .none, at: t0)
         }
         let t1 = Timestamp(microseconds: t0.microseconds + 1_000_000)
         let lease = Timestamp(microseconds: t1.microseconds + 30_000_000)
@@ -122,7 +123,7 @@ extension MetadataStoreConformanceTests {
         for event in taken { try fixture.store.completeEvent(event.sequence) }
         #expect(try fixture.store.outboxStatus() == OutboxStatus(pending: 0, oldest: nil))
         // Sequences are never handed out again.
-        _ = try fixture.store.insertObject(draft("d"), conditions: .none, at: t0)
+        _ = try fixture.store.insertUploaded(draft("d"), conditions: .none, at: t0)
         let next = try drain(fixture.store)
         #expect(next.count == 1 && next[0].sequence > taken.map(\.sequence).max()!)
     }
@@ -139,17 +140,17 @@ extension MetadataStoreConformanceTests {
         _ = try store.createBucket(versioned, versioning: true, at: time)
         #expect(try store.bucketUsage() == [plain: .zero, versioned: .zero])
 
-        _ = try store.insertObject(draft("a", bucket: plain, size: 10), conditions: .none, at: time)
-        _ = try store.insertObject(draft("a", bucket: plain, size: 7), conditions: .none, at: time)
-        _ = try store.insertObject(draft("b", bucket: plain, size: 5), conditions: .none, at: time)
+        _ = try store.insertUploaded(draft("a", bucket: plain, size: 10), conditions: .none, at: time)
+        _ = try store.insertUploaded(draft("a", bucket: plain, size: 7), conditions: .none, at: time)
+        _ = try store.insertUploaded(draft("b", bucket: plain, size: 5), conditions: .none, at: time)
         _ = try store.updateObject(plain, objectName("b"), conditions: .none, at: time) { $0.contentType = "x/y" }
         _ = try store.moveObject(
             plain, from: objectName("b"), to: objectName("c"), sourceConditions: .none, destinationConditions: .none,
             at: time)
         #expect(try store.bucketUsage()[plain] == BucketUsage(objects: 2, bytes: 12))
 
-        let v1 = try store.insertObject(draft("v", bucket: versioned, size: 100), conditions: .none, at: time).stored
-        _ = try store.insertObject(draft("v", bucket: versioned, size: 50), conditions: .none, at: time)
+        let v1 = try store.insertUploaded(draft("v", bucket: versioned, size: 100), conditions: .none, at: time).stored
+        _ = try store.insertUploaded(draft("v", bucket: versioned, size: 50), conditions: .none, at: time)
         #expect(
             try store.bucketUsage()[versioned]
                 == BucketUsage(objects: 1, bytes: 50, noncurrentObjects: 1, noncurrentBytes: 100))
@@ -158,12 +159,12 @@ extension MetadataStoreConformanceTests {
         _ = try store.deleteObject(versioned, objectName("v"), generation: v1.generation, conditions: .none)
         #expect(try store.bucketUsage()[versioned] == BucketUsage(noncurrentObjects: 1, noncurrentBytes: 50))
         // A live generation deleted by number leaves the live counts.
-        let w = try store.insertObject(draft("w", bucket: versioned, size: 9), conditions: .none, at: time).stored
+        let w = try store.insertUploaded(draft("w", bucket: versioned, size: 9), conditions: .none, at: time).stored
         _ = try store.deleteObject(versioned, objectName("w"), generation: w.generation, conditions: .none)
         #expect(try store.bucketUsage()[versioned] == BucketUsage(noncurrentObjects: 1, noncurrentBytes: 50))
         // A refused write counts nothing.
         #expect(throws: StorageError.self) {
-            _ = try store.insertObject(
+            _ = try store.insertUploaded(
                 draft("a", bucket: plain, size: 1000), conditions: Preconditions(ifGenerationMatch: 1), at: time)
         }
         // Soft-deleted versions count in neither; restoring one counts it live again.
@@ -191,7 +192,7 @@ extension MetadataStoreConformanceTests {
         let nodeA = try schema.open(configuration)
         let nodeB = try schema.open(configuration)
         let time = Timestamp.now()
-        for i in 0..<200 { _ = try nodeA.insertObject(draft("o\(i)"), conditions: .none, at: time) }
+        for i in 0..<200 { _ = try nodeA.insertUploaded(draft("o\(i)"), conditions: .none, at: time) }
         let lease = Timestamp(microseconds: time.microseconds + 600_000_000)
         let claimed = Mutex<[String: [Int64]]>([:])
         // Four claimers on each node take small batches at once until nothing is left.

@@ -1,5 +1,6 @@
 import Foundation
 import SiloCore
+import SiloTesting
 import Synchronization
 import Testing
 
@@ -43,7 +44,7 @@ import Testing
         #expect(try store.bucket(bucket) == created, "a refused create changes nothing")
         // A bucket an object implied exists too.
         let implied = bucketName("implied")
-        _ = try store.insertObject(draft("o", bucket: implied), conditions: .none, at: t10)
+        _ = try store.insertUploaded(draft("o", bucket: implied), conditions: .none, at: t10)
         let impliedAgain = #expect(throws: StorageError.self) {
             _ = try store.createBucket(implied, versioning: false, at: t10)
         }
@@ -108,11 +109,11 @@ import Testing
         _ = try store.createBucket(bucket, versioning: true, at: Timestamp(microseconds: 1))
         let neighbour = try store.createBucket(
             bucketName("neighbour"), versioning: false, at: Timestamp(microseconds: 1))
-        let neighbourObject = try store.insertObject(
+        let neighbourObject = try store.insertUploaded(
             draft("n", bucket: neighbour.name), conditions: .none, at: Timestamp(microseconds: 2)
         ).stored
-        let (first, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 3))
-        let (second, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 4))
+        let (first, _) = try store.insertUploaded(draft("v"), conditions: .none, at: Timestamp(microseconds: 3))
+        let (second, _) = try store.insertUploaded(draft("v"), conditions: .none, at: Timestamp(microseconds: 4))
         func expectNotEmpty() throws {
             let error = #expect(throws: StorageError.self) { try store.deleteBucket(bucket) }
             #expect(error?.code == .conflict)
@@ -168,8 +169,8 @@ import Testing
             try store.listObjectVersions(bucket, prefix: "", startAfter: nil, limit: 100)
         }
 
-        let (first, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 2))
-        let (second, replaced) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 3))
+        let (first, _) = try store.insertUploaded(draft("v"), conditions: .none, at: Timestamp(microseconds: 2))
+        let (second, replaced) = try store.insertUploaded(draft("v"), conditions: .none, at: Timestamp(microseconds: 3))
         #expect(replaced == first)
         // The overwritten version stays, unchanged, readable by its generation and listed among the versions.
         #expect(try store.object(bucket, name, generation: nil) == second)
@@ -198,7 +199,7 @@ import Testing
         #expect(noLive?.code == .notFound)
 
         // A new live version replaces nothing live; ifGenerationMatch=0 sees only live versions.
-        let (third, none) = try store.insertObject(
+        let (third, none) = try store.insertUploaded(
             draft("v"), conditions: .init(ifGenerationMatch: 0), at: Timestamp(microseconds: 4))
         #expect(none == nil)
         #expect(try versions() == [second, third])
@@ -218,7 +219,7 @@ import Testing
         let frozen = Timestamp(microseconds: 1_000_000)
         var last: Int64 = 0
         for name in ["a", "a", "b", "a", "c", "a"] {
-            let (stored, _) = try store.insertObject(draft(name), conditions: .none, at: frozen)
+            let (stored, _) = try store.insertUploaded(draft(name), conditions: .none, at: frozen)
             #expect(stored.generation > last)
             #expect(stored.metageneration == 1)
             #expect(stored.timeCreated == frozen && stored.updated == frozen)
@@ -227,11 +228,11 @@ import Testing
         // A generation follows the clock when the clock is ahead (microseconds, like GCS).
         let later = Timestamp(microseconds: 9_000_000)
         #expect(
-            try store.insertObject(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
+            try store.insertUploaded(draft("a"), conditions: .none, at: later).stored.generation == later.microseconds)
         // ... and never goes back, even after the clock does or the name is deleted.
         _ = try store.deleteObject(bucket, objectName("a"), generation: nil, conditions: .none)
         #expect(
-            try store.insertObject(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds
+            try store.insertUploaded(draft("a"), conditions: .none, at: frozen).stored.generation == later.microseconds
                 + 1)
     }
 
@@ -246,7 +247,7 @@ import Testing
             cacheControl: "no-cache", customTime: Timestamp(microseconds: 123_456_789),
             customMetadata: ["z": "1", "a": "é\"\\\n"], downloadTokens: ["t1", "t2"])
         first.componentCount = 3
-        let (stored, replaced) = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 5))
+        let (stored, replaced) = try store.insertUploaded(first, conditions: .none, at: Timestamp(microseconds: 5))
         #expect(replaced == nil)
         #expect(stored.fields == first.fields)
         #expect(stored.blob == first.blob && stored.blobID == first.blobID && stored.componentCount == 3)
@@ -254,7 +255,7 @@ import Testing
         #expect(try store.object(bucket, first.name, generation: stored.generation) == stored)
         #expect(try store.bucket(bucket) != nil, "an object implies its bucket")
 
-        let (second, replacedNow) = try store.insertObject(
+        let (second, replacedNow) = try store.insertUploaded(
             draft("dir/file.txt"), conditions: .none, at: Timestamp(microseconds: 6))
         #expect(replacedNow == stored)
         #expect(try store.object(bucket, first.name, generation: nil) == second)
@@ -270,7 +271,7 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let name = objectName("m")
-        let (stored, _) = try store.insertObject(draft("m"), conditions: .none, at: Timestamp(microseconds: 10))
+        let (stored, _) = try store.insertUploaded(draft("m"), conditions: .none, at: Timestamp(microseconds: 10))
         let first = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 20)) {
             $0.contentType = "application/json"
             $0.customMetadata["x"] = "y"
@@ -364,20 +365,20 @@ import Testing
         let name = objectName("p")
         var current: ObjectRecord?
         if condition.objectExists {
-            _ = try store.insertObject(draft("p"), conditions: .none, at: Timestamp(microseconds: 1))
+            _ = try store.insertUploaded(draft("p"), conditions: .none, at: Timestamp(microseconds: 1))
             current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
         }
         let newDraft = draft("p")
         try store.registerPendingBlob(newDraft.blobID, at: Timestamp(microseconds: 0))
         let conditions = condition.make(current)
         if condition.passes {
-            let (stored, replaced) = try store.insertObject(
+            let (stored, replaced) = try store.insertUploaded(
                 newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
             #expect(replaced == current)
             #expect(try store.object(bucket, name, generation: nil) == stored)
         } else {
             let error = #expect(throws: StorageError.self) {
-                _ = try store.insertObject(newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
+                _ = try store.insertUploaded(newDraft, conditions: conditions, at: Timestamp(microseconds: 3))
             }
             #expect(error?.code == .preconditionFailed)
             #expect(try store.object(bucket, name, generation: nil) == current, "a failed insert changes nothing")
@@ -392,7 +393,7 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let name = objectName("q")
-        _ = try store.insertObject(draft("q"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try store.insertUploaded(draft("q"), conditions: .none, at: Timestamp(microseconds: 1))
         let current = try store.updateObject(bucket, name, conditions: .none, at: Timestamp(microseconds: 2)) { _ in }
         let conditions = condition.make(current)
         if condition.passes {
@@ -424,8 +425,8 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let names = ["é", "a/b", "a\u{1F600}", "a-b", "b", "a", "A", "a/b/c", "\u{7F}", "日本"]
-        for name in names { _ = try store.insertObject(draft(name), conditions: .none, at: .now()) }
-        _ = try store.insertObject(draft("other", bucket: bucketName("other-bucket")), conditions: .none, at: .now())
+        for name in names { _ = try store.insertUploaded(draft(name), conditions: .none, at: .now()) }
+        _ = try store.insertUploaded(draft("other", bucket: bucketName("other-bucket")), conditions: .none, at: .now())
         let listed = try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 100).map(\.name.rawValue)
         // Byte order: 'A' 0x41 < 'a' 0x61 < "a-" 2D < "a/" 2F < "a😀" F0 < 'b' < DEL 7F < "é" C3 < "日" E6.
         #expect(listed == ["A", "a", "a-b", "a/b", "a/b/c", "a\u{1F600}", "b", "\u{7F}", "é", "日本"])
@@ -438,7 +439,7 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         for name in ["a/1", "a/2", "a/b/1", "a/b/2", "a/b0", "a/c", "a0", "b", "a/\u{FFFF}x"] {
-            _ = try store.insertObject(draft(name), conditions: .none, at: .now())
+            _ = try store.insertUploaded(draft(name), conditions: .none, at: .now())
         }
         func list(_ prefix: String, _ startAfter: [UInt8]?, _ limit: Int = 100) throws -> [String] {
             try store.listObjects(bucket, prefix: prefix, startAfter: startAfter, limit: limit).map(\.name.rawValue)
@@ -469,9 +470,9 @@ import Testing
         var generations: [String: [Int64]] = [:]
         for name in ["a", "a/b", "a", "b", "a/b", "a-", "é", "a"] {
             generations[name, default: []].append(
-                try store.insertObject(draft(name), conditions: .none, at: frozen).stored.generation)
+                try store.insertUploaded(draft(name), conditions: .none, at: frozen).stored.generation)
         }
-        _ = try store.insertObject(draft("a", bucket: bucketName("other")), conditions: .none, at: frozen)
+        _ = try store.insertUploaded(draft("a", bucket: bucketName("other")), conditions: .none, at: frozen)
         _ = try store.deleteObject(bucket, objectName("b"), generation: nil, conditions: .none)  // b: noncurrent only
 
         func keys(_ records: [ObjectRecord]) -> [String] {
@@ -524,8 +525,8 @@ import Testing
         let fixture = try backend.open()
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
-        let (kept, _) = try store.insertObject(draft("keep"), conditions: .none, at: .now())
-        let (gone, _) = try store.insertObject(draft("gone"), conditions: .none, at: .now())
+        let (kept, _) = try store.insertUploaded(draft("keep"), conditions: .none, at: .now())
+        let (gone, _) = try store.insertUploaded(draft("gone"), conditions: .none, at: .now())
         #expect(try store.deleteObject(bucket, gone.name, generation: nil, conditions: .none) == gone)
         #expect(try store.object(bucket, gone.name, generation: nil) == nil)
         #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 10) == [kept])
@@ -540,7 +541,7 @@ import Testing
         #expect(try store.deleteObject(bucket, kept.name, generation: kept.generation, conditions: .none) == kept)
         #expect(try store.listObjects(bucket, prefix: "", startAfter: nil, limit: 10) == [])
         // The name can be used again.
-        _ = try store.insertObject(draft("gone"), conditions: .init(ifGenerationMatch: 0), at: .now())
+        _ = try store.insertUploaded(draft("gone"), conditions: .init(ifGenerationMatch: 0), at: .now())
     }
 
     // MARK: Sessions
@@ -695,7 +696,7 @@ import Testing
         let live = BlobID.random()
         let sessionBlob = BlobID.random()
         #expect(try !store.isBlobReferenced(live))
-        _ = try store.insertObject(
+        _ = try store.insertUploaded(
             draft("r", bucket: bucket, blobID: live), conditions: .none, at: Timestamp(microseconds: 5))
         #expect(try store.isBlobReferenced(live))
         let session = UploadSession(
@@ -724,7 +725,7 @@ import Testing
         for id in [orphan, committed.blobID, sessionBlob] { try store.registerPendingBlob(id, at: t0) }
         #expect(try store.garbageBlobs(registeredBefore: t0, limit: 10) == [], "not before the grace period ends")
 
-        _ = try store.insertObject(committed, conditions: .none, at: t1)
+        _ = try store.insertUploaded(committed, conditions: .none, at: t1)
         var session = UploadSession(
             id: "s1", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
             blobID: sessionBlob,
@@ -740,7 +741,7 @@ import Testing
         // Replacing the object makes the old blob garbage (registered at the replacement time).
         let replacement = draft("obj")
         let t2 = Timestamp(microseconds: 3_000)
-        _ = try store.insertObject(replacement, conditions: .none, at: t2)
+        _ = try store.insertUploaded(replacement, conditions: .none, at: t2)
         #expect(try !store.garbageBlobs(registeredBefore: t2, limit: 10).contains(committed.blobID))
         #expect(
             try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 3_001), limit: 10).contains(
@@ -764,10 +765,119 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let first = draft("same")
-        _ = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 1))
-        // A metadata rewrite that keeps the blob (copy onto itself): the blob stays referenced.
+        _ = try store.insertUploaded(first, conditions: .none, at: Timestamp(microseconds: 1))
+        // A metadata rewrite that keeps the blob (copy onto itself): the blob is not on the garbage list but its
+        // version references it, so the commit may take it, and it stays referenced.
         _ = try store.insertObject(first, conditions: .none, at: Timestamp(microseconds: 2))
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: Int64.max), limit: 10) == [])
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func aBlobClaimedForCollectionCannotBeCommitted(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let upload = draft("late")
+        try store.registerPendingBlob(upload.blobID, at: Timestamp(microseconds: 1_000))
+        #expect(
+            try !store.claimGarbageBlob(upload.blobID, registeredBefore: Timestamp(microseconds: 1_000), at: .now()))
+        #expect(try store.claimGarbageBlob(upload.blobID, registeredBefore: Timestamp(microseconds: 1_001), at: .now()))
+        // Claimed, its bytes may be half gone: the commit must not acknowledge them, and writes nothing.
+        let claimed = #expect(throws: StorageError.self) {
+            _ = try store.insertObject(upload, conditions: .none, at: Timestamp(microseconds: 2_000))
+        }
+        #expect(claimed?.code == .unavailable)
+        #expect(try store.object(bucket, upload.name, generation: nil) == nil)
+        // A second claim (another node's pass, or a pass after a crash) finds it claimed and finishes the job.
+        #expect(try store.claimGarbageBlob(upload.blobID, registeredBefore: nil, at: .now()))
+        #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 1_001), limit: 10) == [upload.blobID])
+        // Deleted and forgotten: a commit of it still fails.
+        try store.forgetBlob(upload.blobID)
+        let forgotten = #expect(throws: StorageError.self) {
+            _ = try store.insertObject(upload, conditions: .none, at: Timestamp(microseconds: 3_000))
+        }
+        #expect(forgotten?.code == .unavailable)
+        #expect(try store.object(bucket, upload.name, generation: nil) == nil)
+        #expect(try !store.claimGarbageBlob(upload.blobID, registeredBefore: nil, at: .now()))
+    }
+
+    @Test(arguments: MetadataBackend.allCases)
+    func onlyUnreferencedBlobsAreHandedOver(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let (t0, t1, t2) = (
+            Timestamp(microseconds: 1_000), Timestamp(microseconds: 2_000), Timestamp(microseconds: 3_000)
+        )
+        // Committed: off the list, referenced.
+        let committed = try store.insertUploaded(draft("kept"), conditions: .none, at: t0).stored
+        #expect(try !store.claimGarbageBlob(committed.blobID, registeredBefore: nil, at: t1))
+        // An active session's blob stays however old; once the session is cancelled it goes.
+        let sessionBlob = BlobID.random()
+        try store.registerPendingBlob(sessionBlob, at: t0)
+        try store.insertSession(
+            UploadSession(
+                id: "open", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
+                blobID: sessionBlob, created: t0))
+        #expect(try !store.claimGarbageBlob(sessionBlob, registeredBefore: t2, at: t2))
+        _ = try store.updateSession(id: "open") { $0.state = .cancelled }
+        #expect(try store.claimGarbageBlob(sessionBlob, registeredBefore: t2, at: t2))
+        // A noncurrent version and a soft-deleted one keep their blobs; a version replaced for good gives it up.
+        let versioned = bucketName("versioned-claims")
+        _ = try store.createBucket(versioned, versioning: true, at: t0)
+        let old = try store.insertUploaded(draft("v", bucket: versioned), conditions: .none, at: t0).stored
+        _ = try store.insertUploaded(draft("v", bucket: versioned), conditions: .none, at: t1)
+        #expect(try !store.claimGarbageBlob(old.blobID, registeredBefore: nil, at: t2))
+        let soft = try store.insertUploaded(draft("soft"), conditions: .none, at: t0).stored
+        _ = try store.deleteObject(
+            bucket, soft.name, generation: nil, conditions: .none,
+            softDeletion: SoftDeletion(at: t1, hardDeleteAt: Timestamp(microseconds: 10_000)))
+        #expect(try !store.claimGarbageBlob(soft.blobID, registeredBefore: nil, at: t2))
+        let replaced = try store.insertUploaded(draft("plain"), conditions: .none, at: t0).stored
+        _ = try store.insertUploaded(draft("plain"), conditions: .none, at: t1)
+        #expect(try !store.claimGarbageBlob(replaced.blobID, registeredBefore: t1, at: t2), "registered at t1")
+        #expect(try store.claimGarbageBlob(replaced.blobID, registeredBefore: nil, at: t2))
+        // Not on the list at all: nothing to hand over.
+        #expect(try !store.claimGarbageBlob(.random(), registeredBefore: nil, at: t2))
+    }
+
+    /// The property a collection racing commits relies on, on every node: for each uploaded blob, exactly one of
+    /// its commit and a collection's claim wins; a commit never succeeds on a blob a claim was given.
+    @Test(arguments: MetadataBackend.allCases)
+    func commitsAndClaimsOfOneBlobExcludeEachOther(_ backend: MetadataBackend) throws {
+        let fixture = try backend.open()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        let rounds = 40
+        let uploads = (0..<rounds).map { draft("race-\($0)") }
+        for upload in uploads { try store.registerPendingBlob(upload.blobID, at: Timestamp(microseconds: 1)) }
+        let committed = Mutex<Set<BlobID>>([])
+        let claimed = Mutex<Set<BlobID>>([])
+        let failures = Mutex<[String]>([])
+        onThreads(4) { thread in
+            for (index, upload) in uploads.enumerated() where index % 2 == thread % 2 {
+                do {
+                    if thread < 2 {
+                        _ = try store.insertObject(upload, conditions: .none, at: Timestamp(microseconds: 10))
+                        committed.withLock { _ = $0.insert(upload.blobID) }
+                    } else if try store.claimGarbageBlob(upload.blobID, registeredBefore: nil, at: .now()) {
+                        claimed.withLock { _ = $0.insert(upload.blobID) }
+                    }
+                } catch let error as StorageError where error.code == .unavailable {
+                    // The claim won: the commit lost, as it must.
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let (won, taken) = (committed.withLock { $0 }, claimed.withLock { $0 })
+        #expect(won.isDisjoint(with: taken), "a blob both committed and handed over for deletion")
+        #expect(won.union(taken) == Set(uploads.map(\.blobID)), "each blob went one way")
+        for upload in uploads {
+            let live = try store.object(bucket, upload.name, generation: nil)
+            #expect((live != nil) == won.contains(upload.blobID))
+        }
     }
 
     @Test(arguments: MetadataBackend.allCases)
@@ -777,8 +887,8 @@ import Testing
         let store = fixture.store
         let a = draft("a")
         let b = draft("b", bucket: bucketName("second"))
-        _ = try store.insertObject(a, conditions: .none, at: .now())
-        _ = try store.insertObject(b, conditions: .none, at: .now())
+        _ = try store.insertUploaded(a, conditions: .none, at: .now())
+        _ = try store.insertUploaded(b, conditions: .none, at: .now())
         let session = UploadSession(
             id: "s", bucket: bucket, name: objectName("s"), fields: ObjectFields(), declaredSize: nil,
             blobID: .random(),
@@ -795,7 +905,7 @@ import Testing
         // Generations keep increasing after a reset.
         let before = try #require(Optional(Int64(0)))
         #expect(
-            try store.insertObject(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
+            try store.insertUploaded(draft("a"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
                 > before)
     }
 
@@ -813,7 +923,7 @@ import Testing
             var generations: [Int64] = []
             for _ in 0..<perThread {
                 do {
-                    let (stored, _) = try store.insertObject(
+                    let (stored, _) = try store.insertUploaded(
                         draft("hot"), conditions: .none, at: Timestamp(microseconds: 7))
                     generations.append(stored.generation)
                 } catch {
@@ -841,13 +951,13 @@ import Testing
         let fixture = try backend.open()
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
-        for i in 0..<50 { _ = try store.insertObject(draft("r/\(i)"), conditions: .none, at: .now()) }
+        for i in 0..<50 { _ = try store.insertUploaded(draft("r/\(i)"), conditions: .none, at: .now()) }
         let problems = Mutex<[String]>([])
         onThreads(6) { thread in
             do {
                 if thread < 2 {
                     for i in 0..<100 {
-                        _ = try store.insertObject(draft("w\(thread)/\(i % 10)"), conditions: .none, at: .now())
+                        _ = try store.insertUploaded(draft("w\(thread)/\(i % 10)"), conditions: .none, at: .now())
                         _ = try store.updateObject(
                             bucketName(), objectName("r/\(i % 50)"), conditions: .none, at: .now()
                         ) {
@@ -878,7 +988,7 @@ import Testing
         let fixture = try backend.open()
         defer { withExtendedLifetime(fixture) {} }
         guard fixture.canReopen else { return }
-        let (stored, _) = try fixture.store.insertObject(
+        let (stored, _) = try fixture.store.insertUploaded(
             draft("persist/é"), conditions: .none, at: Timestamp(microseconds: 5))
         let updated = try fixture.store.updateObject(
             bucket, stored.name, conditions: .none, at: Timestamp(microseconds: 6)
@@ -901,7 +1011,7 @@ import Testing
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 9), limit: 10) == [pending])
         // The generation counter is restored too: a frozen clock still moves forward.
         #expect(
-            try store.insertObject(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
+            try store.insertUploaded(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
                 > stored.generation)
     }
 
@@ -913,8 +1023,8 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         let t = Timestamp(microseconds: 1_000)
-        let (source, _) = try store.insertObject(draft("src"), conditions: .none, at: t)
-        let (target, _) = try store.insertObject(draft("dst"), conditions: .none, at: t)
+        let (source, _) = try store.insertUploaded(draft("src"), conditions: .none, at: t)
+        let (target, _) = try store.insertUploaded(draft("dst"), conditions: .none, at: t)
         // A failed source condition or destination condition changes nothing.
         let wrongSource = #expect(throws: StorageError.self) {
             _ = try store.moveObject(
@@ -956,8 +1066,8 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let store = fixture.store
         _ = try store.createBucket(bucket, versioning: true, at: Timestamp(microseconds: 1))
-        let (old, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 10))
-        let (live, _) = try store.insertObject(draft("v"), conditions: .none, at: Timestamp(microseconds: 20))
+        let (old, _) = try store.insertUploaded(draft("v"), conditions: .none, at: Timestamp(microseconds: 10))
+        let (live, _) = try store.insertUploaded(draft("v"), conditions: .none, at: Timestamp(microseconds: 20))
         let patched = try store.updateObject(
             bucket, old.name, generation: old.generation, conditions: Preconditions(ifGenerationMatch: old.generation),
             at: Timestamp(microseconds: 30)
@@ -985,7 +1095,7 @@ import Testing
         var held = draft("held")
         held.fields.extras.eventBasedHold = true
         let t = Timestamp(microseconds: 1_000_000)
-        let (record, _) = try store.insertObject(held, conditions: .none, at: t)
+        let (record, _) = try store.insertUploaded(held, conditions: .none, at: t)
         let protection = Preconditions.Protection(now: t, retentionSeconds: 0)
         for attempt in 0..<2 {
             let error = #expect(throws: StorageError.self) {
@@ -993,7 +1103,7 @@ import Testing
                     _ = try store.deleteObject(
                         bucket, record.name, generation: nil, conditions: Preconditions.none.protecting(protection))
                 } else {
-                    _ = try store.insertObject(
+                    _ = try store.insertUploaded(
                         draft("held"), conditions: Preconditions.none.protecting(protection), at: t)
                 }
             }
@@ -1018,8 +1128,8 @@ import Testing
         let store = fixture.store
         let t = Timestamp(microseconds: 1_000_000)
         let keep = SoftDeletion(at: t, hardDeleteAt: Timestamp(microseconds: 5_000_000))
-        let (first, _) = try store.insertObject(draft("a/one"), conditions: .none, at: t)
-        let (second, _) = try store.insertObject(draft("a/two"), conditions: .none, at: t)
+        let (first, _) = try store.insertUploaded(draft("a/one"), conditions: .none, at: t)
+        let (second, _) = try store.insertUploaded(draft("a/two"), conditions: .none, at: t)
         _ = try store.deleteObject(bucket, first.name, generation: nil, conditions: .none, softDeletion: keep)
         _ = try store.deleteObject(bucket, second.name, generation: nil, conditions: .none, softDeletion: keep)
         #expect(try store.object(bucket, first.name, generation: first.generation) == nil)
@@ -1058,7 +1168,7 @@ import Testing
         // An overwrite outside versioning keeps the replaced version the same way, when the draft says so.
         var overwrite = draft("a/one")
         overwrite.replacedSoftDeletion = keep
-        let (newer, replacedByOverwrite) = try store.insertObject(overwrite, conditions: .none, at: t)
+        let (newer, replacedByOverwrite) = try store.insertUploaded(overwrite, conditions: .none, at: t)
         #expect(replacedByOverwrite == restored)
         #expect(try store.softDeletedObject(bucket, first.name, generation: restored.generation)?.record == restored)
         #expect(
@@ -1066,7 +1176,7 @@ import Testing
                 && (try store.object(bucket, first.name, generation: nil)) == newer)
         // A bucket whose only versions are soft-deleted can be deleted; they go with it.
         let other = bucketName("soft-only")
-        let (lone, _) = try store.insertObject(draft("x", bucket: other), conditions: .none, at: t)
+        let (lone, _) = try store.insertUploaded(draft("x", bucket: other), conditions: .none, at: t)
         _ = try store.deleteObject(other, lone.name, generation: nil, conditions: .none, softDeletion: keep)
         try store.deleteBucket(other)
         #expect(try store.softDeletedObjects(other, prefix: "", startAfter: nil, limit: 10).isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import SiloCore
+import SiloTesting
 import Synchronization
 import Testing
 
@@ -17,7 +18,7 @@ struct PostgresMetadataStoreTests {
         let schema = try PostgresTestSchema()
         let first = try schema.open()
         #expect(first.schemaVersionAtOpen == 0)
-        _ = try first.insertObject(draft("kept"), conditions: .none, at: Timestamp(microseconds: 5))
+        _ = try first.insertUploaded(draft("kept"), conditions: .none, at: Timestamp(microseconds: 5))
         first.close()
         let second = try schema.open()
         #expect(second.schemaVersionAtOpen == Int64(Migrations.currentVersion))
@@ -68,13 +69,13 @@ struct PostgresMetadataStoreTests {
             let expected: Int64 =
                 existing == nil
                 ? 0
-                : try nodes[0].insertObject(draft(name), conditions: .none, at: Timestamp(microseconds: 1)).stored
+                : try nodes[0].insertUploaded(draft(name), conditions: .none, at: Timestamp(microseconds: 1)).stored
                     .generation
             let winners = Mutex<[Int64]>([])
             let failures = Mutex<[String]>([])
             onThreads(8) { thread in
                 do {
-                    let (stored, _) = try nodes[thread % 2].insertObject(
+                    let (stored, _) = try nodes[thread % 2].insertUploaded(
                         draft(name), conditions: Preconditions(ifGenerationMatch: expected),
                         at: Timestamp(microseconds: 2))
                     winners.withLock { $0.append(stored.generation) }
@@ -102,7 +103,7 @@ struct PostgresMetadataStoreTests {
         var last: Int64 = 0
         for index in 0..<10 {
             let (node, time) = index.isMultiple(of: 2) ? (nodeA, timeA) : (nodeB, timeB)
-            let generation = try node.insertObject(draft("seq-\(index % 3)"), conditions: .none, at: time).stored
+            let generation = try node.insertUploaded(draft("seq-\(index % 3)"), conditions: .none, at: time).stored
                 .generation
             #expect(generation > last, "insert \(index)")
             last = generation
@@ -116,7 +117,7 @@ struct PostgresMetadataStoreTests {
                 do {
                     let node = thread.isMultiple(of: 2) ? nodeA : nodeB
                     generations.append(
-                        try node.insertObject(draft("t\(thread)-\(index)"), conditions: .none, at: timeB).stored
+                        try node.insertUploaded(draft("t\(thread)-\(index)"), conditions: .none, at: timeB).stored
                             .generation)
                 } catch {
                     failures.withLock { $0.append("\(error)") }
@@ -135,7 +136,7 @@ struct PostgresMetadataStoreTests {
         let schema = try PostgresTestSchema()
         let nodeA = try schema.open()
         let nodeB = try schema.open()
-        let (stored, _) = try nodeA.insertObject(draft("shared"), conditions: .none, at: Timestamp(microseconds: 9))
+        let (stored, _) = try nodeA.insertUploaded(draft("shared"), conditions: .none, at: Timestamp(microseconds: 9))
         #expect(try nodeB.object(bucket, objectName("shared"), generation: nil) == stored)
         let session = UploadSession(
             id: "session-1", bucket: bucket, name: objectName("upload"), fields: ObjectFields(), declaredSize: 10,
@@ -197,7 +198,7 @@ struct PostgresMetadataStoreTests {
         onThreads(10) { thread in
             for index in 0..<15 {
                 do {
-                    _ = try store.insertObject(
+                    _ = try store.insertUploaded(
                         draft("p\(thread)-\(index)"), conditions: .none, at: Timestamp(microseconds: 3))
                     _ = try store.listObjects(bucket, prefix: "p\(thread)", startAfter: nil, limit: 5)
                 } catch {
@@ -222,7 +223,7 @@ struct PostgresMetadataStoreTests {
         let admin = try schema.open(poolSize: 1)
         #expect(try admin.scalar("SELECT pg_terminate_backend(\(pid))::text") == "true")
         // The next call finds the connection broken, opens a new one and succeeds.
-        let (stored, _) = try store.insertObject(draft("after"), conditions: .none, at: Timestamp(microseconds: 4))
+        let (stored, _) = try store.insertUploaded(draft("after"), conditions: .none, at: Timestamp(microseconds: 4))
         #expect(try store.object(bucket, objectName("after"), generation: nil) == stored)
         #expect(try store.withPooledConnection { $0 } != pid)
     }
@@ -235,7 +236,7 @@ struct PostgresMetadataStoreTests {
     @Test func readsArePreparedOncePerConnectionAndSurviveDeallocation() throws {
         let schema = try PostgresTestSchema()
         let store = try schema.open(poolSize: 1)
-        let (stored, _) = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 3))
+        let (stored, _) = try store.insertUploaded(draft("hot"), conditions: .none, at: Timestamp(microseconds: 3))
         let usage = """
             SELECT count(*)::text, coalesce(sum(generic_plans + custom_plans), 0)::text FROM pg_prepared_statements
             WHERE statement LIKE '%FROM objects WHERE bucket = $1 AND name = $2 AND live'
@@ -248,7 +249,7 @@ struct PostgresMetadataStoreTests {
         #expect(try store.object(bucket, objectName("hot"), generation: nil) == stored)
         #expect(try store.textRows(usage) == [["1", "1"]])
         // Writes run in transactions, unnamed: nothing there changes.
-        _ = try store.insertObject(draft("hot"), conditions: .none, at: Timestamp(microseconds: 4))
+        _ = try store.insertUploaded(draft("hot"), conditions: .none, at: Timestamp(microseconds: 4))
         #expect(try store.object(bucket, objectName("hot"), generation: nil)?.generation != stored.generation)
     }
 

@@ -50,7 +50,7 @@ struct PostgresWriterLeaseTests {
         let node = try Node(schema)
         defer { node.close() }
         #expect(node.store.isSoleWriter)
-        _ = try node.cache.insertObject(draft("alone"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try node.cache.insertUploaded(draft("alone"), conditions: .none, at: Timestamp(microseconds: 1))
         _ = try node.cache.object(bucket, objectName("alone"), generation: nil)
         #expect(try node.readIsCached(bucket, "alone"))
         #expect(node.cache.cachedObject(bucket, objectName("alone")) != nil, "the event loops' lookup answers too")
@@ -60,7 +60,8 @@ struct PostgresWriterLeaseTests {
         let schema = try PostgresTestSchema()
         let a = try Node(schema, timing: Self.slowToUpgrade)
         defer { a.close() }
-        let first = try a.cache.insertObject(draft("shared"), conditions: .none, at: Timestamp(microseconds: 1)).stored
+        let first = try a.cache.insertUploaded(draft("shared"), conditions: .none, at: Timestamp(microseconds: 1))
+            .stored
         _ = try a.cache.object(bucket, objectName("shared"), generation: nil)
         #expect(try a.readIsCached(bucket, "shared"))
 
@@ -71,12 +72,13 @@ struct PostgresWriterLeaseTests {
         #expect(a.cache.cachedObject(bucket, objectName("shared")) == nil)
         #expect(a.cache.count == 0, "A forgot what it had cached")
 
-        let second = try b.cache.insertObject(draft("shared"), conditions: .none, at: Timestamp(microseconds: 2))
+        let second = try b.cache.insertUploaded(draft("shared"), conditions: .none, at: Timestamp(microseconds: 2))
             .stored
         #expect(second.generation > first.generation)
         #expect(try a.cache.object(bucket, objectName("shared"), generation: nil)?.generation == second.generation)
         #expect(try !a.readIsCached(bucket, "shared"), "with two nodes every read goes to PostgreSQL")
-        let third = try a.cache.insertObject(draft("shared"), conditions: .none, at: Timestamp(microseconds: 3)).stored
+        let third = try a.cache.insertUploaded(draft("shared"), conditions: .none, at: Timestamp(microseconds: 3))
+            .stored
         #expect(try b.cache.object(bucket, objectName("shared"), generation: nil)?.generation == third.generation)
         _ = try b.cache.deleteObject(
             bucket, objectName("shared"), generation: nil, conditions: .none, softDeletion: nil)
@@ -87,13 +89,13 @@ struct PostgresWriterLeaseTests {
         let schema = try PostgresTestSchema()
         let owner = try Node(schema, timing: Self.slowToUpgrade)
         defer { owner.close() }
-        _ = try owner.cache.insertObject(draft("tool"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try owner.cache.insertUploaded(draft("tool"), conditions: .none, at: Timestamp(microseconds: 1))
         _ = try owner.cache.object(bucket, objectName("tool"), generation: nil)
         #expect(try owner.readIsCached(bucket, "tool"))
         // A plain store (a tool, an older test) takes part only through its transactions' admission.
         let plain = try schema.open()
         defer { plain.close() }
-        let written = try plain.insertObject(draft("tool"), conditions: .none, at: Timestamp(microseconds: 2)).stored
+        let written = try plain.insertUploaded(draft("tool"), conditions: .none, at: Timestamp(microseconds: 2)).stored
         #expect(!owner.store.isSoleWriter)
         #expect(try owner.cache.object(bucket, objectName("tool"), generation: nil)?.generation == written.generation)
     }
@@ -103,9 +105,9 @@ struct PostgresWriterLeaseTests {
         let a = try Node(schema)
         defer { a.close() }
         let b = try Node(schema)
-        _ = try a.cache.insertObject(draft("left"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try a.cache.insertUploaded(draft("left"), conditions: .none, at: Timestamp(microseconds: 1))
         _ = try a.cache.object(bucket, objectName("left"), generation: nil)
-        let latest = try b.cache.insertObject(draft("left"), conditions: .none, at: Timestamp(microseconds: 2)).stored
+        let latest = try b.cache.insertUploaded(draft("left"), conditions: .none, at: Timestamp(microseconds: 2)).stored
         b.close()
         #expect(await eventually { a.store.isSoleWriter }, "A takes the lease once B has gone")
         #expect(try a.cache.object(bucket, objectName("left"), generation: nil)?.generation == latest.generation)
@@ -127,7 +129,7 @@ struct PostgresWriterLeaseTests {
             await eventually {
                 (try? node.store.scalar("SELECT count(*)::text FROM pg_stat_activity WHERE pid = \(hungPID)")) == "0"
             }, "the hung owner's connection was terminated")
-        _ = try node.cache.insertObject(draft("after"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try node.cache.insertUploaded(draft("after"), conditions: .none, at: Timestamp(microseconds: 1))
         #expect(await eventually { node.store.isSoleWriter }, "and the node alone takes the lease")
     }
 
@@ -135,14 +137,14 @@ struct PostgresWriterLeaseTests {
         let schema = try PostgresTestSchema()
         let owner = try Node(schema, timing: Self.slowToUpgrade)
         defer { owner.close() }
-        _ = try owner.cache.insertObject(draft("fenced"), conditions: .none, at: Timestamp(microseconds: 1))
+        _ = try owner.cache.insertUploaded(draft("fenced"), conditions: .none, at: Timestamp(microseconds: 1))
         #expect(owner.store.isSoleWriter)
         // What a new owner does before it caches; this node has not noticed (it still holds its lock).
         _ = try owner.store.textRows(
             "UPDATE counters SET value = value + 1 WHERE name = 'writer_lease_epoch' RETURNING value::text")
         // The write finds the epoch moved, asks for a hand-over (which this node's lease answers), and commits as a
         // sharer's write.
-        let written = try owner.cache.insertObject(draft("fenced"), conditions: .none, at: Timestamp(microseconds: 2))
+        let written = try owner.cache.insertUploaded(draft("fenced"), conditions: .none, at: Timestamp(microseconds: 2))
             .stored
         #expect(!owner.store.isSoleWriter)
         #expect(try owner.cache.object(bucket, objectName("fenced"), generation: nil)?.generation == written.generation)

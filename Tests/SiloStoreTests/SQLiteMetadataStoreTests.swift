@@ -7,6 +7,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import SiloTesting
 #endif
 
 final class SQLRecorder: Sendable {
@@ -63,7 +64,7 @@ final class SQLRecorder: Sendable {
         defer { withExtendedLifetime(directory) {} }
         let (store, recorded) = try tracedStore(directory)
         recorded.withLock { $0 = [] }
-        _ = try store.insertObject(draft("secret-name"), conditions: .init(ifGenerationMatch: 0), at: .now())
+        _ = try store.insertUploaded(draft("secret-name"), conditions: .init(ifGenerationMatch: 0), at: .now())
         let insert = recorded.withLock { $0 }
         #expect(insert.first == "BEGIN IMMEDIATE" && insert.last == "COMMIT")
         #expect(insert.contains { $0.hasPrefix("INSERT INTO objects") })
@@ -158,7 +159,7 @@ final class SQLRecorder: Sendable {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }
         let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
-        let (stored, _) = try store.insertObject(draft("o"), conditions: .none, at: .now())
+        let (stored, _) = try store.insertUploaded(draft("o"), conditions: .none, at: .now())
         // Exactly how rows were written before FieldJSON.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -195,7 +196,7 @@ final class SQLRecorder: Sendable {
         var object = draft("o")
         object.fields.customMetadata = ["b": "/x", "a": "é\u{1}\"", "B": "", "ä": "1"]
         object.fields.downloadTokens = ["t2", "t1"]
-        let (stored, _) = try store.insertObject(object, conditions: .none, at: .now())
+        let (stored, _) = try store.insertUploaded(object, conditions: .none, at: .now())
         let row = try store.textRows("SELECT custom_metadata, download_tokens FROM objects")
         #expect(row == [[#"{"B":"","a":"é\u0001\"","b":"/x","ä":"1"}"#, #"["t2","t1"]"#]])
         #expect(try store.object(bucketName(), stored.name, generation: nil) == stored)
@@ -210,7 +211,7 @@ final class SQLRecorder: Sendable {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }
         let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
-        let (stored, _) = try store.insertObject(draft("o"), conditions: .none, at: .now())
+        let (stored, _) = try store.insertUploaded(draft("o"), conditions: .none, at: .now())
         try storeJSON(store, customMetadata: customMetadata, downloadTokens: downloadTokens)
         let error = #expect(throws: StorageError.self) {
             _ = try store.object(bucketName(), stored.name, generation: nil)
@@ -258,7 +259,7 @@ final class SQLRecorder: Sendable {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }
         let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite")
-        let (stored, _) = try store.insertObject(draft("only"), conditions: .none, at: .now())
+        let (stored, _) = try store.insertUploaded(draft("only"), conditions: .none, at: .now())
         let error = #expect(throws: StorageError.self) {
             try store.executeOnWriter(
                 "INSERT INTO objects SELECT bucket, name, generation + 1, metageneration, 1, size, md5, crc32c, blob_id, "

@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloDisk
 import SiloSQLite
+import SiloTesting
 import Testing
 
 /// Ad-hoc throughput numbers, printed, not asserted. Run with `SILO_STORE_MEASURE=1 swift test --filter StoreMeasurements`.
@@ -26,7 +27,7 @@ struct StoreMeasurements {
         let store = try SQLiteMetadataStore(path: directory.path + "/metadata.sqlite", configuration: configuration)
         let count = 2_000
         try rate("sqlite insertObject synchronous=\(synchronous.rawValue), 1 txn each", count) {
-            for i in 0..<count { _ = try store.insertObject(draft("bench/\(i)"), conditions: .none, at: .now()) }
+            for i in 0..<count { _ = try store.insertUploaded(draft("bench/\(i)"), conditions: .none, at: .now()) }
         }
         try rate("sqlite object() point lookup", 20_000) {
             for i in 0..<20_000 {

@@ -1,4 +1,5 @@
 import SiloCore
+import SiloTesting
 import Synchronization
 import Testing
 
@@ -13,18 +14,25 @@ import Testing
     @Test func refusalsComeBeforeAnyWrite() throws {
         let store = RecordingStore()
         _ = try store.createBucket(bucket, versioning: false, at: t)
-        _ = try store.insertObject(draft("a", bucket: bucket), conditions: .none, at: t)
+        _ = try store.insertUploaded(draft("a", bucket: bucket), conditions: .none, at: t)
         try store.insertSession(session("s1"))
+        // Registered now, as uploads register their blobs before the bytes, so the refusals below are the inserts'.
+        let (a, b, elsewhere) = (draft("a"), draft("b"), noBucketDraft())
+        for pending in [a, b, elsewhere] { try store.registerPendingBlob(pending.blobID, at: t) }
         let refusals: [(String, () throws -> Void)] = [
             (
                 "insert, precondition",
-                { _ = try store.insertObject(draft("a"), conditions: .init(ifGenerationMatch: 0), at: self.t) }
+                { _ = try store.insertObject(a, conditions: .init(ifGenerationMatch: 0), at: self.t) }
             ),
             (
                 "insert, no session",
-                { _ = try store.insertObject(draft("b"), conditions: .none, at: self.t, finalizing: "none") }
+                { _ = try store.insertObject(b, conditions: .none, at: self.t, finalizing: "none") }
             ),
-            ("insert, no bucket", { _ = try store.insertObject(self.noBucketDraft(), conditions: .none, at: self.t) }),
+            ("insert, no bucket", { _ = try store.insertObject(elsewhere, conditions: .none, at: self.t) }),
+            (
+                "insert, blob never registered",
+                { _ = try store.insertObject(draft("c"), conditions: .none, at: self.t) }
+            ),
             (
                 "update, change throws",
                 {
@@ -74,19 +82,21 @@ import Testing
         }
     }
 
-    /// Replacing a version in an unversioned bucket: the old version's blob onto the garbage list before its row
-    /// goes, the new blob off it once its version is in, and the session finalized last, in one transaction.
+    /// Replacing a version in an unversioned bucket: the new blob off the garbage list first (a blob a collection
+    /// claimed refuses the commit before anything is written), the old version's blob onto it before its row goes,
+    /// and the session finalized last, in one transaction.
     @Test func insertReplacesInOrder() throws {
         let store = RecordingStore()
-        let first = try store.insertObject(draft("a", bucket: bucket), conditions: .none, at: t).stored
+        let first = try store.insertUploaded(draft("a", bucket: bucket), conditions: .none, at: t).stored
         try store.insertSession(session("s2"))
-        store.writes.withLock { $0 = [] }
         let second = draft("a", bucket: bucket)
+        try store.registerPendingBlob(second.blobID, at: t)
+        store.writes.withLock { $0 = [] }
         _ = try store.insertObject(second, conditions: .none, at: t, finalizing: "s2")
         #expect(
             store.writes.withLock { $0 } == [
-                "addGarbage \(first.blobID.rawValue)", "deleteVersion \(first.generation)", "nextGeneration",
-                "insertLiveVersion", "removeGarbage \(second.blobID.rawValue)", "updateSession s2",
+                "takeGarbage \(second.blobID.rawValue)", "addGarbage \(first.blobID.rawValue)",
+                "deleteVersion \(first.generation)", "nextGeneration", "insertLiveVersion", "updateSession s2",
             ])
     }
 
@@ -256,6 +266,18 @@ private struct RecordingRows<Base: MetadataRows>: MetadataRows {
         record("removeGarbage \(id.rawValue)")
         try base.removeGarbage(id)
     }
+    /// Recorded only when it takes the entry: a take that finds none writes nothing.
+    mutating func takeGarbage(_ id: BlobID) throws -> Bool {
+        let taken = try base.takeGarbage(id)
+        if taken { record("takeGarbage \(id.rawValue)") }
+        return taken
+    }
+    mutating func garbageEntry(_ id: BlobID) throws -> GarbageEntry? { try base.garbageEntry(id) }
+    mutating func markCollecting(_ id: BlobID, at time: Timestamp) throws {
+        record("markCollecting \(id.rawValue)")
+        try base.markCollecting(id, at: time)
+    }
+    mutating func blobIsReferenced(_ id: BlobID) throws -> Bool { try base.blobIsReferenced(id) }
     mutating func deleteAllButDocuments(garbageAt time: Timestamp) throws {
         record("deleteAllButDocuments")
         try base.deleteAllButDocuments(garbageAt: time)

@@ -323,6 +323,9 @@ public final class CachingMetadataStore: MetadataStore {
     public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
         try inner.garbageBlobs(registeredBefore: time, limit: limit)
     }
+    public func claimGarbageBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool {
+        try inner.claimGarbageBlob(id, registeredBefore: cutoff, at: time)
+    }
     public func forgetBlob(_ id: BlobID) throws { try inner.forgetBlob(id) }
     public func isBlobReferenced(_ id: BlobID) throws -> Bool { try inner.isBlobReferenced(id) }
     public func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws

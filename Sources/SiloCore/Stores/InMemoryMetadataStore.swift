@@ -148,25 +148,22 @@ public final class InMemoryMetadataStore: TransactionalMetadataStore {
     public func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
         guard limit > 0 else { return [] }
         return state.withLock { state in
-            let candidates = state.garbage.filter { $0.value < time }
+            let candidates = state.garbage.filter { $0.value.registered < time }
             guard !candidates.isEmpty else { return [] }
             var referenced = Set<BlobID>()
             for versions in state.objects.values {
                 for record in versions.byGeneration.values { referenced.insert(record.blobID) }
             }
             for session in state.sessions.values where session.state == .active { referenced.insert(session.blobID) }
+            for entry in state.softDeleted.values { referenced.insert(entry.object.record.blobID) }
             return candidates.filter { !referenced.contains($0.key) }
-                .sorted { ($0.value, $0.key.rawValue) < ($1.value, $1.key.rawValue) }
+                .sorted { ($0.value.registered, $0.key.rawValue) < ($1.value.registered, $1.key.rawValue) }
                 .prefix(limit).map(\.key)
         }
     }
 
     public func isBlobReferenced(_ id: BlobID) throws -> Bool {
-        state.withLock { state in
-            state.objects.values.contains { $0.byGeneration.values.contains { $0.blobID == id } }
-                || state.sessions.values.contains { $0.state == .active && $0.blobID == id }
-                || state.softDeleted.values.contains { $0.object.record.blobID == id }
-        }
+        state.withLock { $0.blobIsReferenced(id) }
     }
 
     public func document(_ name: String) throws -> String? { state.withLock { $0.documents[name] } }
@@ -194,7 +191,7 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
     fileprivate var softDeleted: [ObjectVersionKey: (bucket: BucketName, object: SoftDeletedObject)] = [:]
     fileprivate var softDeletedBuckets: [SoftDeletedBucket] = []
     /// Pending and replaced blobs with the time they were registered.
-    fileprivate var garbage: [BlobID: Timestamp] = [:]
+    fileprivate var garbage: [BlobID: GarbageEntry] = [:]
     /// Highest generation ever handed out; generations never repeat, even after deletes or reset.
     fileprivate var lastGeneration: Int64 = 0
     /// The event outbox by sequence, and the last sequence handed out (never reused).
@@ -349,10 +346,26 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
     // MARK: Blob bookkeeping
 
     public mutating func addGarbage(_ id: BlobID, at time: Timestamp) {
-        if garbage[id] == nil { garbage[id] = time }
+        if garbage[id] == nil { garbage[id] = GarbageEntry(registered: time, collecting: nil) }
     }
 
     public mutating func removeGarbage(_ id: BlobID) { garbage[id] = nil }
+
+    public mutating func takeGarbage(_ id: BlobID) -> Bool {
+        guard let entry = garbage[id], entry.collecting == nil else { return false }
+        garbage[id] = nil
+        return true
+    }
+
+    public mutating func garbageEntry(_ id: BlobID) -> GarbageEntry? { garbage[id] }
+
+    public mutating func markCollecting(_ id: BlobID, at time: Timestamp) { garbage[id]?.collecting = time }
+
+    public mutating func blobIsReferenced(_ id: BlobID) -> Bool {
+        objects.values.contains { $0.byGeneration.values.contains { $0.blobID == id } }
+            || sessions.values.contains { $0.state == .active && $0.blobID == id }
+            || softDeleted.values.contains { $0.object.record.blobID == id }
+    }
 
     public mutating func deleteAllButDocuments(garbageAt time: Timestamp) {
         for versions in objects.values {

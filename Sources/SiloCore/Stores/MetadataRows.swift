@@ -77,8 +77,20 @@ public protocol MetadataRows {
 
     /// Puts the blob on the garbage list, registered at `time`, unless it is on it already.
     mutating func addGarbage(_ id: BlobID, at time: Timestamp) throws
-    /// Takes the blob off the garbage list (it has been deleted, or an object version now holds it).
+    /// Takes the blob off the garbage list (its bytes have been deleted).
     mutating func removeGarbage(_ id: BlobID) throws
+    /// Takes the blob off the garbage list for a version that is about to hold it, unless a collection has claimed
+    /// it; false when it is not on the list, or is claimed. One statement on the blob's row, so that where writers run
+    /// concurrently (PostgreSQL) it waits for a claim of the row in progress and then sees its result.
+    mutating func takeGarbage(_ id: BlobID) throws -> Bool
+    /// The blob's entry on the garbage list, locked (a take of it in progress elsewhere finishes first, and a take
+    /// that comes later waits for this transaction); nil when it is not on it.
+    mutating func garbageEntry(_ id: BlobID) throws -> GarbageEntry?
+    /// Marks the blob's entry as claimed by a collection at `time`: its bytes are about to go, and no commit may take
+    /// it any more.
+    mutating func markCollecting(_ id: BlobID, at time: Timestamp) throws
+    /// Whether an object version (live, noncurrent or soft-deleted) or an active upload session points to `id`.
+    mutating func blobIsReferenced(_ id: BlobID) throws -> Bool
 
     /// Everything but the documents goes; every blob an object version, session or soft-deleted version held goes
     /// on the garbage list, registered at `time`.
@@ -115,4 +127,16 @@ public enum BucketLock: Sendable {
     case share
     /// The transaction is about to change or delete it.
     case update
+}
+
+/// A blob on the garbage list: when it was registered (an upload about to write it, or a version that let it go), and
+/// when a collection claimed it for deletion, if one has.
+public struct GarbageEntry: Sendable, Equatable {
+    public var registered: Timestamp
+    public var collecting: Timestamp?
+
+    public init(registered: Timestamp, collecting: Timestamp?) {
+        self.registered = registered
+        self.collecting = collecting
+    }
 }

@@ -53,9 +53,13 @@ public protocol MetadataStore: Sendable {
 
     /// Makes `draft` the live version of its name (creating its bucket if `draft.createsBucket`, else throwing
     /// `.notFound` when there is none): checks `conditions` against the current live version,
-    /// assigns a new generation (greater than any before it) with metageneration 1, and removes `draft.blobID`
-    /// from the pending-blob list. The replaced version's blob becomes garbage (see `garbageBlobs`).
-    /// Returns the stored record and the replaced one.
+    /// assigns a new generation (greater than any before it) with metageneration 1, and takes `draft.blobID` off
+    /// the garbage list, where ``registerPendingBlob(_:at:)`` put it. The replaced version's blob becomes garbage
+    /// (see `garbageBlobs`). Returns the stored record and the replaced one.
+    ///
+    /// Throws `.unavailable`, writing nothing, when a collection claimed the blob first
+    /// (``claimGarbageBlob(_:registeredBefore:at:)``) or has deleted it: the bytes are gone or going, so the upload
+    /// must be sent again. The commit and the claim exclude each other, on every node.
     ///
     /// With `sessionID`, the same transaction finalizes that upload session (state `finalized`, `resultGeneration`
     /// the new generation), so an upload is never live while its session is still open: a retried finalize finds
@@ -143,13 +147,19 @@ public protocol MetadataStore: Sendable {
     /// once older than the caller's grace period. Call before creating the blob, so a crash never leaves an
     /// unrecorded blob behind.
     func registerPendingBlob(_ id: BlobID, at time: Timestamp) throws
-    /// Pending or replaced blobs registered before `time` that no object version and no active session
-    /// references.
+    /// Candidates for collection: pending or replaced blobs registered before `time` that no object version and no
+    /// active session references (among them any a collection claimed and did not finish). A candidate is deleted
+    /// only after ``claimGarbageBlob(_:registeredBefore:at:)`` hands it over.
     func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID]
-    /// Forgets a blob after it has been deleted from the blob store.
+    /// Hands `id` over for deletion, in one transaction that excludes every commit of it: true when it is on the
+    /// garbage list, registered before `cutoff` (any time when nil), and no object version, soft-deleted version or
+    /// active session references it — or a collection claimed it already. From then on no commit can take it
+    /// (``insertObject(_:conditions:at:finalizing:)`` throws `.unavailable`); delete its bytes, then
+    /// ``forgetBlob(_:)``. A claim that is never finished stays on the list, and the next collection finishes it.
+    func claimGarbageBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool
+    /// Forgets a blob after its bytes have been deleted from the blob store.
     func forgetBlob(_ id: BlobID) throws
-    /// Whether an object version (live or noncurrent) or an active upload session points to `id`. A blob is
-    /// deleted only when this says no: nothing may release the bytes a live version still reads.
+    /// Whether an object version (live, noncurrent or soft-deleted) or an active upload session points to `id`.
     func isBlobReferenced(_ id: BlobID) throws -> Bool
 
     /// Drops every object, bucket and session (the emulator's `POST /internal/reset`); their blobs become garbage.

@@ -97,21 +97,17 @@ extension TransactionalMetadataStore {
             try conditions.check(current, describing: describe(draft.bucket, draft.name))
             // Locked, so a finalize of the same session on another node waits and then finds it final.
             let session = try sessionID.map { try rows.activeSession($0) }
+            let found = draft.createsBucket ? nil : try rows.bucket(draft.bucket, lock: .share)
+            guard draft.createsBucket || found != nil else { throw StorageError.noSuchBucket(draft.bucket) }
+            // The first write, so a refusal writes nothing: a collection that claimed the bytes first wins.
+            try rows.holdUploadedBlob(draft.blobID, for: describe(draft.bucket, draft.name))
             // Objects imply their bucket, as in the Firebase emulator, unless the write says otherwise.
-            let bucket: BucketRecord
-            if draft.createsBucket {
-                bucket = try rows.ensureBucket(draft.bucket, at: time)
-            } else {
-                guard let found = try rows.bucket(draft.bucket, lock: .share) else {
-                    throw StorageError.noSuchBucket(draft.bucket)
-                }
-                bucket = found
-            }
+            let bucket = try found ?? rows.ensureBucket(draft.bucket, at: time)
             var changes = Changes(bucket: draft.bucket, time: time)
             if let current {
                 try rows.retire(
                     current, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion, at: time,
-                    into: &changes)
+                    keeping: draft.blobID, into: &changes)
             }
             // Late, so PostgreSQL's counter row (which every insert on every node updates) stays locked briefly.
             let generation = try rows.nextGeneration(at: time)
@@ -121,7 +117,6 @@ extension TransactionalMetadataStore {
                 componentCount: draft.componentCount)
             try rows.insertLiveVersion(stored)
             changes.finalized(stored)
-            try rows.removeGarbage(draft.blobID)
             if let session { try rows.updateSession(session.finalized(generation: generation, at: time)) }
             try changes.write(to: &rows, events: recordsEvents)
             return (stored, current)
@@ -285,6 +280,19 @@ extension TransactionalMetadataStore {
         try transaction { try $0.addGarbage(id, at: time) }
     }
 
+    public func claimGarbageBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool {
+        try transaction { rows in
+            // Locked: a commit taking the blob now either finished first (the entry is gone) or waits for this
+            // transaction, and then finds the entry claimed.
+            guard let entry = try rows.garbageEntry(id) else { return false }
+            if entry.collecting != nil { return true }
+            if let cutoff, entry.registered >= cutoff { return false }
+            guard try !rows.blobIsReferenced(id) else { return false }
+            try rows.markCollecting(id, at: time)
+            return true
+        }
+    }
+
     public func forgetBlob(_ id: BlobID) throws {
         try transaction { try $0.removeGarbage(id) }
     }
@@ -378,6 +386,17 @@ extension MetadataRows {
         return try version(bucket, name, generation: generation)
     }
 
+    /// Takes the blob of a version about to be committed off the garbage list (an upload's blob, registered before
+    /// its bytes were written), or finds it held already (a version that reuses a blob); otherwise a collection has
+    /// claimed or deleted it, and this throws `.unavailable` (503): the upload must be sent again.
+    fileprivate mutating func holdUploadedBlob(_ id: BlobID, for object: String) throws {
+        if try takeGarbage(id) || blobIsReferenced(id) { return }
+        throw StorageError(
+            .unavailable,
+            "The bytes uploaded for \(object) were collected as garbage before the upload committed; send it again.",
+            cause: CollectedBlob(id: id))
+    }
+
     /// The session `id`, locked, which must still be active (a finalize in progress).
     fileprivate mutating func activeSession(_ id: String) throws -> UploadSession {
         guard let session = try session(id: id) else { throw StorageError(.notFound, "No such upload session") }
@@ -385,24 +404,27 @@ extension MetadataRows {
         return session
     }
 
-    /// The live version a write replaces: kept noncurrent in a versioned bucket, else removed (``remove``).
+    /// The live version a write replaces: kept noncurrent in a versioned bucket, else removed (``remove``). `kept`:
+    /// the blob the new version holds, which does not become garbage even if the replaced version had it too.
     fileprivate mutating func retire(
         _ current: ObjectRecord, versioning: Bool, softDeletion: SoftDeletion?, at time: Timestamp,
-        into changes: inout Changes
+        keeping kept: BlobID? = nil, into changes: inout Changes
     ) throws {
         if versioning {
             try markNoncurrent(current)
             changes.archived(current)
         } else {
-            try remove(current, softDeletion: softDeletion, at: time)
+            try remove(current, softDeletion: softDeletion, at: time, keeping: kept)
             changes.deleted(current, wasLive: true)
         }
     }
 
     /// A version leaves its name: among the soft-deleted versions when `softDeletion` is given (its blob stays
-    /// referenced), else for good (its blob becomes garbage).
-    fileprivate mutating func remove(_ record: ObjectRecord, softDeletion: SoftDeletion?, at time: Timestamp) throws {
-        if softDeletion == nil { try addGarbage(record.blobID, at: time) }
+    /// referenced), else for good (its blob becomes garbage, unless it is `kept`).
+    fileprivate mutating func remove(
+        _ record: ObjectRecord, softDeletion: SoftDeletion?, at time: Timestamp, keeping kept: BlobID? = nil
+    ) throws {
+        if softDeletion == nil && record.blobID != kept { try addGarbage(record.blobID, at: time) }
         try deleteVersion(record, softDeletion: softDeletion)
     }
 }
@@ -414,4 +436,9 @@ private func noBucket(_ name: BucketName) -> StorageError {
 
 private func describe(_ bucket: BucketName, _ name: ObjectName) -> String {
     "\(bucket.rawValue)/\(name.rawValue)"
+}
+
+/// Why a commit found its blob gone: the blob a collection claimed or deleted first.
+public struct CollectedBlob: Error, Sendable, Equatable {
+    public let id: BlobID
 }

@@ -1,11 +1,13 @@
 import SiloCore
 
 /// Reclaims what crashes and abandoned uploads leave: expired upload sessions (an XML multipart upload with its
-/// parts), and blobs that no object version and no active session references; runs the buckets' lifecycle rules and purges soft-deleted versions whose time
-/// is up. `now` is the pass's clock (tests pass a later one).
+/// parts), and blobs registered before `blobsRegisteredBefore` that nothing references (each handed over by the
+/// store first: ``ObjectService/collectBlob(_:registeredBefore:at:)``); runs the buckets' lifecycle rules and purges
+/// soft-deleted versions whose time is up. `now` is the pass's clock (tests pass a later one).
 enum Maintenance {
     static func run(
-        service: ObjectService, registry: SessionRegistry, graceSeconds: Int64, now: Timestamp, lifecycle: Bool
+        service: ObjectService, registry: SessionRegistry, blobsRegisteredBefore blobCutoff: Timestamp, now: Timestamp,
+        lifecycle: Bool
     ) -> (sessions: Int, blobs: Int) {
         if lifecycle { _ = Lifecycle(service: service, now: now).run() }
         // The deletions that requests (and the lifecycle rules just now) queued are done first: the collection below
@@ -31,20 +33,20 @@ enum Maintenance {
             }
             // Soft-deleted versions past their hard-delete time give their blobs to the collection below.
             while try service.metadata.purgeSoftDeleted(hardDeletedBy: now, limit: 1000) == 1000 {}
-            let blobCutoff = Timestamp(microseconds: now.microseconds - graceSeconds * 1_000_000)
             while true {
                 let garbage = try service.metadata.garbageBlobs(registeredBefore: blobCutoff, limit: 1000)
-                if garbage.isEmpty { break }
-                for id in garbage {
-                    try service.blobs.deleteBlob(id)
-                    try service.metadata.forgetBlob(id)
-                    deletedBlobs += 1
+                var collected = 0
+                for id in garbage where try service.collectBlob(id, registeredBefore: blobCutoff, at: now) {
+                    collected += 1
                 }
-                if garbage.count < 1000 { break }
+                deletedBlobs += collected
+                // A full page that gave nothing up (all taken by commits meanwhile) would only come back again.
+                if garbage.count < 1000 || collected == 0 { break }
             }
         } catch {
             service.logger.warning("maintenance pass stopped early", metadata: ["silo.error": "\(error)"])
         }
+        service.maintenanceCounters.passed(collecting: deletedBlobs)
         if expiredSessions > 0 || deletedBlobs > 0 {
             service.logger.info(
                 "maintenance reclaimed storage",
@@ -52,4 +54,17 @@ enum Maintenance {
         }
         return (expiredSessions, deletedBlobs)
     }
+}
+
+/// What the maintenance passes did, for `/metrics`: passes completed and blobs collected.
+final class MaintenanceCounters: Sendable {
+    private let counters = AtomicCounters(count: 2)
+
+    func passed(collecting blobs: Int) {
+        counters.add(1, UInt64(blobs))
+        counters.add(0)
+    }
+
+    var passes: UInt64 { counters[0] }
+    var blobsCollected: UInt64 { counters[1] }
 }

@@ -89,6 +89,14 @@ struct OperationsRoutes: Sendable {
             "silo_blob_reclaims_left_total", .counter,
             help: "Freed blobs left to the maintenance pass's collection because the deletion queue was full.")
         text.sample("silo_blob_reclaims_left_total", UInt64(reclaims.leftToCollector))
+        text.family(
+            "silo_maintenance_passes_total", .counter,
+            help: "Maintenance passes completed (expiry, lifecycle, soft-delete purges, garbage collection).")
+        text.sample("silo_maintenance_passes_total", service.maintenanceCounters.passes)
+        text.family(
+            "silo_garbage_blobs_collected_total", .counter,
+            help: "Blobs the maintenance passes deleted: abandoned uploads' bytes, and freed bytes left to them.")
+        text.sample("silo_garbage_blobs_collected_total", service.maintenanceCounters.blobsCollected)
         do {
             let usage = try service.metadata.activeSessionTotals()
             text.family(

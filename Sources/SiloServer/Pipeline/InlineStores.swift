@@ -139,6 +139,9 @@ struct InlineMetadataView: MetadataStore {
     func garbageBlobs(registeredBefore time: Timestamp, limit: Int) throws -> [BlobID] {
         throw refuse("blob bookkeeping")
     }
+    func claimGarbageBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool {
+        throw refuse("blob bookkeeping")
+    }
     func forgetBlob(_ id: BlobID) throws { throw refuse("blob bookkeeping") }
     func isBlobReferenced(_ id: BlobID) throws -> Bool { throw refuse("blob bookkeeping") }
     func reset() throws { throw refuse("a reset") }
