@@ -47,7 +47,9 @@ extension Connection {
         case .produced(let count):
             streamProduced(count)
         case .produceFailed(let error):
-            state.logger.debug("response body producer failed", metadata: ["silo.error": "\(error)"])
+            // The head has gone: the client sees the connection cut mid-body, and the cause is logged here.
+            state.logger.warning(
+                "response body failed after its head; connection closed", metadata: ["silo.error": "\(error)"])
             close(reason: "producer failed")
         case .pending, .done:
             break

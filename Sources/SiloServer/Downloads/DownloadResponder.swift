@@ -10,6 +10,7 @@ struct DownloadResponder {
 
     /// Serves the bytes of the object `lookup` finds, or its `thumbnail`. An overwrite between reading the metadata
     /// and opening the blob can delete the blob just found; then the object is looked up again (at most twice more).
+    /// Bytes still missing after that are a 503 (``MissingBlob``), logged, never a 404: the object exists.
     func respond(
         request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, thumbnail: ThumbnailSpec? = nil,
         lookup: () throws -> ObjectRecord
@@ -22,7 +23,7 @@ struct DownloadResponder {
                     return try ThumbnailResponder(service: service).respond(record, thumbnail, request: request)
                 }
                 return try respond(record, request: request, api: api)
-            } catch let error as StorageError where error.code == .notFound && attempt < 2 {
+            } catch let error as StorageError where error.isMissingBlob && attempt < 2 {
                 attempt += 1
             }
         }
@@ -50,9 +51,10 @@ struct DownloadResponder {
         let reader = cached == nil ? try openReader(record) : nil
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
+            let reader = try reader ?? openReader(record)
+            if record.size > 0 && request.method != "HEAD" { try Self.prime(reader, at: 0, record) }
             return HTTPResponse(
-                status: 200, headers: prepared.base,
-                body: .stream(length: nil, try GunzipProducer(reader: reader ?? openReader(record))))
+                status: 200, headers: prepared.base, body: .stream(length: nil, try GunzipProducer(reader: reader)))
         }
         switch ByteRange.resolve(request.headers["Range"], size: record.size) {
         case .unsatisfiable:
@@ -64,24 +66,29 @@ struct DownloadResponder {
             // Prepared with Content-Encoding and X-Goog-Hash, formatted once: no copy of the list per request.
             return HTTPResponse(
                 status: 200, headers: prepared.whole,
-                body: try body(record, cached: cached, reader: reader, offset: 0, length: record.size))
+                body: try body(
+                    record, cached: cached, reader: reader, offset: 0, length: record.size,
+                    head: request.method == "HEAD"
+                ))
         case .partial(let start, let end):
             var headers = prepared.encoded
             headers.add("Content-Range", "bytes \(start)-\(end)/\(record.size)")
             return HTTPResponse(
                 status: 206, headers: headers,
-                body: try body(record, cached: cached, reader: reader, offset: start, length: end - start + 1))
+                body: try body(
+                    record, cached: cached, reader: reader, offset: start, length: end - start + 1,
+                    head: request.method == "HEAD"))
         }
     }
 
     /// Opens the blob. A concurrent overwrite may delete it between the metadata read and here; the caller retries.
     private func openReader(_ record: ObjectRecord) throws -> any BlobReader {
-        try service.blobs.openReader(record.blobID)
+        try service.blobs.openBytes(of: record)
     }
 
-    /// `cached` is the whole blob from the cache; otherwise `reader` is open on it.
+    /// `cached` is the whole blob from the cache; otherwise `reader` is open on it. `head`: the body will not be sent.
     private func body(
-        _ record: ObjectRecord, cached: [UInt8]?, reader: (any BlobReader)?, offset: Int64, length: Int64
+        _ record: ObjectRecord, cached: [UInt8]?, reader: (any BlobReader)?, offset: Int64, length: Int64, head: Bool
     ) throws -> ResponseBody {
         if length == 0 { return .empty }
         if let cached {
@@ -106,7 +113,23 @@ struct DownloadResponder {
         if let fd = reader.takeFileDescriptor() {
             return .file(OwnedFileDescriptor(fd), offset: offset, length: length)
         }
+        if !head { try Self.prime(reader, at: offset, record) }
         return .stream(length: length, BlobRangeProducer(reader: reader, offset: offset, length: length))
+    }
+
+    /// Reads the first byte of a streamed body before the head is sent: a store that cannot serve it (an S3 store
+    /// whose first ranged GET fails) is still a 503 then, not a 200 whose body never comes. Readers that fetch ahead
+    /// keep what this fetched (S3's read-ahead window), so the stream's first read costs no second request. A
+    /// failure after the head ends the connection mid-body, so the client sees a truncated answer, never a short
+    /// one (the transports close a stream that ends early or throws).
+    private static func prime(_ reader: any BlobReader, at offset: Int64, _ record: ObjectRecord) throws {
+        var byte: UInt8 = 0
+        let read = try withUnsafeMutableBytes(of: &byte) { try reader.read(into: $0, at: offset) }
+        guard read == 1 else {
+            throw StorageError(
+                .unavailable, "The bytes of \(record.bucket)/\(record.name) end before \(offset + 1) bytes",
+                cause: MissingBlob(blob: record.blobID, underlying: StorageError(.corrupt, "blob is short")))
+        }
     }
 
     /// `{stored disposition or "attachment"}; filename*={name}` unless the stored value names a file already.

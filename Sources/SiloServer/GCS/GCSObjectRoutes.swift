@@ -365,7 +365,7 @@ extension ObjectService {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
             defer { buffer.deallocate() }
             for source in sources {
-                let reader = try blobs.openReader(source.blobID)
+                let reader = try blobs.openBytes(of: source)
                 var offset: Int64 = 0
                 while offset < source.size {
                     let n = try reader.read(into: buffer, at: offset)

@@ -148,7 +148,7 @@ final class ImageService: Sendable {
             throw StorageError(.unavailable, "too many thumbnails are being made; try again")
         }
         defer { slots.signal() }
-        let reader = try blobs.openReader(record.blobID)
+        let reader = try blobs.openBytes(of: record)
         let source: ImageSource
         // Closed when this returns; libvips reads a duplicate of it.
         var owner: OwnedFileDescriptor?
