@@ -133,8 +133,18 @@ struct FirebaseResumable {
         case .active:
             break
         }
+        // Bytes at the front of the body that the session has already: a client that lost the answer to a chunk
+        // resends it from its old offset. They are dropped and the rest appended, as on the GCS APIs; a resent
+        // `upload, finalize` whose bytes are all there finalizes.
+        var resent: Int64 = 0
         if let offsetText = context.headers["X-Goog-Upload-Offset"] {
-            guard let offset = Int64(offsetText.trimmingCharacters(in: " ")), offset == session.received else {
+            let offset = Int64(offsetText.trimmingCharacters(in: " "))
+            let length = commands.contains("upload") ? context.declaredBodyLength : 0
+            guard let offset,
+                offset == session.received
+                    || (offset >= 0 && offset < session.received
+                        && length.map { offset + $0 >= session.received } == true)
+            else {
                 return .respond(
                     Reply.firebaseError(
                         StorageError(
@@ -143,6 +153,7 @@ struct FirebaseResumable {
                         ),
                         headers: statusHeaders(session)))
             }
+            resent = session.received - offset
         }
         guard registry.tryClaim(session.id) else {
             var headers = statusHeaders(session)
@@ -153,7 +164,8 @@ struct FirebaseResumable {
         }
         do {
             let sink = try ResumableChunkSink(
-                service: service, registry: registry, commit: sessionCommit, session: session, finalize: finalize
+                service: service, registry: registry, commit: sessionCommit, session: session, finalize: finalize,
+                resent: resent
             ) { result in
                 switch result {
                 case .success(let outcome):

@@ -198,11 +198,8 @@ struct GCSUploads {
             }
             // `bytes N-*/…` (Node streams): the body's length says where the chunk ends.
             let last = range.last ?? first + length - 1
-            // A chunk resent from before the persisted offset that reaches past it (a client retrying a chunk the
-            // server kept part of): GCS ignores the bytes it has and takes the rest.
-            let resent = first < session.received && last >= session.received ? session.received - first : 0
-            guard first == session.received || resent > 0 else {
-                // Not where we are: tell the client what is persisted so it resynchronises (idempotent by offset).
+            guard first <= session.received else {
+                // A gap: tell the client what is persisted so it resynchronises (idempotent by offset).
                 return .respond(incomplete(session.received, context))
             }
             guard last - first + 1 == length, length > 0 || total == first else {
@@ -212,8 +209,13 @@ struct GCSUploads {
             if let known = total, last + 1 > known {
                 throw StorageError(.invalidArgument, "Content-Range ends past the total size \(known)")
             }
-            return chunk(
-                context, session, total: total, finalize: total.map { last + 1 == $0 } ?? false, resent: resent, face)
+            // A chunk resent from before the persisted offset (a client retrying a chunk whose answer it lost): GCS
+            // ignores the bytes it has and takes the rest. The request that states the total completes the upload
+            // once every byte is there, even when all of its own bytes were there already.
+            let resent = min(session.received - first, length)
+            let complete = total.map { max(last + 1, session.received) == $0 } ?? false
+            guard resent < length || complete else { return .respond(incomplete(session.received, context)) }
+            return chunk(context, session, total: total, finalize: complete, resent: resent, face)
         } catch {
             return .respond(face.error(error))
         }
