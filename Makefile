@@ -170,9 +170,11 @@ s3-test: deps
 	trap 'scripts/seaweedfs-down.sh "$$SEAWEEDFS_DIR"' EXIT; \
 	$(SWIFT) test --skip-build --no-parallel --filter '$(S3_TESTS)'
 
-# Two silo nodes on one PostgreSQL and one SeaweedFS: read-after-write, resumable across nodes, node death, races.
+# Two silo nodes on one PostgreSQL and one SeaweedFS: read-after-write, resumable across nodes, node death, races;
+# then uploads to one node while the other restarts and collects garbage (every acknowledged upload must read back).
 multinode: release
-	scripts/with-services.sh python3 tests/multinode/multinode_test.py --binary .build/release/silo
+	scripts/with-services.sh sh -c 'python3 tests/multinode/multinode_test.py --binary .build/release/silo && \
+	  python3 tests/multinode/restarts_under_uploads.py --binary .build/release/silo'
 
 # The server suites again on every other pair of stores: {SQLite, PostgreSQL} x {disk, S3}.
 pairs: deps

@@ -48,6 +48,19 @@ def request(port, method, path, body=b"", headers=None, timeout=30):
         conn.close()
 
 
+def wait_for_maintenance_pass(port, passes=1, timeout=60, headers=None):
+    """Waits until the server has finished `passes` maintenance passes (`silo_maintenance_passes_total` in /metrics):
+    the first runs in the background once the server is serving, and collects what a crash left behind."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        status, _, body = request(port, "GET", "/metrics", headers=headers)
+        m = re.search(rb"^silo_maintenance_passes_total (\d+)", body, re.M) if status == 200 else None
+        if m and int(m.group(1)) >= passes:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"no maintenance pass finished within {timeout} s")
+
+
 def make_ca_and_cert(folder, serial=None, name="server", ca=None):
     """A throwaway CA (made unless `ca` = (ca_crt, ca_key) is given) and a server certificate for localhost /
     127.0.0.1 signed by it, with the openssl command line; returns (ca_crt, crt, key). `serial`: the certificate's

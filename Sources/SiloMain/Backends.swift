@@ -32,6 +32,12 @@ enum Backends {
         throw StorageError(.invalidArgument, "--metadata must be sqlite:PATH or postgres://…, not \(redacted(url))")
     }
 
+    /// Whether other processes may write the metadata store `url` names at the same time (PostgreSQL, shared by
+    /// nodes); SQLite is locked to one process.
+    static func sharesMetadata(_ url: String?) -> Bool {
+        url.map(PostgresMetadataStore.handles) ?? false
+    }
+
     static func blobs(_ url: String?, dataDirectory: String) throws -> any BlobStore {
         let url = url ?? "file:\(dataDirectory)/blobs"
         if url.hasPrefix("file:") { return try DiskBlobStore(root: String(url.dropFirst("file:".count))) }

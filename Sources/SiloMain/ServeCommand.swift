@@ -79,6 +79,7 @@ struct ServeCommand: ParsableCommand {
         }
         let server: any HTTPServer
         let app: SiloServerApp
+        let maintenance: any DispatchSourceTimer
         let events: EventDispatcher?
         let tls: ServeTLS
         do {
@@ -94,6 +95,8 @@ struct ServeCommand: ParsableCommand {
                 recordsEvents: !options.eventWebhooks.isEmpty,
                 logger: logger)
             let blobs = try Backends.blobs(options.blobsURL, dataDirectory: options.dataDirectory)
+            // With the metadata store open (SQLite's lock held): what was registered before now was not this process's.
+            let started = Timestamp.now()
             var configuration = ServerConfiguration()
             if !options.buckets.isEmpty { configuration.buckets = Set(options.buckets) }
             configuration.openAdminAPI = security.posture.emulatorTokens
@@ -103,6 +106,8 @@ struct ServeCommand: ParsableCommand {
             if let suffixes = options.virtualHostSuffixes { configuration.virtualHostSuffixes = suffixes }
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
+            configuration.garbageGraceSeconds = Int64(options.garbageGraceSeconds)
+            configuration.maintenanceIntervalSeconds = Double(options.maintenanceIntervalSeconds)
             configuration.serviceAccounts = security.serviceAccounts
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
             if options.rulesFile != nil { observability.register(security.rulesStatistics) }
@@ -113,10 +118,6 @@ struct ServeCommand: ParsableCommand {
             app = SiloServerApp(
                 configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
                 credentials: security.verifier, logger: logger, observability: observability)
-            // Nothing can be in flight before the listener opens: reclaim everything a crash left behind.
-            _ = app.collectGarbage(graceSeconds: 0)
-            // Only now: a job writes a thumbnail's blob before committing it, which that collection would take for
-            // garbage.
             app.resumeThumbnailPresets()
             // The served buckets exist from the start, as the emulator's default bucket does (GCS clients list and
             // upload without creating them); in emulator mode so does the project's default bucket.
@@ -131,6 +132,9 @@ struct ServeCommand: ParsableCommand {
                 options.testFaults
                 ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: options.limits.maxJSONBodyBytes) : app
             server = try makeHTTPServer(options, handler: handler, tls: tls, logger: logger)
+            // Serving first, collecting in the background (the first pass may have a crash's worth to delete).
+            maintenance = ServeMaintenance.start(
+                app, storeShared: Backends.sharesMetadata(options.metadataURL), started: started)
             events = try ServeEvents.start(options, metadata: metadata, port: server.port, logger: logger)
             if let events { observability.register(EventDeliveryMetrics { events.statistics() }) }
         } catch {
@@ -166,8 +170,8 @@ struct ServeCommand: ParsableCommand {
                 return 1
             }
         }
-        await runUntilSignalled(
-            server: server, app: app, security: security, tls: tls, options: options, signals: signals)
+        await runUntilSignalled(server: server, app: app, security: security, tls: tls, signals: signals)
+        maintenance.cancel()
         var status: Int32 = 0
         if options.exportOnExit, let directory = options.importDirectory {
             do {
@@ -240,20 +244,13 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    /// Waits for SIGINT or SIGTERM, running maintenance periodically and reloading rules; the listener stays up
-    /// (for `--export-on-exit`) until the caller shuts it down.
+    /// Waits for SIGINT or SIGTERM, reloading rules; the listener stays up (for `--export-on-exit`) until the caller
+    /// shuts it down.
     private static func runUntilSignalled(
-        server: any HTTPServer, app: SiloServerApp, security: ServeSecurity, tls: ServeTLS, options: ServeOptions,
-        signals: SignalWaiter
+        server: any HTTPServer, app: SiloServerApp, security: ServeSecurity, tls: ServeTLS, signals: SignalWaiter
     ) async {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
-        let maintenance = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "silo.maintenance"))
-        let interval = max(1, app.configuration.maintenanceIntervalSeconds)
-        let grace = max(0, app.configuration.garbageGraceSeconds)
-        maintenance.schedule(deadline: .now() + interval, repeating: interval)
-        maintenance.setEventHandler { _ = app.collectGarbage(graceSeconds: grace) }
-        maintenance.resume()
         let reloads = DispatchQueue(label: "silo.reload")
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloads)
         hangup.setEventHandler {
@@ -273,7 +270,6 @@ struct ServeCommand: ParsableCommand {
         rulesWatch.setEventHandler { security.reloadRules() }
         rulesWatch.resume()
         await signals.wait()
-        maintenance.cancel()
         rulesWatch.cancel()
         hangup.cancel()
     }

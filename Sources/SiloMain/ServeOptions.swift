@@ -50,6 +50,10 @@ struct ServeOptions {
     var eventTimeoutSeconds = 10
     var eventConcurrency = 4
     var eventRetentionSeconds = 7 * 86_400
+    /// `--garbage-grace S`: how long an unreferenced blob stays before a maintenance pass deletes it.
+    var garbageGraceSeconds = 86_400
+    /// `--maintenance-interval S`: how often the maintenance pass runs.
+    var maintenanceIntervalSeconds = 300
     /// Limits; each is a `silo serve` flag with the default documented in the README.
     var limits = Limits()
     /// The server log's threshold (`--log-level`).
@@ -222,6 +226,15 @@ struct ServeOptions {
                 help: "how long an undelivered event is retried before it is abandoned (logged and counted)",
                 defaultValue: "604800"),
             .value(
+                "garbage-grace", valueName: "S",
+                help:
+                    "how long a blob nothing references waits before maintenance deletes it: an upload in flight that long on another node would have to be sent again (503), and an S3 store keeps replaced bytes that long for the downloads reading them",
+                defaultValue: "86400"),
+            .value(
+                "maintenance-interval", valueName: "S",
+                help: "how often maintenance runs (expiry, lifecycle rules, soft-delete purges, garbage collection)",
+                defaultValue: "300"),
+            .value(
                 "log-level", valueName: "LEVEL",
                 help: "server log threshold: trace, debug, info, notice, warning, error or critical",
                 defaultValue: "info"),
@@ -323,6 +336,9 @@ struct ServeOptions {
         eventConcurrency = try values.integer("event-concurrency", in: 1...64) ?? eventConcurrency
         eventRetentionSeconds =
             try values.integer("event-retention", in: 60...(366 * 86_400)) ?? eventRetentionSeconds
+        garbageGraceSeconds = try values.integer("garbage-grace", in: 0...(366 * 86_400)) ?? garbageGraceSeconds
+        maintenanceIntervalSeconds =
+            try values.integer("maintenance-interval", in: 1...86_400) ?? maintenanceIntervalSeconds
         if let text = values.value("log-level") {
             let levels: [Logger.Level] = [.trace, .debug, .info, .notice, .warning, .error, .critical]
             guard let level = levels.first(where: { $0.description == text.lowercased() }) else {

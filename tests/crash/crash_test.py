@@ -7,7 +7,8 @@ it and checks that:
   * every readable object is exactly one of the versions written under its name (no torn or mixed bytes), and its
     md5Hash/size metadata matches the bytes served;
   * every acknowledged upload is there: the name exists with a generation at least the acknowledged one;
-  * after the restart's startup sweep, the blob folder holds exactly one file per live object (no orphans);
+  * after the restart's first maintenance pass (in the background, once it serves), the blob folder holds exactly
+    one file per live object (no orphans);
   * resumable uploads the kill interrupted (in a chunk or in finalize) are retried after the restart as a client
     does (query the session, send what it lacks, finalize): the retry answers 200 with the bytes it sent — or, if
     the first finalize had committed and a later upload replaced it since, with the live version — never a 5xx.
@@ -29,7 +30,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from silo_process import request, start_silo  # noqa: E402
+from silo_process import request, start_silo, wait_for_maintenance_pass  # noqa: E402
 
 
 BUCKET = "crash.appspot.com"
@@ -181,6 +182,8 @@ def verify(port, ledger, data_dir):
             problems.append(f"{name}: bytes are none of the versions written (torn?)")
         elif base64.b64decode(meta["md5Hash"]).hex() != digest or int(meta["size"]) != len(data):
             problems.append(f"{name}: metadata does not describe the bytes served")
+    # The restart's first maintenance pass runs in the background, once the server serves: it has to be done.
+    wait_for_maintenance_pass(port)
     blobs = sum(len(files) for _, _, files in os.walk(os.path.join(data_dir, "blobs")))
     # Unfinished resumable sessions keep their blob until they expire; nothing else may stay.
     if not live <= blobs <= live + ledger.open_sessions:
