@@ -71,8 +71,8 @@ def test_previews_load_the_sandboxed_media_urls(emulator, browser, shot):
     answer is sandboxed (docs/threat-model.md, "User content and the console's origin"): the image, the PDF and the
     audio still show."""
     from test_console import media_ready, open_row, pdf, png, row_button, wav
-    for name, data, kind in (("shot.png", png(40, 30), "image/png"), ("paper.pdf", pdf("Emulator paper"), "application/pdf"),
-                             ("beep.wav", wav(), "audio/wav")):
+    for name, data, kind in (("shot.png", png(40, 30), "image/png"),
+                             ("paper.pdf", pdf("Emulator paper"), "application/pdf"), ("beep.wav", wav(), "audio/wav")):
         status, headers, body = request(emulator, "POST", "/v0/b/open-bucket/o?name=" + name, body=data,
                                         headers={"Content-Type": kind})
         assert status == 200, body

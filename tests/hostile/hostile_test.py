@@ -1355,8 +1355,8 @@ def check_11(ctx):
             ("v0 read", "GET", urls["users/alice/report.html"], [origin]),
             ("JSON list", "GET", f"/storage/v1/b/{BUCKET}/o", admin + [origin]),
             ("XML read", "GET", f"/{BUCKET}/public/notes.txt", admin + [origin]),
-            ("v0 preflight", "OPTIONS", f"/v0/b/{BUCKET}/o?name=x", [origin, ("Access-Control-Request-Method", "POST"),
-                                                                    ("Access-Control-Request-Headers", "authorization")])]:
+            ("v0 preflight", "OPTIONS", f"/v0/b/{BUCKET}/o?name=x",
+             [origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "authorization")])]:
         r = srv.req(method, target, headers=headers, what="CORS " + what)
         cors.expect(r.header("access-control-allow-origin") == "https://evil.example",
                     f"{what}: Access-Control-Allow-Origin {r.header('access-control-allow-origin')!r}")
@@ -1381,7 +1381,8 @@ def check_11(ctx):
 
 # ---------------------------------------------------------------------------------------------------------------
 
-CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9, 11: check_11}
+CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9,
+          11: check_11}
 
 
 def run(numbers):
