@@ -29,7 +29,15 @@ import Testing
         for name in names {
             let response = try client.get("/console/\(name)")
             #expect(response.status == 200, "\(name)")
-            let onDisk = [UInt8](try Data(contentsOf: Self.directory.appendingPathComponent(name)))
+            var onDisk = [UInt8](try Data(contentsOf: Self.directory.appendingPathComponent(name)))
+            if name == ConsoleRoutes.pageName {
+                // The page is the file with its nonce placeholder replaced by the nonce its policy names.
+                let policy = try #require(response.headers["Content-Security-Policy"])
+                let nonce = try #require(policy.split(separator: "'").first { $0.hasPrefix("nonce-") }?.dropFirst(6))
+                let text = String(decoding: onDisk, as: UTF8.self)
+                #expect(text.contains(ConsoleRoutes.noncePlaceholder))
+                onDisk = Array(text.replacingOccurrences(of: ConsoleRoutes.noncePlaceholder, with: nonce).utf8)
+            }
             // Compared outside #expect, which would print both files byte by byte.
             let same = response.body == onDisk
             #expect(same, "console/\(name) changed: run scripts/embed-console.sh")
@@ -41,8 +49,14 @@ import Testing
                     : name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "image/svg+xml"
             #expect(response.headers["Content-Type"] == expectedType, "\(name)")
             #expect(response.headers["X-Content-Type-Options"] == "nosniff")
-            #expect(response.headers["Cache-Control"] == "no-cache")
-            #expect(response.headers["ETag"]?.hasPrefix("\"") == true)
+            if name == ConsoleRoutes.pageName {
+                // Each answer of the page has a nonce of its own: nothing to keep or revalidate.
+                #expect(response.headers["Cache-Control"] == "no-store")
+                #expect(response.headers["ETag"] == nil)
+            } else {
+                #expect(response.headers["Cache-Control"] == "no-cache")
+                #expect(response.headers["ETag"]?.hasPrefix("\"") == true)
+            }
         }
     }
 
@@ -53,7 +67,9 @@ import Testing
         #expect(response.headers["Content-Type"] == "text/html; charset=utf-8")
         let policy = try #require(response.headers["Content-Security-Policy"])
         #expect(policy.contains("default-src 'none'"))
-        #expect(policy.contains("script-src 'self'"))
+        // Scripts by the answer's nonce, not by origin: uploads are served from the same origin (ContentIsolation).
+        #expect(policy.contains("script-src 'nonce-"))
+        #expect(!policy.contains("script-src 'self'") && !policy.contains("style-src 'self'"))
         #expect(policy.contains("frame-ancestors 'none'"))
         #expect(!policy.contains("unsafe-inline"))
         #expect(!policy.contains("unsafe-eval"))

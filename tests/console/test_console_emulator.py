@@ -64,3 +64,37 @@ def test_opens_without_a_key_and_manages_tokens(emulator, browser, shot, tmp_pat
     wait.until(lambda d: d.find_element(By.ID, "sim-decision").text == "Allowed")
     assert "no rules are loaded" in browser.find_element(By.ID, "sim-reason").text
     shot("emulator-rules")
+
+
+def test_previews_load_the_sandboxed_media_urls(emulator, browser, shot):
+    """In emulator mode the previews load media URLs directly (there is no key to fetch them with), and every such
+    answer is sandboxed (docs/threat-model.md, "User content and the console's origin"): the image, the PDF and the
+    audio still show."""
+    from test_console import media_ready, open_row, pdf, png, row_button, wav
+    for name, data, kind in (("shot.png", png(40, 30), "image/png"),
+                             ("paper.pdf", pdf("Emulator paper"), "application/pdf"), ("beep.wav", wav(), "audio/wav")):
+        status, headers, body = request(emulator, "POST", "/v0/b/open-bucket/o?name=" + name, body=data,
+                                        headers={"Content-Type": kind})
+        assert status == 200, body
+    status, headers, _ = request(emulator, "GET", "/v0/b/open-bucket/o/paper.pdf?alt=media")
+    assert status == 200 and "sandbox" in headers.get("Content-Security-Policy", ""), headers
+    browser.get(f"http://127.0.0.1:{emulator}/console/")
+    wait = WebDriverWait(browser, 30)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#buckets button[data-bucket='open-bucket']"))[0].click()
+    wait.until(lambda d: row_button(d, "shot.png") is not None)
+    open_row(browser, "shot.png")
+    image = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#preview img[data-preview=image]"))[0]
+    assert "/storage/v1/b/open-bucket/o/" in image.get_attribute("src")
+    wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) == 40)
+    open_row(browser, "beep.wav")
+    wait.until(lambda d: media_ready(d, "#preview audio[data-preview=audio]"))
+    open_row(browser, "paper.pdf")
+    frame = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#preview iframe[data-preview=pdf]"))[0]
+    assert "/storage/v1/b/open-bucket/o/paper.pdf" in frame.get_attribute("src")
+    # The framed document is sandboxed (an opaque origin the console cannot look into): look from inside it.
+    browser.switch_to.frame(frame)
+    try:
+        wait.until(lambda d: d.execute_script("return document.contentType") == "application/pdf")
+    finally:
+        browser.switch_to.default_content()
+    shot("emulator-preview-pdf")

@@ -1265,8 +1265,124 @@ def check_9(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# 11. User content and the console's origin: every answer that carries user bytes is sandboxed, the console's page
+# trusts no script of the origin but its own, CORS never allows credentials and never answers for the console.
 
-CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9}
+ATTACK_PAGE = (b"<!doctype html><h1>report</h1><script>fetch('/storage/v1/b/x/o/y', {method: 'DELETE', headers: "
+               b"{Authorization: 'Bearer ' + sessionStorage.getItem('silo.console.adminKey')}})</script>")
+ATTACK_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(sessionStorage.length + document.cookie)">'
+              b"<text>chart</text></svg>")
+FORBIDDEN_SANDBOX_FLAGS = {"allow-scripts", "allow-same-origin", "allow-forms", "allow-popups", "allow-top-navigation",
+                           "allow-popups-to-escape-sandbox", "allow-top-navigation-by-user-activation"}
+
+
+def sandbox_problem(r):
+    """Why `r` is not inert as a document (None when it is): one sandbox without flags that give back scripts, the
+    origin, forms, windows or navigation; nosniff."""
+    policies = r.header_all("content-security-policy")
+    sandboxes = [d.split() for p in policies for d in p.split(";") if d.split()[:1] == ["sandbox"]]
+    if len(sandboxes) != 1:
+        return f"{r.status} without a sandbox policy (Content-Security-Policy: {policies})"
+    if FORBIDDEN_SANDBOX_FLAGS & set(sandboxes[0][1:]):
+        return f"sandbox with {sorted(FORBIDDEN_SANDBOX_FLAGS & set(sandboxes[0][1:]))}"
+    if r.header_all("x-content-type-options") != ["nosniff"]:
+        return f"X-Content-Type-Options: {r.header_all('x-content-type-options')}"
+    return None
+
+
+def check_11(ctx):
+    media = ctx.row("11a", "user bytes through every API (v0 token, JSON media, /download, XML path and virtual "
+                           "host, response-content-type=text/html, HEAD, ranges): sandboxed and nosniff")
+    console = ctx.row("11b", "the console's page trusts its nonce, not the origin its uploads share")
+    cors = ctx.row("11c", "CORS: no credentials allowed anywhere; the console's paths answer no other origin")
+    srv = ctx.server("c11-content")
+    alice = srv.auth("alice")
+    mp = [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", f"multipart/related; boundary={BOUNDARY}")]
+    urls = {}
+    for name, data, kind in (("users/alice/report.html", ATTACK_PAGE, "text/html"),
+                             ("users/alice/chart.svg", ATTACK_SVG, "image/svg+xml"),
+                             ("public/notes.txt", ATTACK_PAGE, "text/plain")):
+        cred = alice if name.startswith("users/") else srv.admin()
+        r = srv.req("POST", f"/v0/b/{BUCKET}/o?name={q(name)}",
+                    multipart_body({"name": name, "contentType": kind}, data, kind), [cred] + mp, what="upload")
+        if not expect_status(media, r, 200, f"upload of {name}"):
+            return
+        urls[name] = v0_object(name, "alt=media&token=" + q((r.json() or {}).get("downloadTokens", "")))
+    admin = [srv.admin()]
+    attempts = []
+    for name in ("users/alice/report.html", "users/alice/chart.svg"):
+        attempts += [(f"v0 token URL of {name}", "GET", urls[name], []),
+                     (f"v0 HEAD of {name}", "HEAD", urls[name], []),
+                     (f"v0 range of {name}", "GET", urls[name], [("Range", "bytes=0-5")]),
+                     (f"JSON alt=media of {name}", "GET", gcs_object(name, "alt=media"), admin),
+                     (f"/download of {name}", "GET", f"/download/storage/v1/b/{BUCKET}/o/{q(name)}?alt=media", admin),
+                     (f"XML path style {name}", "GET", f"/{BUCKET}/{name}", admin),
+                     (f"XML virtual host {name}", "GET", f"/{name}", admin + [("Host", f"{BUCKET}.localhost")])]
+    attempts += [("XML response-content-type=text/html of a text object", "GET",
+                  f"/{BUCKET}/public/notes.txt?response-content-type=text%2Fhtml", admin),
+                 ("XML error", "GET", f"/{BUCKET}/users/alice/nothing.html", admin),
+                 ("JSON metadata", "GET", gcs_object("users/alice/report.html"), admin),
+                 ("v0 denied read", "GET", v0_object("users/alice/report.html", "alt=media"), [])]
+    for what, method, target, headers in attempts:
+        r = srv.req(method, target, headers=headers, what=what)
+        if r.status is None or r.status >= 500:
+            media.fail(f"{what}: {r.short()}")
+            continue
+        problem = sandbox_problem(r)
+        if problem:
+            media.fail(f"{what}: {problem}")
+    overridden = srv.req("GET", f"/{BUCKET}/public/notes.txt?response-content-type=text%2Fhtml", headers=admin)
+    media.expect(overridden.header("content-type") == "text/html",
+                 f"the override itself should still apply (Content-Type {overridden.header('content-type')!r})")
+    if media.passed:
+        media.note(f"{len(attempts)} answers, each sandboxed without allow-scripts or allow-same-origin")
+
+    pages = [srv.req("GET", "/console/", what="console page") for _ in range(2)]
+    policies = [p.header("content-security-policy") or "" for p in pages]
+    script = next((d.strip() for d in policies[0].split(";") if d.strip().startswith("script-src")), "")
+    console.expect(pages[0].status == 200, f"GET /console/: {pages[0].short()}")
+    console.expect(script and "'self'" not in script and "127.0.0.1" not in script and "*" not in script,
+                   f"script-src trusts the origin the uploads share: {script!r}")
+    nonce = script.split("'nonce-")[-1].rstrip("'") if "'nonce-" in script else ""
+    console.expect(nonce and f'nonce="{nonce}"'.encode() in pages[0].body,
+                   f"the page's scripts do not carry the policy's nonce ({script!r})")
+    console.expect(policies[0] != policies[1], "two answers of the page share a nonce")
+    if console.passed:
+        console.note(script.replace(nonce, "…"))
+
+    origin = ("Origin", "https://evil.example")
+    for what, method, target, headers in [
+            ("v0 read", "GET", urls["users/alice/report.html"], [origin]),
+            ("JSON list", "GET", f"/storage/v1/b/{BUCKET}/o", admin + [origin]),
+            ("XML read", "GET", f"/{BUCKET}/public/notes.txt", admin + [origin]),
+            ("v0 preflight", "OPTIONS", f"/v0/b/{BUCKET}/o?name=x",
+             [origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "authorization")])]:
+        r = srv.req(method, target, headers=headers, what="CORS " + what)
+        cors.expect(r.header("access-control-allow-origin") == "https://evil.example",
+                    f"{what}: Access-Control-Allow-Origin {r.header('access-control-allow-origin')!r}")
+        cors.expect(r.header("access-control-allow-credentials") is None,
+                    f"{what}: Access-Control-Allow-Credentials {r.header('access-control-allow-credentials')!r}")
+    for what, method, target, headers in [
+            ("console session", "GET", "/console/api/session", admin + [origin]),
+            ("console rules", "GET", "/console/api/rules", admin + [origin]),
+            ("console preflight", "OPTIONS", "/console/api/rules/explain",
+             [origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "authorization")])]:
+        r = srv.req(method, target, headers=headers, what="CORS " + what)
+        leaked = [k for k, _ in r.headers if k.lower().startswith("access-control-")]
+        cors.expect(not leaked, f"{what} answers another origin: {leaked} ({r.short()})")
+    for site in ("cross-site", "same-site"):
+        r = srv.req("GET", "/console/api/rules", headers=admin + [("Sec-Fetch-Site", site)], what="Sec-Fetch-Site")
+        cors.expect(r.status == 403, f"console rules with Sec-Fetch-Site: {site}: {r.short()}")
+    r = srv.req("GET", "/console/api/rules", headers=admin + [("Sec-Fetch-Site", "same-origin")])
+    cors.expect(r.status == 200, f"console rules from its own page: {r.short()}")
+    if cors.passed:
+        cors.note("storage routes reflect the origin without credentials; the console's answer none")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9,
+          11: check_11}
 
 
 def run(numbers):

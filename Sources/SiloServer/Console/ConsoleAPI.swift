@@ -9,10 +9,18 @@ import SiloWire
 /// - `POST /console/api/rules/explain`: a simulated request decided by those rules (or by a draft sent along), with
 ///   the explain trace of every `match` and `allow` statement tried (``RulesExplanation``).
 /// Rules and explanations are the admin's: a caller with an admin key, or anyone in emulator mode.
+/// Only the console's own page calls them: no CORS answer is ever given here (``CORS``), and a browser's request
+/// that says it comes from another origin (`Sec-Fetch-Site`, which a page cannot set) is refused before anything
+/// is read.
 struct ConsoleAPI: Sendable {
     let service: ObjectService
 
     func handle(_ context: RequestContext, _ path: [String]) -> RequestDisposition {
+        if let site = context.headers["Sec-Fetch-Site"], !Self.sameOrigin(site) {
+            return .respond(
+                Reply.gcsError(
+                    StorageError(.permissionDenied, "The console's API answers the console's own page only.")))
+        }
         let admin = context.principal?.isAdmin == true || service.configuration.openAdminAPI
         switch (context.method, path) {
         case ("GET", ["session"]):
@@ -47,6 +55,12 @@ struct ConsoleAPI: Sendable {
                             .notFound, "No console API /console/api/\(path.joined(separator: "/").prefix(100))")
                 ))
         }
+    }
+
+    /// `Sec-Fetch-Site` (Fetch Metadata Request Headers §2.1) of a request the console's page made (`same-origin`)
+    /// or one a person made by opening the URL (`none`); `same-site` is another port or subdomain, another origin.
+    static func sameOrigin(_ site: String) -> Bool {
+        equalsIgnoringCase(site, "same-origin") || equalsIgnoringCase(site, "none")
     }
 
     /// A draft ruleset up to the compiler's own source limit, plus the request's fields.

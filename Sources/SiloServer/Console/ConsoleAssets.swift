@@ -955,7 +955,7 @@ enum ConsoleAssets {
 
         """##),
         "index.html": ConsoleAsset(
-            contentType: "text/html; charset=utf-8", etag: #""1e6703c9717f9a0a05f8""#,
+            contentType: "text/html; charset=utf-8", etag: #""5eee846136870c94c59b""#,
             text: ##"""
         <!doctype html>
         <html lang="en">
@@ -964,8 +964,8 @@ enum ConsoleAssets {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>Silo console</title>
         <link rel="icon" href="icon.svg" type="image/svg+xml">
-        <link rel="stylesheet" href="console.css">
-        <script type="module" src="app.js"></script>
+        <link rel="stylesheet" href="console.css" nonce="{{NONCE}}">
+        <script type="module" src="app.js" nonce="{{NONCE}}"></script>
         </head>
         <body>
         <a class="skip-link" href="#main">Skip to content</a>

@@ -83,6 +83,8 @@ final class DownloadHeaders: Sendable {
         headers.add("X-Goog-Stored-Content-Encoding", record.fields.contentEncoding ?? "identity")
         headers.add("X-Goog-Stored-Content-Length", String(record.size))
         headers.add("ETag", etag)
+        // Formatted once with the rest: the pipeline then finds them (``ContentIsolation/ensure(_:)``).
+        ContentIsolation.add(to: &headers)
         return headers
     }
 

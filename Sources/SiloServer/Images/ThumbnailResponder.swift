@@ -19,12 +19,13 @@ struct ThumbnailResponder {
         }
         // Derived from the version and the parameters: the same bytes for as long as both are the same.
         let etag = "\"\(record.generation)-\(spec)\""
-        var headers = HTTPHeaders(minimumCapacity: 8)
+        var headers = HTTPHeaders(minimumCapacity: 10)
         headers.add("Content-Type", spec.format.contentType)
         headers.add("ETag", etag)
         headers.add("Last-Modified", record.updated.rfc1123)
         headers.add("Cache-Control", record.fields.cacheControl ?? Self.defaultCacheControl)
         headers.add("X-Goog-Generation", String(record.generation))
+        ContentIsolation.add(to: &headers)
         if let early = try Self.conditional(request, etag: etag, record, headers: headers) { return early }
         if request.method == "HEAD" { return try Self.head(record, spec, headers: headers, images: service.images) }
         // On the event loop (an inline attempt) nothing else is served: a disk read or a transform goes to a worker.

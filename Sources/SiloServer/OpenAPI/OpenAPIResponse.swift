@@ -5,7 +5,8 @@ extension OpenAPIDocument {
     static let bytes = Array(json.utf8)
 
     private static let headers: HTTPHeaders = {
-        let headers: HTTPHeaders = ["Content-Type": "application/json"]
+        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+        ContentIsolation.add(to: &headers)
         return headers.preformatted()
     }()
 

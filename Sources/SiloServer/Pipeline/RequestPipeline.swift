@@ -49,7 +49,13 @@ struct RequestPipeline: Sendable {
         var exchange = Exchange(id: observability.requestIDs.resolve(head))
         if head.method == "OPTIONS" {
             exchange.route = .preflight
-            var response = CORS.preflight(head)
+            var response: HTTPResponse
+            if case .console? = try? route(of: head) {
+                response = CORS.refusedPreflight()
+            } else {
+                response = CORS.preflight(head)
+            }
+            ContentIsolation.ensure(&response.headers)
             observe(&response, head, exchange)
             return .respond(response)
         }
@@ -84,11 +90,16 @@ struct RequestPipeline: Sendable {
         }
     }
 
-    /// What every answer passes through once: the log line of a server-side failure, CORS, then what
+    /// What every answer passes through once: the log line of a server-side failure, the sandbox that keeps
+    /// whatever it carries out of the console's origin (``ContentIsolation``) and CORS — for every route but the
+    /// console's, which sets its own policy and answers no other origin (``ConsoleRoutes``) — then what
     /// ``observe(_:_:_:)`` adds.
     func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
         let failureID = failed(response, head)
-        if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+        if exchange.route != .console {
+            ContentIsolation.ensure(&response.headers)
+            if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+        }
         observe(&response, head, exchange, id: failureID)
     }
 

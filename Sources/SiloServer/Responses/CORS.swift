@@ -1,7 +1,13 @@
 import SiloHTTP
 
-/// CORS as the Firebase emulator does it: reflect the origin and the requested headers, expose
-/// the X-Goog-Upload headers the JS SDK reads.
+/// CORS for the storage APIs as the Firebase emulator answers it: any origin, reflected, with the requested headers
+/// allowed and the X-Goog-Upload headers the JS SDK reads exposed. Without credentials: a browser sends Silo no
+/// credential by itself (no cookie, HTTP authentication or client certificate is ever asked for or read; every
+/// caller names its credential in `Authorization` or in a signed URL), so `Access-Control-Allow-Credentials` would
+/// only ever let another site read what an ambient credential of someone else's — a cookie of a proxy in front of
+/// Silo — authorized. GCS answers the same way where it has one: its cookie-authenticated endpoint
+/// (storage.cloud.google.com) allows no CORS at all. The console's paths get no CORS answer ever: its API is for
+/// the console's own page, never for another origin (``ConsoleRoutes``).
 enum CORS {
     static let exposed = [
         "Content-Type", "Content-Length", "Content-Range", "Content-Disposition", "Content-Encoding", "ETag",
@@ -13,16 +19,15 @@ enum CORS {
 
     static let methods = "GET, HEAD, PUT, PATCH, POST, DELETE, OPTIONS"
 
-    /// Adds the CORS headers to a response for a request that carried `Origin`.
+    /// Adds the CORS headers to a storage API's response for a request that carried `Origin`.
     static func decorate(_ response: inout HTTPResponse, request: HTTPRequestHead) {
         guard let origin = request.headers["Origin"] else { return }
         response.headers.set("Access-Control-Allow-Origin", origin)
-        response.headers.set("Access-Control-Allow-Credentials", "true")
         response.headers.set("Access-Control-Expose-Headers", exposed)
         response.headers.add("Vary", "Origin")
     }
 
-    /// The answer to a preflight `OPTIONS`.
+    /// The answer to a preflight `OPTIONS` of a storage API's path.
     static func preflight(_ request: HTTPRequestHead) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.set("Access-Control-Allow-Methods", methods)
@@ -37,4 +42,8 @@ enum CORS {
         decorate(&response, request: request)
         return response
     }
+
+    /// The answer to a preflight of one of the console's paths: only the console's own page calls them, and a
+    /// same-origin call is never preflighted, so this is another origin asking, and it is told nothing.
+    static func refusedPreflight() -> HTTPResponse { HTTPResponse(status: 403) }
 }

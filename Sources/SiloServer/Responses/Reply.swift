@@ -16,7 +16,8 @@ enum Reply {
     }
 
     private static let jsonHeaders: HTTPHeaders = {
-        let headers: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
+        var headers: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
+        ContentIsolation.add(to: &headers)
         return headers.preformatted()
     }()
 
