@@ -8,8 +8,8 @@ import SiloWire
 import Testing
 
 /// CORS on a live server: the storage APIs answer any origin as the Firebase emulator does (the origin reflected,
-/// the upload headers exposed), never with `Access-Control-Allow-Credentials` (a browser sends Silo no credential
-/// by itself); the console's paths answer no other origin at all.
+/// the upload headers exposed), with `Access-Control-Allow-Credentials` only for a Cloud Workstations preview (the one
+/// place a browser sends a credential by itself: its proxy's cookie); the console's paths answer no other origin.
 @Suite struct CORSTests {
     static let adminKey = "cors-tests-admin-key"
     static let origin = "https://app.example"
@@ -39,7 +39,7 @@ import Testing
         #expect(fields.isEmpty, "\(what): \(fields)")
     }
 
-    @Test("the storage APIs reflect any origin, expose the upload headers, and never allow credentials")
+    @Test("the storage APIs reflect any origin, expose the upload headers, and allow no credentials")
     func storageRoutes() throws {
         var headers = admin
         headers.set("Origin", Self.origin)
@@ -68,6 +68,32 @@ import Testing
             preflight.headers["Access-Control-Allow-Headers"]
                 == "authorization,content-type,x-goog-upload-command,x-goog-upload-protocol")
         #expect(preflight.headers["Access-Control-Allow-Credentials"] == nil)
+    }
+
+    @Test("a Cloud Workstations preview, where the JS SDK sends the workstation's cookie, is answered with credentials")
+    func cloudWorkstations() throws {
+        let preview = "https://5000-my-workstation.cluster-abc.cloudworkstations.dev"
+        for origin in [preview, preview + ":443"] {
+            var headers = admin
+            headers.set("Origin", origin)
+            let read = try get(objectPath("public/a.txt"), headers: headers)
+            #expect(read.headers["Access-Control-Allow-Origin"] == origin)
+            #expect(read.headers["Access-Control-Allow-Credentials"] == "true")
+            let preflight = try get(
+                bucketPath() + "?name=public%2Fc.txt", method: "OPTIONS",
+                headers: ["Origin": origin, "Access-Control-Request-Method": "POST"])
+            #expect(preflight.headers["Access-Control-Allow-Credentials"] == "true")
+        }
+        // Look-alikes get no credentials; nor does the console, from any origin.
+        for origin in [
+            "http://5000-x.cloudworkstations.dev", "https://cloudworkstations.dev.evil.example",
+            "https://evil.example/.cloudworkstations.dev",
+        ] {
+            var headers = admin
+            headers.set("Origin", origin)
+            #expect(try get(objectPath("public/a.txt"), headers: headers).headers["Access-Control-Allow-Credentials"] == nil)
+        }
+        Self.expectNoCORS(try get("/console/api/session", headers: ["Origin": preview]), "console API")
     }
 
     @Test("the console's API and files answer no other origin, and its API refuses a cross-origin browser request")

@@ -6,8 +6,11 @@ import SiloHTTP
 /// caller names its credential in `Authorization` or in a signed URL), so `Access-Control-Allow-Credentials` would
 /// only ever let another site read what an ambient credential of someone else's — a cookie of a proxy in front of
 /// Silo — authorized. GCS answers the same way where it has one: its cookie-authenticated endpoint
-/// (storage.cloud.google.com) allows no CORS at all. The console's paths get no CORS answer ever: its API is for
-/// the console's own page, never for another origin (``ConsoleRoutes``).
+/// (storage.cloud.google.com) allows no CORS at all. The one place such a credential exists by design is a Cloud
+/// Workstations (Firebase Studio) preview: the workstation's proxy admits requests by its own cookie, and the
+/// Firebase JS SDK sends credentials to an emulator there (and only there); an origin on
+/// `cloudworkstations.dev` is answered with credentials, as the Firebase emulator answers it. The console's paths
+/// get no CORS answer ever: its API is for the console's own page, never for another origin (``ConsoleRoutes``).
 enum CORS {
     static let exposed = [
         "Content-Type", "Content-Length", "Content-Range", "Content-Disposition", "Content-Encoding", "ETag",
@@ -24,7 +27,17 @@ enum CORS {
         guard let origin = request.headers["Origin"] else { return }
         response.headers.set("Access-Control-Allow-Origin", origin)
         response.headers.set("Access-Control-Expose-Headers", exposed)
+        if isCloudWorkstation(origin) { response.headers.set("Access-Control-Allow-Credentials", "true") }
         response.headers.add("Vary", "Origin")
+    }
+
+    /// Whether `origin` is a Cloud Workstations preview (`https://<port>-<workstation>.cloudworkstations.dev`), the
+    /// host suffix the Firebase JS SDK sends credentials to an emulator for.
+    static func isCloudWorkstation(_ origin: String) -> Bool {
+        guard origin.hasPrefix("https://") else { return false }
+        var host = origin.dropFirst("https://".count)
+        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        return host.hasSuffix(".cloudworkstations.dev") && !host.contains("/")
     }
 
     /// The answer to a preflight `OPTIONS` of a storage API's path.
