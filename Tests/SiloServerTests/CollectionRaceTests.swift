@@ -3,6 +3,7 @@ import SiloHTTP
 import SiloServer
 import SiloTestStores
 import SiloTesting
+import SiloWire
 import Synchronization
 import Testing
 
@@ -34,14 +35,34 @@ import Testing
         var blobsCollected: Int { collected.load(ordering: .relaxed) }
     }
 
-    static let uploads = FaultMatrixTests.paths.indices.filter { index in
-        let name = FaultMatrixTests.paths[index].name
-        return !name.contains("PATCH") && !name.contains("delete")
+    /// Every write path of the fault matrix that stores new bytes, and the single-request uploads it does not run.
+    static let paths: [FaultMatrixTests.WritePath] =
+        FaultMatrixTests.paths.filter { !$0.name.contains("PATCH") && !$0.name.contains("delete") } + [
+            FaultMatrixTests.WritePath(
+                name: "XML PUT", overwrites: true,
+                run: { c, n in [try xmlPut(c, n)] }, retry: { c, n in try xmlPut(c, n) },
+                newState: FaultMatrixTests.contentIs(FaultMatrixTests.body)),
+            FaultMatrixTests.WritePath(
+                name: "GCS media upload", overwrites: true,
+                run: { c, n in [try gcsMedia(c, n)] }, retry: { c, n in try gcsMedia(c, n) },
+                newState: FaultMatrixTests.contentIs(FaultMatrixTests.body)),
+        ]
+
+    static func xmlPut(_ c: HTTPTestClient, _ name: String) throws -> Int {
+        try c.send(method: "PUT", target: FaultMatrixTests.xmlPath(name), body: FaultMatrixTests.body).status
     }
 
-    @Test(arguments: uploads)
+    static func gcsMedia(_ c: HTTPTestClient, _ name: String) throws -> Int {
+        try c.send(
+            method: "POST",
+            target: "/upload/storage/v1/b/\(bucket)/o?uploadType=media&name=" + PercentCoding.encodeComponent(name),
+            body: FaultMatrixTests.body
+        ).status
+    }
+
+    @Test(arguments: paths.indices)
     func aCollectionAtTheCommitNeverTearsAWrite(_ index: Int) throws {
-        let path = FaultMatrixTests.paths[index]
+        let path = Self.paths[index]
         let hooks = StoreCallHooks()
         let server = try TestServer(hooks: hooks)
         let client = server.client()
