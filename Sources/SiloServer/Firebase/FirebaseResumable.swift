@@ -55,7 +55,7 @@ struct FirebaseResumable {
                     try service.blobs.makeWriter(blobID, at: 0).close()
                     var session = UploadSession(
                         id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields,
-                        declaredSize: declaredSize, blobID: blobID, principal: context.head.headers["Authorization"],
+                        declaredSize: declaredSize, blobID: blobID, starter: context.principal,
                         created: context.time)
                     session.caller = caller
                     if service.configuration.strictV0Checksums { session.expectedMD5 = changes?.md5Hash }
