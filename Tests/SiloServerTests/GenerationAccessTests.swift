@@ -122,6 +122,28 @@ import Testing
         #expect(try s.send("POST", "\(s.objects)/mine.txt/compose", own, headers: s.bearer(token)).status == 200)
     }
 
+    @Test("a change decided on the live version by its own ACL lands on that version, not on one that replaced it")
+    func decidedVersionIsTheChangedOne() throws {
+        try s.bind([("roles/storage.legacyBucketWriter", ["serviceAccount:\(writer.email)"])])
+        let token = try s.token(writer)
+        let mine = try s.generation(try s.upload(name, "writer's", headers: s.bearer(token)))
+        // The writer grants allUsers on what it owns; the owner replaces the object before the grant's body arrives.
+        let grant = try s.raced(
+            "POST", "\(object)/acl", Array(#"{"entity":"allUsers","role":"READER"}"#.utf8), headers: s.bearer(token)
+        ) { _ = try s.upload(name, "owner's, private", headers: s.admin) }
+        #expect(grant.status == 200, "\(grant.text)")
+        #expect(try s.bytes(name) == "owner's, private")
+        #expect(try s.send("GET", "\(object)?alt=media").status == 401, "the owner's new version stays private")
+        #expect(try s.send("GET", "\(object)?alt=media&generation=\(mine)").text == "writer's")
+        #expect(try s.upload(name, "writer's again", headers: s.bearer(token)).status == 200)
+        let patch = try s.raced(
+            "PATCH", object, Array(#"{"metadata":{"by":"writer"}}"#.utf8), headers: s.bearer(token)
+        ) { _ = try s.upload(name, "owner's again", headers: s.admin) }
+        #expect(patch.status == 200, "\(patch.text)")
+        #expect(try s.bytes(name) == "owner's again")
+        #expect(try s.send("GET", object, headers: s.admin).json()["metadata"] == nil)
+    }
+
     @Test("soft-deleted: softDeleted=true&generation= is decided by the soft-deleted version's own ACL")
     func softDeleted() throws {
         let (old, token) = try overwrittenByWriter()

@@ -56,7 +56,9 @@ struct PostgresMetadataStoreTests {
                 id: RandomID.sessionID(), bucket: bucket, name: objectName(name), fields: ObjectFields(),
                 declaredSize: nil, blobID: .random(), created: Timestamp(microseconds: 1))
         }
-        let active = session("active"), finished = session("finished"), anonymous = session("anonymous")
+        let active = session("active")
+        let finished = session("finished")
+        let anonymous = session("anonymous")
         for one in [active, finished, anonymous] { try store.insertSession(one) }
         _ = try store.updateSession(id: finished.id) { $0.state = .finalized }
         _ = try store.textRows(
@@ -67,7 +69,8 @@ struct PostgresMetadataStoreTests {
 
         let migrated = try schema.open()
         #expect(migrated.schemaVersionAtOpen == 8)
-        #expect(try migrated.scalar("SELECT count(*)::text FROM sessions WHERE record LIKE '%legacy-admin-key%'") == "0")
+        #expect(
+            try migrated.scalar("SELECT count(*)::text FROM sessions WHERE record LIKE '%legacy-admin-key%'") == "0")
         let failed = try #require(try migrated.session(id: active.id))
         #expect(failed.state == .failed && failed.failureStatus == 410)
         #expect(failed.failureMessage == UploadSession.credentialDropped.message)

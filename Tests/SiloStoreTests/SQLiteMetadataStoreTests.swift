@@ -56,7 +56,9 @@ final class SQLRecorder: Sendable {
                 id: RandomID.sessionID(), bucket: bucketName(), name: objectName(name), fields: ObjectFields(),
                 declaredSize: nil, blobID: .random(), created: Timestamp(microseconds: 1))
         }
-        let active = session("active"), finished = session("finished"), anonymous = session("anonymous")
+        let active = session("active")
+        let finished = session("finished")
+        let anonymous = session("anonymous")
         for one in [active, finished, anonymous] { try store.insertSession(one) }
         _ = try store.updateSession(id: finished.id) { $0.state = .finalized }
         for id in [active.id, finished.id] {

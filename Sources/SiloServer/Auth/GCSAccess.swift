@@ -11,9 +11,19 @@ import SiloHTTP
 struct GCSAccess {
     let service: ObjectService
 
-    /// Nil when the request may go on; otherwise why not (401 for an anonymous caller, else 403).
-    func refusal(_ route: Route, _ context: RequestContext) -> StorageError? {
-        refusal(GCSPermissions.required(route, context), context.principal)
+    /// What the decision about one request found: why not (401 for an anonymous caller, else 403), or the live
+    /// versions it granted on by their own ACL alone — the handler must serve or change those versions and no later
+    /// one (``RequestContext/addressed(_:_:named:)``).
+    struct Decision {
+        var refusal: StorageError?
+        var decided: [DecidedVersion] = []
+    }
+
+    /// The decision about a request, before its handler runs.
+    func decide(_ route: Route, _ context: RequestContext) -> Decision {
+        var decided: [DecidedVersion] = []
+        let refusal = refusal(GCSPermissions.required(route, context), context.principal, decided: &decided)
+        return Decision(refusal: refusal, decided: decided)
     }
 
     /// Whether `principal` needs no permission at all: the admin, or anyone in emulator mode.
@@ -23,6 +33,13 @@ struct GCSAccess {
 
     /// The same decision for requirements a handler finds in the body (a POST policy form's object and signer).
     func refusal(_ requirements: [AccessRequirement], _ principal: Principal?) -> StorageError? {
+        var decided: [DecidedVersion] = []
+        return refusal(requirements, principal, decided: &decided)
+    }
+
+    private func refusal(
+        _ requirements: [AccessRequirement], _ principal: Principal?, decided: inout [DecidedVersion]
+    ) -> StorageError? {
         if exempts(principal) { return nil }
         var resources: [BucketName: BucketResource?] = [:]
         for requirement in requirements {
@@ -40,7 +57,13 @@ struct GCSAccess {
                     resources[bucket] = resource
                 }
                 let target = name.map { Target.object($0, version) } ?? .bucket
-                if let denied = refusal(permission, bucket, target, resource, principal) { return denied }
+                switch grant(permission, bucket, target, resource, principal) {
+                case .failure(let denied): return denied
+                case .success(let record?) where version == .live:
+                    // Granted by the live version's own ACL: that version, not whichever is live later.
+                    decided.append(DecidedVersion(bucket: bucket, name: record.name, generation: record.generation))
+                case .success: break
+                }
                 if permission == .objectsCreate, let name {
                     // Before the first byte: a write that would replace a live object needs `objects.delete` too.
                     // Decided again when the write commits, against the version it then replaces.
@@ -122,24 +145,36 @@ struct GCSAccess {
         _ permission: GCSPermission, _ bucket: BucketName, _ target: Target, _ resource: BucketResource?,
         _ principal: Principal?
     ) -> StorageError? {
+        if case .failure(let denied) = grant(permission, bucket, target, resource, principal) { return denied }
+        return nil
+    }
+
+    /// Whether `permission` is granted on `target`: by the bucket (success with nil: every version), by the version's
+    /// own ACL (success with that version), or not (why).
+    private func grant(
+        _ permission: GCSPermission, _ bucket: BucketName, _ target: Target, _ resource: BucketResource?,
+        _ principal: Principal?
+    ) -> Result<ObjectRecord?, StorageError> {
         let denied = Self.denial(
             principal, "\(permission.rawValue) access", to: target.name.map { "\(bucket)/\($0)" } ?? bucket.rawValue)
         // A bucket that does not exist grants nothing, and says nothing about whether it exists.
         guard !permission.isProjectLevel, let resource, IAMGrants.scopeAllows(permission, principal) else {
-            return denied
+            return .failure(denied)
         }
         let grants = IAMGrants(resource: resource, principal: principal)
-        if grants.onBucket.contains(permission) { return nil }
-        guard IAMGrants.objectACLRoles.values.contains(where: { $0.contains(permission) }) else { return denied }
+        if grants.onBucket.contains(permission) { return .success(nil) }
+        guard IAMGrants.objectACLRoles.values.contains(where: { $0.contains(permission) }) else {
+            return .failure(denied)
+        }
         let record: ObjectRecord?
         switch target {
-        case .bucket: return denied
+        case .bucket: return .failure(denied)
         case .record(let known): record = known
         case .object(let name, let version):
-            do { record = try self.record(bucket, name, version) } catch { return StorageError.wrap(error) }
+            do { record = try self.record(bucket, name, version) } catch { return .failure(StorageError.wrap(error)) }
         }
-        guard let record, grants.onObject(record).contains(permission) else { return denied }
-        return nil
+        guard let record, grants.onObject(record).contains(permission) else { return .failure(denied) }
+        return .success(record)
     }
 
     /// The version `version` addresses, with its own ACL; nil when there is none.

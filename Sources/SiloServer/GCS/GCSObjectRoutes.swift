@@ -32,12 +32,12 @@ struct GCSObjectRoutes {
     /// A media read's 404 is plain text (``APIShape/error(_:for:_:)``).
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let media = Self.isMediaRead(context)
-        let generation = try GCSConditions.generation(context.query)
+        let named = try GCSConditions.generation(context.query)
         if context.query["softDeleted"]?.lowercased() == "true" {
             guard !media else {
                 throw StorageError(.invalidArgument, "Invalid argument: soft-deleted objects cannot be downloaded")
             }
-            guard let generation else {
+            guard let generation = named else {
                 throw StorageError(.invalidArgument, "Invalid argument: softDeleted=true needs a generation")
             }
             guard let found = try service.metadata.softDeletedObject(bucket, name, generation: generation) else {
@@ -45,9 +45,11 @@ struct GCSObjectRoutes {
             }
             return Reply.json(200, service.gcsObject(found, context))
         }
+        let generation = context.addressed(bucket, name, named: named)
         let lookup = {
             guard let record = try service.metadata.object(bucket, name, generation: generation) else {
-                throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
+                throw context.changed(
+                    bucket, name, named: named, StorageError(.notFound, "No such object: \(bucket)/\(name)"))
             }
             try GCSConditions.checkRead(try GCSConditions.destination(context.query), record)
             return record
@@ -78,23 +80,30 @@ struct GCSObjectRoutes {
                     let changes = try MetadataChanges(json: JSONValue.parse(body.isEmpty ? Array("{}".utf8) : body))
                     let conditions = try GCSConditions.destination(context.query)
                     let resource = try service.bucketResource(bucket)
-                    // Any generation, live or noncurrent, can have its metadata changed.
-                    let record = try service.metadata.updateObject(
-                        bucket, name, generation: try GCSConditions.generation(context.query),
-                        conditions: conditions, at: context.time
-                    ) {
-                        fields in
-                        let existing = fields
-                        if replace {
-                            fields = ObjectFields()
-                            fields.downloadTokens = existing.downloadTokens
-                            fields.extras = existing.extras
+                    // Any generation, live or noncurrent, can have its metadata changed: the one named, else the
+                    // one the access decision was about.
+                    let named = try GCSConditions.generation(context.query)
+                    let record: ObjectRecord
+                    do {
+                        record = try service.metadata.updateObject(
+                            bucket, name, generation: context.addressed(bucket, name, named: named),
+                            conditions: conditions, at: context.time
+                        ) {
+                            fields in
+                            let existing = fields
+                            if replace {
+                                fields = ObjectFields()
+                                fields.downloadTokens = existing.downloadTokens
+                                fields.extras = existing.extras
+                            }
+                            try changes.apply(to: &fields)
+                            try ObjectResource.apply(
+                                changes.extras, to: &fields, existing: existing, bucket: resource, query: context.query,
+                                principal: context.principal, replacing: replace, now: context.time,
+                                object: "\(bucket)/\(name)")
                         }
-                        try changes.apply(to: &fields)
-                        try ObjectResource.apply(
-                            changes.extras, to: &fields, existing: existing, bucket: resource, query: context.query,
-                            principal: context.principal, replacing: replace, now: context.time,
-                            object: "\(bucket)/\(name)")
+                    } catch {
+                        throw context.changed(bucket, name, named: named, error)
                     }
                     return Reply.json(200, service.gcsObject(record, context, bucket: resource))
                 }
@@ -289,9 +298,15 @@ struct GCSObjectRoutes {
                 run {
                     try service.requireBucket(destination.0)
                     let changes = try body.isEmpty ? nil : UploadFields.parseChanges(body)
-                    let original = try service.copySource(
-                        source.0, source.1, generation: try GCSConditions.generation(context.query, "sourceGeneration"),
-                        conditions: try GCSConditions.source(context.query))
+                    let named = try GCSConditions.generation(context.query, "sourceGeneration")
+                    let original: ObjectRecord
+                    do {
+                        original = try service.copySource(
+                            source.0, source.1, generation: context.addressed(source.0, source.1, named: named),
+                            conditions: try GCSConditions.source(context.query))
+                    } catch {
+                        throw context.changed(source.0, source.1, named: named, error)
+                    }
                     // The source's contexts go with the copy unless the body names others.
                     var fields = ObjectService.copiedFields(original)
                     if let changes {
