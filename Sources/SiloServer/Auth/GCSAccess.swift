@@ -126,6 +126,22 @@ struct GCSAccess {
         if let refusal = refusal(permission, bucket, target, resource, principal) { throw refusal }
     }
 
+    /// Throws unless `principal` may set the ACL of the version whose fields are `fields` (the one a metadata write
+    /// is changing, read in its transaction): `objects.setIamPolicy` by the bucket's grants or that version's ACL.
+    func checkACLChange(
+        _ bucket: BucketName, _ name: ObjectName, _ fields: ObjectFields, _ principal: Principal?,
+        bucket resource: BucketResource?
+    ) throws {
+        if exempts(principal) { return }
+        // Only the fields take part in the decision (the ACL and the owner in them).
+        let version = ObjectRecord(
+            bucket: bucket, name: name, generation: 0, metageneration: 0,
+            blob: BlobSummary(size: 0, md5: [], crc32c: 0),
+            blobID: .random(), fields: fields, timeCreated: Timestamp(microseconds: 0),
+            updated: Timestamp(microseconds: 0), componentCount: nil)
+        if let refusal = refusal(.objectsSetIamPolicy, bucket, .record(version), resource, principal) { throw refusal }
+    }
+
     /// What a permission is asked of: the bucket, one version of an object by its address, or a version already read.
     private enum Target {
         case bucket

@@ -83,6 +83,11 @@ struct GCSObjectRoutes {
                     // Any generation, live or noncurrent, can have its metadata changed: the one named, else the
                     // one the access decision was about.
                     let named = try GCSConditions.generation(context.query)
+                    // Changing the ACL (`acl` in the body, `predefinedAcl`) also needs `objects.setIamPolicy`, decided
+                    // on the version being changed, in the store's transaction.
+                    let changesACL =
+                        changes.extras.acl != nil || !(ObjectResource.predefinedACL(context.query) ?? "").isEmpty
+                    let access = GCSAccess(service: service)
                     let record: ObjectRecord
                     do {
                         record = try service.metadata.updateObject(
@@ -90,6 +95,9 @@ struct GCSObjectRoutes {
                             conditions: conditions, at: context.time
                         ) {
                             fields in
+                            if changesACL {
+                                try access.checkACLChange(bucket, name, fields, context.principal, bucket: resource)
+                            }
                             let existing = fields
                             if replace {
                                 fields = ObjectFields()
