@@ -85,7 +85,8 @@ enum AccessRequirement: Equatable {
 }
 
 /// The one table from request to GCS permission, for the JSON and the XML API. ``GCSAccess`` checks what it
-/// returns once per request, before the handler runs.
+/// returns once per request, before the handler runs; writes are decided again when they commit
+/// (``ObjectService/gcsPinned(_:_:conditions:principal:write:)``).
 enum GCSPermissions {
     static func required(_ route: Route, _ context: RequestContext) -> [AccessRequirement] {
         let method = context.method

@@ -80,8 +80,8 @@ struct FirebaseResumable {
     }
 
     /// A command on session `upload_id`, reached through `bucket`'s URL of `api`. A session answers only on its
-    /// own bucket's URLs, and a GCS session (started by the admin, committed as the admin) only on the GCS API's,
-    /// which check admin credentials: through a v0 URL anyone holding the id could finish it as the admin.
+    /// own bucket's URLs, and a GCS session only on the GCS API's (whichever URL finishes it, its commit is decided
+    /// by IAM for its starter, ``SiloServerApp``'s `sessionCommit`).
     func command(_ context: RequestContext, commands: Set<String>, bucket: BucketName, api: UploadSession.API)
         -> RequestDisposition
     {
