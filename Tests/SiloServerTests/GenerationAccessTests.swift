@@ -170,15 +170,14 @@ import Testing
         #expect(restored.status == 200, "\(restored.text)")
         #expect(try s.send("GET", "\(object)?alt=media").status == 401, "the old public ACL did not come back")
         #expect(try s.send("GET", "\(object)?alt=media", headers: s.admin).text == "public v1")
-    }
-
-    @Test("restore with copySourceAcl=true by a caller who may set ACLs keeps the soft-deleted version's ACL")
-    func restoreKeepingACL() throws {
-        let old = try s.generation(try s.upload(name, "public v1", query: "predefinedAcl=publicRead", headers: s.admin))
-        #expect(try s.send("DELETE", object, headers: s.admin).status == 204)
-        #expect(try s.send("DELETE", "\(object)?generation=\(old)", headers: s.admin).status == 204)
-        let restored = try s.send("POST", "\(object)/restore?generation=\(old)&copySourceAcl=true", headers: s.admin)
-        #expect(restored.status == 200, "\(restored.text)")
-        #expect(try s.send("GET", "\(object)?alt=media").text == "public v1")
+        // With copySourceAcl=true, a caller who may set ACLs keeps the version's own.
+        let other = "\(s.objects)/other.txt"
+        let kept = try s.generation(
+            try s.upload("other.txt", "public too", query: "predefinedAcl=publicRead", headers: s.admin))
+        #expect(try s.send("DELETE", other, headers: s.admin).status == 204)
+        #expect(try s.send("DELETE", "\(other)?generation=\(kept)", headers: s.admin).status == 204)
+        let keeping = try s.send("POST", "\(other)/restore?generation=\(kept)&copySourceAcl=true", headers: s.admin)
+        #expect(keeping.status == 200, "\(keeping.text)")
+        #expect(try s.send("GET", "\(other)?alt=media").text == "public too")
     }
 }
