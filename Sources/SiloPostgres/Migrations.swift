@@ -143,7 +143,8 @@ enum Migrations {
         """
         UPDATE sessions SET state = 'failed',
             record = (record::jsonb || jsonb_build_object('state', 'failed', 'failureStatus', 410,
-                'failureMessage', 'This upload session was started by an older Silo that kept the caller''s credential; it cannot be finished. Start the upload again.'))::text
+                'failureMessage', 'This upload session was started by an older Silo that kept the caller''s credential; '
+                || 'it cannot be finished. Start the upload again.'))::text
         WHERE state = 'active' AND record::jsonb ? 'principal';
         UPDATE sessions SET record = (record::jsonb - 'principal')::text WHERE record::jsonb ? 'principal';
         """,

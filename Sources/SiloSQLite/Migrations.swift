@@ -161,7 +161,8 @@ enum Migrations {
         """
         UPDATE sessions SET state = 'failed',
             record = json_set(record, '$.state', 'failed', '$.failureStatus', 410, '$.failureMessage',
-                'This upload session was started by an older Silo that kept the caller''s credential; it cannot be finished. Start the upload again.')
+                'This upload session was started by an older Silo that kept the caller''s credential; '
+                || 'it cannot be finished. Start the upload again.')
         WHERE state = 'active' AND json_type(record, '$.principal') IS NOT NULL;
         UPDATE sessions SET record = json_remove(record, '$.principal')
         WHERE json_type(record, '$.principal') IS NOT NULL;
