@@ -141,6 +141,18 @@ enum Migrations {
         """
         ALTER TABLE blob_garbage ADD COLUMN collecting bigint;
         """,
+        // 10: sessions keep who started them (`starter`, the verified principal), never the credential: the raw
+        // Authorization header v0 sessions kept as `principal` goes. An active session that held one cannot be
+        // finished as its starter any more, so it fails (410, as UploadSession.credentialDropped says), and the
+        // collector takes its blob; finished ones just lose the header.
+        """
+        UPDATE sessions SET state = 'failed',
+            record = (record::jsonb || jsonb_build_object('state', 'failed', 'failureStatus', 410,
+                'failureMessage', 'This upload session was started by an older Silo that kept the caller''s credential; '
+                || 'it cannot be finished. Start the upload again.'))::text
+        WHERE state = 'active' AND record::jsonb ? 'principal';
+        UPDATE sessions SET record = (record::jsonb - 'principal')::text WHERE record::jsonb ? 'principal';
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -159,6 +159,19 @@ enum Migrations {
         """
         ALTER TABLE blob_garbage ADD COLUMN collecting INTEGER;
         """,
+        // 9: sessions keep who started them (`starter`, the verified principal), never the credential: the raw
+        // Authorization header v0 sessions kept as `principal` goes. An active session that held one cannot be
+        // finished as its starter any more, so it fails (410, as UploadSession.credentialDropped says), and the
+        // collector takes its blob; finished ones just lose the header.
+        """
+        UPDATE sessions SET state = 'failed',
+            record = json_set(record, '$.state', 'failed', '$.failureStatus', 410, '$.failureMessage',
+                'This upload session was started by an older Silo that kept the caller''s credential; '
+                || 'it cannot be finished. Start the upload again.')
+        WHERE state = 'active' AND json_type(record, '$.principal') IS NOT NULL;
+        UPDATE sessions SET record = json_remove(record, '$.principal')
+        WHERE json_type(record, '$.principal') IS NOT NULL;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -206,29 +206,38 @@ final class ObjectService: Sendable {
         }
     }
 
-    /// Makes an uploaded blob the live version of `name`: authorizes `create` with the proposed object (fields,
-    /// size and checksums of the bytes received) against the live version, and commits with that version pinned
-    /// (see ``pinned(_:_:conditions:principal:check:write:)``), then deletes the replaced blob. With `sessionID`
-    /// the commit also finalizes that resumable session, in the same transaction. `bucket` is served (a route's,
-    /// or checked by the caller).
+    /// Makes an uploaded blob the live version of `name`: decides the write again against the live version — with
+    /// `.securityRules`, a `create` with the proposed object (fields, size and checksums of the bytes received);
+    /// with `.gcs`, the caller's `objects.create` (and `objects.delete` when a version is replaced) — and commits
+    /// with that version pinned (see ``pinned(_:_:conditions:principal:check:write:)``), then deletes the replaced
+    /// blob. With `sessionID` the commit also finalizes that resumable session, in the same transaction. `bucket` is
+    /// served (a route's, or checked by the caller).
     func commitUpload(
         bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
-        conditions: Preconditions, principal: Principal?, time: Timestamp, finalizing sessionID: String? = nil,
-        createsBucket: Bool
+        conditions: Preconditions, principal: Principal?, access: WriteAccess = .securityRules, time: Timestamp,
+        finalizing sessionID: String? = nil, createsBucket: Bool
     ) throws -> ObjectRecord {
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
         let presets = takePresetTicket(bucket, name, contentType: fields.contentType, blob: blobID)
         let stored: ObjectRecord
         do {
-            stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
-                try authorize(
-                    AccessRequest(
-                        // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
-                        operation: .create, bucket: bucket, path: name.rawValue, principal: principal,
-                        resource: existing, proposedFields: fields, proposedBlob: summary, time: time))
-            } write: { pins in
-                try commit(draft, conditions: pins, time: time, finalizing: sessionID)
+            let write = { (pins: Preconditions) in
+                try self.commit(draft, conditions: pins, time: time, finalizing: sessionID)
+            }
+            switch access {
+            case .securityRules:
+                stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
+                    try authorize(
+                        AccessRequest(
+                            // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
+                            operation: .create, bucket: bucket, path: name.rawValue, principal: principal,
+                            resource: existing, proposedFields: fields, proposedBlob: summary, time: time))
+                } write: {
+                    try write($0)
+                }
+            case .gcs:
+                stored = try gcsPinned(bucket, name, conditions: conditions, principal: principal, write: write)
             }
         } catch {
             returnPresetTicket(presets)
@@ -271,6 +280,29 @@ final class ObjectService: Sendable {
     }
 
     static let pinnedAttempts = 4
+
+    /// The server acting for itself (preset thumbnails it derives): nothing is decided for it.
+    static let itself = Principal(
+        scheme: "Bearer", credential: "", uid: nil, claimsJSON: "{}", isAdmin: true, verified: true)
+
+    /// A GCS write (upload, copy, rewrite, compose, multipart completion, restore, move) at its commit: `principal`
+    /// must hold `storage.objects.create` and, when a live version is there to be replaced, `storage.objects.delete`
+    /// (``GCSAccess/writeRefusal(_:_:replacing:_:)``), decided on the live version read here and pinned into
+    /// `write`'s preconditions (``pinned(_:_:conditions:principal:check:write:)``). A version that appears, changes
+    /// or goes in between fails the pin in the store's transaction and the decision is made again, so whether the
+    /// write replaces something is decided when it commits, not when it started. The admin and emulator mode pass.
+    func gcsPinned<Result>(
+        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, principal: Principal?,
+        write: (Preconditions) throws -> Result
+    ) throws -> Result {
+        let access = GCSAccess(service: self)
+        if access.exempts(principal) { return try write(conditions) }
+        return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
+            if let refusal = access.writeRefusal(bucket, name, replacing: existing, principal) { throw refusal }
+        } write: {
+            try write($0)
+        }
+    }
 
     /// Makes `draft` live (the store creates the bucket if needed and checks `conditions` in its transaction), then
     /// releases the version it replaced.
@@ -360,6 +392,14 @@ final class ObjectService: Sendable {
         try metadata.forgetBlob(id)
         return true
     }
+}
+
+/// Which access decision a write makes again when it commits.
+enum WriteAccess: Sendable {
+    /// The v0 API's: Security Rules decide a `create` with the proposed object.
+    case securityRules
+    /// The GCS JSON and XML APIs': bucket IAM and ACLs (``ObjectService/gcsPinned(_:_:conditions:principal:write:)``).
+    case gcs
 }
 
 extension StorageError {

@@ -102,16 +102,13 @@ public final class SiloServerApp: HTTPHandler {
     /// Where a request goes (the fault handler names operations by it).
     func route(of head: HTTPRequestHead) throws -> Route { try pipeline.route(of: head) }
 
-    /// How a resumable session commits, by the API that started it: GCS sessions (JSON and XML API) were
-    /// authorized as admin tooling when they started; v0 sessions act as their starter and may create the bucket.
+    /// How a resumable session commits: as the principal that started it (verified then; the session keeps it
+    /// without the credential), decided again against the version the commit replaces — by Security Rules for a v0
+    /// session, by bucket IAM and ACLs for a GCS JSON or XML one. v0 sessions may create the bucket.
     private static func sessionCommit(_ service: ObjectService) -> SessionCommit {
         SessionCommit(
-            principal: { session in
-                session.api != .firebase
-                    ? GCSUploads.admin
-                    : (try? service.credentials.authenticate(
-                        authorizationHeader: session.principal, at: session.created)) ?? nil
-            },
+            principal: { $0.starter },
+            access: { $0.api == .firebase ? .securityRules : .gcs },
             createsBucket: { $0.api == .firebase && service.configuration.createBucketsOnUpload })
     }
 

@@ -108,6 +108,10 @@ public final class HTTPTestClient {
         return response
     }
 
+    /// Reads the next head on the connection, an interim one (`100 Continue`) included: after ``sendRaw(_:)`` of a
+    /// head with `Expect: 100-continue`, the `100` says the server has routed the request and decided its access.
+    public func readHead() throws -> TestResponse { try readHead(skippingInterim: false) }
+
     /// Closes the connection; the next request opens a new one.
     public func disconnect() {
         if socket >= 0 { _ = close(socket) }

@@ -91,7 +91,9 @@ import Testing
         ] {
             var headers = admin
             headers.set("Origin", origin)
-            #expect(try get(objectPath("public/a.txt"), headers: headers).headers["Access-Control-Allow-Credentials"] == nil)
+            #expect(
+                try get(objectPath("public/a.txt"), headers: headers).headers["Access-Control-Allow-Credentials"] == nil
+            )
         }
         Self.expectNoCORS(try get("/console/api/session", headers: ["Origin": preview]), "console API")
     }

@@ -555,8 +555,13 @@ import Testing
             id: RandomID.sessionID(), bucket: bucket, name: objectName("up/load é.bin"),
             fields: ObjectFields(contentType: "video/mp4", customMetadata: ["a": "b"], downloadTokens: ["tok"]),
             declaredSize: 1 << 40, blobID: .random(), conditions: .init(ifGenerationMatch: 0),
-            principal: "Bearer abc", created: Timestamp(microseconds: 100), api: .gcs)
+            starter: Principal(
+                scheme: "Bearer", credential: "silo1.not-stored", uid: nil, claimsJSON: #"{"email":"sa@x.test"}"#,
+                isAdmin: false, verified: true,
+                serviceAccount: ServiceAccountCaller(email: "sa@x.test", scopes: ["s"], credential: .signedURL)),
+            created: Timestamp(microseconds: 100), api: .gcs)
         session.expectedMD5 = "md5=="
+        #expect(session.starter?.credential == "", "a session never holds its starter's credential")
         try store.insertSession(session)
         #expect(try store.session(id: session.id) == session)
         #expect(try store.session(id: session.id)?.api == .gcs)

@@ -47,6 +47,39 @@ struct PostgresMetadataStoreTests {
         #expect(try store.scalar("SELECT count(*)::text FROM counters") == "2", "last_generation, writer_lease_epoch")
     }
 
+    /// Sessions written before step 10 kept the starter's raw Authorization header as `principal`: the step drops it,
+    /// fails the active sessions that held one, and leaves the rest.
+    @Test func sessionCredentialsAreDroppedByTheMigration() throws {
+        let schema = try PostgresTestSchema()
+        let store = try schema.open()
+        func session(_ name: String) -> UploadSession {
+            UploadSession(
+                id: RandomID.sessionID(), bucket: bucket, name: objectName(name), fields: ObjectFields(),
+                declaredSize: nil, blobID: .random(), created: Timestamp(microseconds: 1))
+        }
+        let active = session("active")
+        let finished = session("finished")
+        let anonymous = session("anonymous")
+        for one in [active, finished, anonymous] { try store.insertSession(one) }
+        _ = try store.updateSession(id: finished.id) { $0.state = .finalized }
+        _ = try store.textRows(
+            "UPDATE sessions SET record = (record::jsonb || '{\"principal\":\"Bearer legacy-admin-key\"}')::text "
+                + "WHERE id IN ('\(active.id)', '\(finished.id)') RETURNING ''")
+        _ = try store.textRows("DELETE FROM silo_migrations WHERE version = 10 RETURNING ''")
+        store.close()
+
+        let migrated = try schema.open()
+        #expect(migrated.schemaVersionAtOpen == 9)
+        #expect(
+            try migrated.scalar("SELECT count(*)::text FROM sessions WHERE record LIKE '%legacy-admin-key%'") == "0")
+        let failed = try #require(try migrated.session(id: active.id))
+        #expect(failed.state == .failed && failed.failureStatus == 410)
+        #expect(failed.failureMessage == UploadSession.credentialDropped.message)
+        #expect(try migrated.scalar("SELECT state FROM sessions WHERE id = '\(active.id)'") == "failed")
+        #expect(try migrated.session(id: finished.id)?.state == .finalized)
+        #expect(try migrated.session(id: anonymous.id)?.state == .active, "a session without a credential goes on")
+    }
+
     @Test func aDatabaseFromANewerSiloIsRefused() throws {
         let schema = try PostgresTestSchema()
         let store = try schema.open()

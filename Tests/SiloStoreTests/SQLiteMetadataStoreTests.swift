@@ -45,6 +45,46 @@ final class SQLRecorder: Sendable {
         #expect(try second.scalar("PRAGMA user_version") == current)
     }
 
+    /// Sessions written before step 9 kept the starter's raw Authorization header as `principal`: the step drops it,
+    /// fails the active sessions that held one (their starter cannot be known without it), and leaves the rest.
+    @Test func sessionCredentialsAreDroppedByTheMigration() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/metadata.sqlite"
+        let store = try SQLiteMetadataStore(path: path)
+        func session(_ name: String) -> UploadSession {
+            UploadSession(
+                id: RandomID.sessionID(), bucket: bucketName(), name: objectName(name), fields: ObjectFields(),
+                declaredSize: nil, blobID: .random(), created: Timestamp(microseconds: 1))
+        }
+        let active = session("active")
+        let finished = session("finished")
+        let anonymous = session("anonymous")
+        for one in [active, finished, anonymous] { try store.insertSession(one) }
+        _ = try store.updateSession(id: finished.id) { $0.state = .finalized }
+        for id in [active.id, finished.id] {
+            try store.executeOnWriter(
+                "UPDATE sessions SET record = json_set(record, '$.principal', 'Bearer legacy-admin-key') "
+                    + "WHERE id = '\(id)'")
+        }
+        try store.executeOnWriter("PRAGMA user_version = 8")
+        store.close()
+
+        let migrated = try SQLiteMetadataStore(path: path)
+        #expect(migrated.schemaVersionAtOpen == 8)
+        #expect(try migrated.scalar("SELECT count(*) FROM sessions WHERE record LIKE '%legacy-admin-key%'") == "0")
+        let failed = try #require(try migrated.session(id: active.id))
+        #expect(failed.state == .failed && failed.failureStatus == 410)
+        #expect(failed.failureMessage == UploadSession.credentialDropped.message)
+        #expect(try migrated.scalar("SELECT state FROM sessions WHERE id = '\(active.id)'") == "failed")
+        #expect(try migrated.session(id: finished.id)?.state == .finalized)
+        #expect(try migrated.session(id: anonymous.id)?.state == .active, "a session without a credential goes on")
+        // A record that still holds one (an older node writing beside a migrated database) is never committed.
+        try migrated.executeOnWriter(
+            "UPDATE sessions SET record = json_set(record, '$.principal', 'Bearer late') WHERE id = '\(anonymous.id)'")
+        #expect(try migrated.session(id: anonymous.id)?.state == .failed)
+    }
+
     @Test func walModeAndConnectionSettings() throws {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }

@@ -1265,6 +1265,249 @@ def check_9(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# 10. Access decisions on the GCS JSON and XML APIs: each generation by its own ACL, writes decided again when they
+# commit, ACLs only to who may read them, no credential at rest.
+
+SA_WRITER = "hostile-writer@hostile.iam.gserviceaccount.com"
+SA_CREATOR = "hostile-creator@hostile.iam.gserviceaccount.com"
+
+
+def b64url(data):
+    import base64
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class ServiceAccount:
+    """A service account key made with openssl, and the token-request assertions google-auth signs with it."""
+
+    def __init__(self, directory, email):
+        self.email = email
+        self.pem = os.path.join(directory, email.split("@")[0] + ".pem")
+        out = L.subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                                "-out", self.pem], capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            raise RuntimeError(f"openssl genpkey failed: {out.stderr}")
+        with open(self.pem) as f:
+            pem = f.read()
+        self.key_file = os.path.join(directory, email.split("@")[0] + ".json")
+        with open(self.key_file, "w") as f:
+            json.dump({"type": "service_account", "project_id": "hostile", "private_key_id": "k-" + email[:8],
+                       "private_key": pem, "client_email": email, "client_id": "1",
+                       "token_uri": "https://oauth2.googleapis.com/token"}, f)
+
+    def jwt(self, claims):
+        head = b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "k-" + self.email[:8]}).encode())
+        body = b64url(json.dumps(claims).encode())
+        signed = L.subprocess.run(["openssl", "dgst", "-sha256", "-sign", self.pem], input=f"{head}.{body}".encode(),
+                                  capture_output=True, timeout=30)
+        return f"{head}.{body}.{b64url(signed.stdout)}"
+
+    def token(self, srv):
+        now = int(time.time())
+        assertion = self.jwt({"iss": self.email, "aud": "https://oauth2.googleapis.com/token", "iat": now,
+                              "exp": now + 3600, "scope": "https://www.googleapis.com/auth/devstorage.full_control"})
+        r = srv.req("POST", "/token", f"grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="
+                    f"{assertion}".encode(), [("Content-Type", "application/x-www-form-urlencoded")],
+                    what="token request")
+        if r.status != 200:
+            raise RuntimeError(f"token request for {self.email} failed: {r.short()}")
+        return ("Authorization", "Bearer " + r.json()["access_token"])
+
+
+def gcs_upload(srv, name, data, cred, query=""):
+    return srv.req("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={q(name)}"
+                   + (f"&{query}" if query else ""), data, [cred] if cred else [], what=f"GCS upload {name}")
+
+
+def bind(srv, bindings):
+    policy = {"bindings": [{"role": role, "members": members} for role, members in bindings]}
+    r = srv.req("PUT", f"/storage/v1/b/{BUCKET}/iam", json.dumps(policy).encode(),
+                [srv.admin(), ("Content-Type", "application/json")], what="set IAM policy")
+    if r.status != 200:
+        raise RuntimeError(f"setting the IAM policy failed: {r.short()}")
+
+
+def admin_bytes(srv, name, generation=None):
+    query = "alt=media" + (f"&generation={generation}" if generation else "")
+    return srv.req("GET", gcs_object(name, query), headers=[srv.admin()], what="admin read").body
+
+
+def raced(srv, method, target, body, headers, meanwhile):
+    """Sends the head with Expect: 100-continue; once the server has decided access (its 100), runs `meanwhile`,
+    then the body. Returns the final response (or the early one, without running `meanwhile`)."""
+    conn = srv.conn()
+    try:
+        conn.send(build_request(method, target, list(headers) + [("Expect", "100-continue"),
+                                                                 ("Content-Length", str(len(body)))],
+                                port=srv.port))
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            done, interim, _ = conn.responses(1, timeout=0.2)
+            if done:
+                L.record_status(done[0].status, f"{method} {target[:60]} (early)")
+                return done[0]
+            if interim:
+                break
+        meanwhile()
+        conn.send(body)
+        done, _, _ = conn.responses(1, timeout=10)
+        r = done[0] if done else L.NoResponse("no answer after the body")
+        L.record_status(r.status, f"{method} {target[:60]}")
+        return r
+    finally:
+        conn.close()
+
+
+def check_10(ctx):
+    keys = tempfile.mkdtemp(prefix="c10-keys-", dir=Silo.work_root)
+    writer = ServiceAccount(keys, SA_WRITER)
+    creator = ServiceAccount(keys, SA_CREATOR)
+    srv = ctx.server("c10-gcs-access", extra=["--service-account", writer.key_file,
+                                             "--service-account", creator.key_file])
+    admin = srv.admin()
+    r = srv.req("PATCH", f"/storage/v1/b/{BUCKET}",
+                b'{"versioning":{"enabled":true},"softDeletePolicy":{"retentionDurationSeconds":"604800"}}',
+                [admin, ("Content-Type", "application/json")], what="versioning and soft delete on")
+    if r.status != 200:
+        raise RuntimeError(f"versioning could not be turned on: {r.short()}")
+    bind(srv, [("roles/storage.legacyBucketWriter", [f"serviceAccount:{SA_WRITER}"]),
+               ("roles/storage.objectCreator", [f"serviceAccount:{SA_CREATOR}"])])
+    writer_cred = writer.token(srv)
+    creator_cred = creator.token(srv)
+
+    # 10a: a public live version opens nothing older.
+    row = ctx.row("10a", "a generation's own ACL decides: a public overwrite does not open the private one before it")
+    old = gcs_upload(srv, "pub.txt", b"private v1", admin).json()["generation"]
+    gcs_upload(srv, "pub.txt", b"public v2", admin, "predefinedAcl=publicRead")
+    expect_status(row, srv.req("GET", gcs_object("pub.txt", "alt=media")), 200, "anonymous read of the live version")
+    for what, target in [("JSON media", gcs_object("pub.txt", f"alt=media&generation={old}")),
+                         ("JSON metadata", gcs_object("pub.txt", f"generation={old}")),
+                         ("XML GET", f"/{BUCKET}/pub.txt?generation={old}")]:
+        resp = srv.req("GET", target, what=f"anonymous {what} of generation 1")
+        expect_status(row, resp, 401, f"anonymous {what} of private generation {old}")
+        row.expect(b"private v1" not in resp.body, f"{what}: the private bytes were served")
+
+    # 10b: create and delete without get: the overwriter owns its version, not the ones before it.
+    row = ctx.row("10b", "create+delete without get: read, metadata, ACL, copy, rewrite, compose of the old "
+                         "generation all refused")
+    old = gcs_upload(srv, "doc.txt", b"owner v1", admin).json()["generation"]
+    expect_status(row, gcs_upload(srv, "doc.txt", b"writer v2", writer_cred), 200, "the writer's overwrite")
+    expect_status(row, srv.req("GET", gcs_object("doc.txt", "alt=media"), headers=[writer_cred]), 200,
+                  "the writer reads its own version")
+    attempts = [
+        ("JSON media", "GET", gcs_object("doc.txt", f"alt=media&generation={old}"), b"", []),
+        ("XML GET", "GET", f"/{BUCKET}/doc.txt?generation={old}", b"", []),
+        ("metadata", "GET", gcs_object("doc.txt", f"generation={old}"), b"", []),
+        ("PATCH", "PATCH", gcs_object("doc.txt", f"generation={old}"), b'{"metadata":{"taken":"1"}}',
+         [("Content-Type", "application/json")]),
+        ("ACL read", "GET", f"/storage/v1/b/{BUCKET}/o/doc.txt/acl?generation={old}", b"", []),
+        ("ACL grant allUsers", "POST", f"/storage/v1/b/{BUCKET}/o/doc.txt/acl?generation={old}",
+         b'{"entity":"allUsers","role":"READER"}', [("Content-Type", "application/json")]),
+        ("XML ?acl", "GET", f"/{BUCKET}/doc.txt?acl&generation={old}", b"", []),
+        ("XML PUT ?acl public-read", "PUT", f"/{BUCKET}/doc.txt?acl&generation={old}", b"",
+         [("x-goog-acl", "public-read")]),
+        ("copyTo", "POST", f"/storage/v1/b/{BUCKET}/o/doc.txt/copyTo/b/{BUCKET}/o/stolen1?sourceGeneration={old}",
+         b"{}", [("Content-Type", "application/json")]),
+        ("rewriteTo", "POST",
+         f"/storage/v1/b/{BUCKET}/o/doc.txt/rewriteTo/b/{BUCKET}/o/stolen2?sourceGeneration={old}", b"{}",
+         [("Content-Type", "application/json")]),
+        ("XML copy-source-generation", "PUT", f"/{BUCKET}/stolen3", b"",
+         [("x-goog-copy-source", f"/{BUCKET}/doc.txt"), ("x-goog-copy-source-generation", old)]),
+        ("compose", "POST", f"/storage/v1/b/{BUCKET}/o/stolen4/compose",
+         json.dumps({"sourceObjects": [{"name": "doc.txt", "generation": old}]}).encode(),
+         [("Content-Type", "application/json")]),
+    ]
+    for what, method, target, body, extra in attempts:
+        resp = srv.req(method, target, body, [writer_cred] + extra, what=f"writer {what} of generation 1")
+        expect_status(row, resp, 403, f"{what} of generation {old} by the overwriter")
+        row.expect(b"owner v1" not in resp.body, f"{what}: the old bytes were served")
+    row.expect(admin_bytes(srv, "doc.txt", old) == b"owner v1", "generation 1 changed")
+    meta = srv.req("GET", gcs_object("doc.txt", f"generation={old}"), headers=[admin]).json() or {}
+    row.expect("metadata" not in meta, f"generation 1's metadata was changed: {meta.get('metadata')}")
+    expect_status(row, srv.req("GET", gcs_object("doc.txt", f"alt=media&generation={old}")), 401,
+                  "generation 1 stays private")
+    for n in range(1, 5):
+        expect_absent(row, srv, f"stolen{n}", f"a copy of generation 1 (stolen{n})")
+
+    # 10c: soft-deleted versions and restore.
+    row = ctx.row("10c", "soft-deleted generations by their own ACL; restore takes the bucket's default ACL")
+    expect_status(row, srv.req("DELETE", gcs_object("doc.txt", f"generation={old}"), headers=[admin]), 204,
+                  "soft-deleting generation 1")
+    expect_status(row, srv.req("GET", gcs_object("doc.txt", f"softDeleted=true&generation={old}"),
+                               headers=[writer_cred]), 403, "the writer's read of soft-deleted generation 1")
+    was_public = gcs_upload(srv, "gone.txt", b"was public", admin, "predefinedAcl=publicRead").json()["generation"]
+    srv.req("DELETE", gcs_object("gone.txt"), headers=[admin])
+    srv.req("DELETE", gcs_object("gone.txt", f"generation={was_public}"), headers=[admin])
+    restored = srv.req("POST", gcs_object("gone.txt") + f"/restore?generation={was_public}", headers=[admin])
+    expect_status(row, restored, 200, "restore by the admin")
+    expect_status(row, srv.req("GET", gcs_object("gone.txt", "alt=media")), 401,
+                  "the restored object without copySourceAcl=true (the old publicRead must not come back)")
+
+    # 10d: a create-only caller's sessions and completions are decided when they commit.
+    row = ctx.row("10d", "create-only caller: resumable (JSON, XML) and multipart completion decided at commit")
+    started = srv.req("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=resumable&name=race-json.txt", b"{}",
+                      [creator_cred, ("Content-Type", "application/json")], what="JSON resumable start")
+    if expect_status(row, started, 200, "JSON resumable start by the creator"):
+        gcs_upload(srv, "race-json.txt", b"owner's", admin)
+        final = srv.req("PUT", path_of(started.header("Location")), b"intruder", what="JSON session final PUT")
+        expect_status(row, final, 403, "the JSON session's final PUT over the owner's new object")
+        row.expect(admin_bytes(srv, "race-json.txt") == b"owner's", "JSON session replaced the owner's bytes")
+    started = srv.req("POST", f"/{BUCKET}/race-xml.txt", b"", [creator_cred, ("x-goog-resumable", "start")],
+                      what="XML resumable start")
+    if expect_status(row, started, 201, "XML resumable start by the creator"):
+        gcs_upload(srv, "race-xml.txt", b"owner's", admin)
+        final = srv.req("PUT", path_of(started.header("Location")), b"intruder", what="XML session final PUT")
+        expect_status(row, final, 403, "the XML session's final PUT over the owner's new object")
+        row.expect(admin_bytes(srv, "race-xml.txt") == b"owner's", "XML session replaced the owner's bytes")
+    init = srv.req("POST", f"/{BUCKET}/race-mpu.txt?uploads", b"", [creator_cred], what="multipart initiate")
+    upload_id = re.search(r"<UploadId>([^<]+)</UploadId>", init.body.decode(errors="replace"))
+    if row.expect(init.status == 200 and upload_id, f"multipart initiate: {init.short()}"):
+        part = srv.req("PUT", f"/{BUCKET}/race-mpu.txt?partNumber=1&uploadId={upload_id.group(1)}", b"intruder",
+                       [creator_cred], what="multipart part")
+        body = (f"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>{part.header('ETag')}</ETag>"
+                f"</Part></CompleteMultipartUpload>").encode()
+        done = raced(srv, "POST", f"/{BUCKET}/race-mpu.txt?uploadId={upload_id.group(1)}", body, [creator_cred],
+                     lambda: gcs_upload(srv, "race-mpu.txt", b"owner's", admin))
+        expect_status(row, done, 403, "the completion over the owner's new object")
+        row.expect(admin_bytes(srv, "race-mpu.txt") == b"owner's", "the completion replaced the owner's bytes")
+
+    # 10e: projection=full.
+    row = ctx.row("10e", "projection=full shows ACLs and owners only to callers who may read them")
+    public = srv.req("GET", gcs_object("pub.txt", "projection=full")).json() or {}
+    row.expect("acl" not in public and "owner" not in public,
+               f"an anonymous reader got the ACL: {json.dumps(public.get('acl'))[:120]}")
+    row.expect(public.get("name") == "pub.txt", "the rest of the resource is missing")
+    full = srv.req("GET", gcs_object("pub.txt", "projection=full"), headers=[admin]).json() or {}
+    row.expect(bool(full.get("acl")), "the admin did not get the ACL")
+
+    # 10f: no credential at rest; ACL changes need setIamPolicy.
+    row = ctx.row("10f", "sessions keep no credential; a metadata write that changes the ACL needs setIamPolicy")
+    started = srv.req("POST", f"/v0/b/{BUCKET}/o?name={q('users/x/at-rest.bin')}", b"",
+                      [admin, ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")],
+                      what="v0 resumable start with the admin key")
+    expect_status(row, started, 200, "v0 resumable start by the admin")
+    found = []
+    for d, _, files in os.walk(srv.data):
+        for f in files:
+            try:
+                with open(os.path.join(d, f), "rb") as fh:
+                    if ADMIN_KEY_BYTES in fh.read():
+                        found.append(os.path.relpath(os.path.join(d, f), srv.data))
+            except OSError:
+                pass
+    row.expect(not found, f"the admin key is stored in {found}")
+    bind(srv, [("roles/storage.objectUser", [f"serviceAccount:{SA_WRITER}"])])
+    gcs_upload(srv, "mine.txt", b"private", admin)
+    patched = srv.req("PATCH", gcs_object("mine.txt"), b'{"acl":[{"entity":"allUsers","role":"READER"}]}',
+                      [writer_cred, ("Content-Type", "application/json")], what="objectUser ACL patch")
+    expect_status(row, patched, 403, "an objectUser's PATCH of the ACL")
+    expect_status(row, srv.req("GET", gcs_object("mine.txt", "alt=media")), 401, "the object stays private")
+
+
+ADMIN_KEY_BYTES = L.ADMIN_KEY.encode()
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # 11. User content and the console's origin: every answer that carries user bytes is sandboxed, the console's page
 # trusts no script of the origin but its own, CORS never allows credentials and never answers for the console.
 
@@ -1382,7 +1625,7 @@ def check_11(ctx):
 # ---------------------------------------------------------------------------------------------------------------
 
 CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9,
-          11: check_11}
+          10: check_10, 11: check_11}
 
 
 def run(numbers):

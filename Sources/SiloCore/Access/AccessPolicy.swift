@@ -21,7 +21,8 @@ public struct Principal: Sendable, Equatable {
         _read { yield storage.values.scheme }
         _modify { yield &storage.values.scheme }
     }
-    /// The credential exactly as sent (kept for resumable sessions, never logged).
+    /// The credential exactly as sent, for this request only: never logged, never stored (an upload session keeps
+    /// the principal without it, ``UploadSession/starter``).
     public var credential: String {
         _read { yield storage.values.credential }
         _modify { yield &storage.values.credential }
@@ -71,7 +72,7 @@ public struct Principal: Sendable, Equatable {
 /// A service account acting as the caller.
 public struct ServiceAccountCaller: Sendable, Equatable {
     /// How the request proved it speaks for the account.
-    public enum Credential: String, Sendable {
+    public enum Credential: String, Sendable, Codable {
         /// `Authorization: Bearer` with an access token from Silo's token endpoint.
         case accessToken
         /// `Authorization: Bearer` with a JWT the account signed itself (AIP-4111; Rust's object_store).

@@ -1,12 +1,26 @@
 /// The stored form of a session, shared by every metadata store that keeps sessions as one JSON record (SQLite,
 /// PostgreSQL): names and ids as strings, optional fields omitted when absent, `api` defaulting to `firebase` for
 /// records written before it existed. Decoding validates names and ids, so a damaged record fails loudly.
+///
+/// Who started the session is `starter`, the principal without its credential. Records written before that kept the
+/// raw `Authorization` header as `principal`; the stores' migrations drop it, and fail the active sessions that held
+/// one, since their starter cannot be known without it. A record that still holds one (written by an older node
+/// beside a migrated database) decodes the same way: failed, never committed as someone else.
 extension UploadSession: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, bucket, name, fields, declaredSize, received, blobID, state, conditions, principal
+        case id, bucket, name, fields, declaredSize, received, blobID, state, conditions, starter
         case resultGeneration, failureStatus, failureMessage, expectedMD5, expectedCRC32C, created, updated, api
         case caller, part
+        /// The raw credential records kept before `starter`: read only to refuse the session, never written.
+        case legacyCredential = "principal"
     }
+
+    /// What a session that kept its starter's credential answers (status and message), here and in the migrations.
+    public static let credentialDropped = (
+        status: 410,
+        message: "This upload session was started by an older Silo that kept the caller's credential; "
+            + "it cannot be finished. Start the upload again."
+    )
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -19,7 +33,7 @@ extension UploadSession: Codable {
             fields: try c.decode(ObjectFields.self, forKey: .fields),
             declaredSize: try c.decodeIfPresent(Int64.self, forKey: .declaredSize), blobID: blobID,
             conditions: try c.decode(Preconditions.self, forKey: .conditions),
-            principal: try c.decodeIfPresent(String.self, forKey: .principal),
+            starter: try c.decodeIfPresent(Principal.self, forKey: .starter),
             created: try c.decode(Timestamp.self, forKey: .created),
             api: try c.decodeIfPresent(API.self, forKey: .api) ?? .firebase)
         received = try c.decode(Int64.self, forKey: .received)
@@ -32,6 +46,11 @@ extension UploadSession: Codable {
         updated = try c.decode(Timestamp.self, forKey: .updated)
         caller = try c.decodeIfPresent(String.self, forKey: .caller)
         part = try c.decodeIfPresent(UploadPart.self, forKey: .part)
+        if c.contains(.legacyCredential), state == .active {
+            state = .failed
+            failureStatus = Self.credentialDropped.status
+            failureMessage = Self.credentialDropped.message
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,7 +64,7 @@ extension UploadSession: Codable {
         try c.encode(blobID.rawValue, forKey: .blobID)
         try c.encode(state, forKey: .state)
         try c.encode(conditions, forKey: .conditions)
-        try c.encodeIfPresent(principal, forKey: .principal)
+        try c.encodeIfPresent(starter, forKey: .starter)
         try c.encodeIfPresent(resultGeneration, forKey: .resultGeneration)
         try c.encodeIfPresent(failureStatus, forKey: .failureStatus)
         try c.encodeIfPresent(failureMessage, forKey: .failureMessage)

@@ -33,8 +33,10 @@ public struct UploadSession: Sendable, Equatable {
     public var blobID: BlobID
     public var state: State
     public var conditions: Preconditions
-    /// Opaque caller identity captured at start (the raw credential), so later chunks act as that caller.
-    public var principal: String?
+    /// Who started the session, as verified when it started (nil: anonymous); its commit is decided for this
+    /// principal, whoever sends the last chunk (a session's URL is its credential). Never the credential itself:
+    /// the session drops it when made, and ``Principal``'s stored form has no place for it.
+    public private(set) var starter: Principal?
     /// Generation of the object made at finalize, or the HTTP status/message of a refused finalize.
     public var resultGeneration: Int64?
     public var failureStatus: Int?
@@ -53,7 +55,7 @@ public struct UploadSession: Sendable, Equatable {
     /// `api` is last and defaulted so the Firebase call sites that predate the GCS API keep compiling unchanged.
     public init(
         id: String, bucket: BucketName, name: ObjectName, fields: ObjectFields, declaredSize: Int64?,
-        blobID: BlobID, conditions: Preconditions = .none, principal: String? = nil, created: Timestamp,
+        blobID: BlobID, conditions: Preconditions = .none, starter: Principal? = nil, created: Timestamp,
         api: API = .firebase
     ) {
         self.id = id
@@ -65,7 +67,8 @@ public struct UploadSession: Sendable, Equatable {
         self.blobID = blobID
         self.state = .active
         self.conditions = conditions
-        self.principal = principal
+        self.starter = starter
+        self.starter?.credential = ""
         self.created = created
         self.updated = created
         self.api = api

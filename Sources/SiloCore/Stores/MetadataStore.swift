@@ -102,11 +102,12 @@ public protocol MetadataStore: Sendable {
 
     func softDeletedObject(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws -> SoftDeletedObject?
 
-    /// Makes a soft-deleted version live again as a new generation (metageneration 1, same blob and metadata), in
-    /// one transaction with `conditions` checked against the live version it replaces (kept noncurrent in a
-    /// versioned bucket, else its blob becomes garbage, as with an insert). Throws `.notFound`.
+    /// Makes a soft-deleted version live again as a new generation (metageneration 1, same blob and metadata as
+    /// `edit` leaves them), in one transaction with `conditions` checked against the live version it replaces (kept
+    /// noncurrent in a versioned bucket, else its blob becomes garbage, as with an insert). Throws `.notFound`.
     func restoreObject(
-        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
+        editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?)
 
     /// Forgets soft-deleted versions (and buckets) whose hard-delete time is at or before `time`, at most `limit`
@@ -195,6 +196,13 @@ public protocol MetadataStore: Sendable {
 }
 
 extension MetadataStore {
+    /// Restores a soft-deleted version with its metadata as it was.
+    public func restoreObject(
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+    ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
+        try restoreObject(bucket, name, generation: generation, conditions: conditions, at: time, editing: { _ in })
+    }
+
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { nil }
     public func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp? { nil }
     public func isCurrent(_ stamp: CacheStamp) -> Bool { false }

@@ -211,7 +211,8 @@ extension TransactionalMetadataStore {
     }
 
     public func restoreObject(
-        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
+        _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
+        editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
         try transaction { rows in
             try rows.lockName(bucket, name)
@@ -227,9 +228,11 @@ extension TransactionalMetadataStore {
             }
             try rows.deleteSoftDeletedVersion(bucket, name, generation: generation)
             let next = try rows.nextGeneration(at: time)
+            var fields = old.fields
+            try edit(&fields)
             let restored = ObjectRecord(
                 bucket: bucket, name: name, generation: next, metageneration: 1, blob: old.blob, blobID: old.blobID,
-                fields: old.fields, timeCreated: time, updated: time, componentCount: old.componentCount)
+                fields: fields, timeCreated: time, updated: time, componentCount: old.componentCount)
             try rows.insertLiveVersion(restored)
             changes.finalized(restored)
             try changes.write(to: &rows, events: recordsEvents)

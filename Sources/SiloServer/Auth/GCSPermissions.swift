@@ -49,10 +49,32 @@ enum GCSPermission: String, CaseIterable, Sendable {
     var resourceKind: String { rawValue.hasPrefix("storage.buckets.") ? "bucket" : "object" }
 }
 
+/// Which version of an object a requirement is about. Every generation has its own ACL, so an object ACL grants a
+/// permission on the version the request addresses and on no other.
+enum ObjectVersion: Equatable, Sendable {
+    /// The live version (the request names no generation).
+    case live
+    /// `generation=` (a copy's `sourceGeneration=`, the XML API's `x-goog-copy-source-generation`).
+    case generation(Int64)
+    /// `softDeleted=true&generation=` and restore: a soft-deleted version.
+    case softDeleted(Int64)
+    /// A generation that does not parse names no version, so no object ACL grants anything; the handler refuses it
+    /// (400) to a caller the bucket lets in.
+    case unreadable
+
+    /// The version `text` names (absent or empty: the live one), parsed as the handlers parse it
+    /// (``GCSConditions/generation(_:_:)``), so that the version decided about is the version served.
+    static func named(by text: String?, softDeleted: Bool = false) -> ObjectVersion {
+        guard let text, !text.isEmpty else { return softDeleted ? .unreadable : .live }
+        guard let value = Int64(text), value > 0 else { return .unreadable }
+        return softDeleted ? .softDeleted(value) : .generation(value)
+    }
+}
+
 /// What one request needs, decided from its route, method, query and headers alone (before any body byte).
 enum AccessRequirement: Equatable {
-    /// `permission` on the bucket, or on one of its objects (whose ACL may then grant it).
-    case permission(GCSPermission, BucketName, ObjectName?)
+    /// `permission` on the bucket, or on one version of one of its objects (whose own ACL may then grant it).
+    case permission(GCSPermission, BucketName, ObjectName?, ObjectVersion = .live)
     /// Nothing: the route is open to every caller (`iam/testPermissions` answers for the caller itself, a
     /// resumable session's id is its credential, as in GCS).
     case none
@@ -63,7 +85,8 @@ enum AccessRequirement: Equatable {
 }
 
 /// The one table from request to GCS permission, for the JSON and the XML API. ``GCSAccess`` checks what it
-/// returns once per request, before the handler runs.
+/// returns once per request, before the handler runs; writes are decided again when they commit
+/// (``ObjectService/gcsPinned(_:_:conditions:principal:write:)``).
 enum GCSPermissions {
     static func required(_ route: Route, _ context: RequestContext) -> [AccessRequirement] {
         let method = context.method
@@ -86,26 +109,45 @@ enum GCSPermissions {
         case .gcsUpload(let b):
             return upload(b, context)
         case .gcsObject(let b, let name):
+            let version = addressed(context.query)
             switch method {
-            case "GET", "HEAD": return [.permission(.objectsGet, b, name)]
-            case "PATCH", "PUT": return [.permission(.objectsUpdate, b, name)]
-            case "DELETE": return [.permission(.objectsDelete, b, name)]
+            case "GET", "HEAD":
+                let softDeleted = context.query["softDeleted"]?.lowercased() == "true"
+                return [
+                    .permission(
+                        .objectsGet, b, name, .named(by: context.query["generation"], softDeleted: softDeleted))
+                ]
+            case "PATCH", "PUT": return [.permission(.objectsUpdate, b, name, version)]
+            case "DELETE": return [.permission(.objectsDelete, b, name, version)]
             default: return [.administrator]
             }
         case .gcsCopy(let source, let sourceName, let destination, let destinationName, _):
-            return [.permission(.objectsGet, source, sourceName)] + write(destination, destinationName)
+            return [
+                .permission(.objectsGet, source, sourceName, .named(by: context.query["sourceGeneration"]))
+            ] + write(destination, destinationName)
         case .gcsCompose(let b, let name):
-            // The sources are named in the body, all in the same bucket: reading them is asked of the bucket.
-            return [.permission(.objectsGet, b, nil)] + write(b, name)
+            // The sources (and their generations) are named in the body: the handler asks for each one's
+            // `objects.get`, and `objects.delete` with `deleteSourceObjects`, once it has read them.
+            return [.inBody] + write(b, name)
         case .gcsObjectSub(let b, let name, let path):
             switch (method, path.first) {
-            case ("POST", "restore"): return [.permission(.objectsRestore, b, name)] + write(b, name)
+            case ("POST", "restore"):
+                let restored = ObjectVersion.named(by: context.query["generation"], softDeleted: true)
+                var needs: [AccessRequirement] = [.permission(.objectsRestore, b, name, restored)]
+                // The restored object keeps the soft-deleted version's ACL only when asked to, and only for a caller
+                // who may set that version's ACL; otherwise it gets the bucket's default.
+                if context.query["copySourceAcl"]?.lowercased() == "true" {
+                    needs.append(.permission(.objectsSetIamPolicy, b, name, restored))
+                }
+                return needs + write(b, name)
             case ("POST", "moveTo") where path.count == 3:
                 guard let destination = try? ObjectName(path[2]) else { return [.administrator] }
                 return [.permission(.objectsGet, b, name), .permission(.objectsDelete, b, name)]
                     + write(b, destination)
             case (_, "acl"):
-                return [.permission(read ? .objectsGetIamPolicy : .objectsSetIamPolicy, b, name)]
+                return [
+                    .permission(read ? .objectsGetIamPolicy : .objectsSetIamPolicy, b, name, addressed(context.query))
+                ]
             default: return [.administrator]
             }
         case .gcsServiceAccount, .gcsUnimplemented:
@@ -121,11 +163,14 @@ enum GCSPermissions {
         case .xmlObject(let b, let name):
             return xmlObject(b, name, context)
         case .xmlSubresource(let b, let name, let sub):
-            return xmlSubresource(b, name, sub, read: read, method: method)
+            return xmlSubresource(b, name, sub, read: read, method: method, version: addressed(context.query))
         default:
             return [.administrator]
         }
     }
+
+    /// The version `?generation=` addresses (the live one without it).
+    static func addressed(_ query: QueryParameters) -> ObjectVersion { .named(by: query["generation"]) }
 
     /// Writing `name` needs `objects.create`, and `objects.delete` as well when it replaces a live object (known
     /// only where the name is): the table says so, ``GCSAccess`` looks.
@@ -170,12 +215,16 @@ enum GCSPermissions {
         switch context.method {
         case "GET", "HEAD":
             if query.contains("uploadId") { return [.permission(.multipartUploadsListParts, b, name)] }
-            return [.permission(.objectsGet, b, name)]
+            return [.permission(.objectsGet, b, name, addressed(query))]
         case "PUT":
             if query.contains("uploadId") { return [.permission(.multipartUploadsCreate, b, name)] }
             var needs = write(b, name)
-            if let source = context.headers["x-goog-copy-source"], let (bucket, object) = copySource(source) {
-                needs.insert(.permission(.objectsGet, bucket, object), at: 0)
+            if let source = context.headers["x-goog-copy-source"] {
+                // The handler's own parser: the object decided about is the object copied. One it cannot parse
+                // is refused (400) before anything is read.
+                guard let (bucket, object) = try? XMLRoutes.copySource(source) else { return needs }
+                let version = ObjectVersion.named(by: context.headers["x-goog-copy-source-generation"])
+                needs.insert(.permission(.objectsGet, bucket, object, version), at: 0)
             }
             return needs
         case "POST":
@@ -185,7 +234,7 @@ enum GCSPermissions {
             return write(b, name)
         case "DELETE":
             if query.contains("uploadId") { return [.permission(.multipartUploadsAbort, b, name)] }
-            return [.permission(.objectsDelete, b, name)]
+            return [.permission(.objectsDelete, b, name, addressed(query))]
         default:
             return [.administrator]
         }
@@ -195,11 +244,12 @@ enum GCSPermissions {
     /// (read: `buckets.get`; the one write, `PUT ?versioning`: `buckets.update`). Sub-resources Silo does not serve
     /// answer 501 to the admin alone.
     private static func xmlSubresource(
-        _ b: BucketName, _ name: ObjectName?, _ sub: XMLSubresource, read: Bool, method: String
+        _ b: BucketName, _ name: ObjectName?, _ sub: XMLSubresource, read: Bool, method: String,
+        version: ObjectVersion
     ) -> [AccessRequirement] {
         switch sub {
         case .acl where name != nil:
-            return [.permission(read ? .objectsGetIamPolicy : .objectsSetIamPolicy, b, name)]
+            return [.permission(read ? .objectsGetIamPolicy : .objectsSetIamPolicy, b, name, version)]
         case .acl, .defaultObjectAcl:
             return [.permission(read ? .bucketsGetIamPolicy : .bucketsSetIamPolicy, b, nil)]
         case .unserved: return [.administrator]
@@ -207,17 +257,5 @@ enum GCSPermissions {
         case .versioning where method == "PUT": return [.permission(.bucketsUpdate, b, nil)]
         default: return read ? [.permission(.bucketsGet, b, nil)] : [.administrator]
         }
-    }
-
-    /// `x-goog-copy-source: /bucket/object` (or without the leading slash), percent-decoded.
-    static func copySource(_ header: String) -> (BucketName, ObjectName)? {
-        let path = header.hasPrefix("/") ? header.dropFirst() : Substring(header)
-        guard let slash = path.firstIndex(of: "/"),
-            let bucket = PercentCoding.decodePathComponent(path[..<slash]).flatMap({ try? BucketName($0) }),
-            let object = PercentCoding.decodePathComponent(path[path.index(after: slash)...]).flatMap({
-                try? ObjectName($0)
-            })
-        else { return nil }
-        return (bucket, object)
     }
 }

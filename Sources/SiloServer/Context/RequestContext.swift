@@ -1,12 +1,22 @@
 import SiloCore
 import SiloHTTP
 
+/// A live version an access decision read, and granted on by that version's own ACL.
+struct DecidedVersion: Equatable, Sendable {
+    var bucket: BucketName
+    var name: ObjectName
+    var generation: Int64
+}
+
 /// What every route needs to know about the request in front of it.
 struct RequestContext {
     let head: HTTPRequestHead
     let query: QueryParameters
     let principal: Principal?
     let time: Timestamp
+    /// The live versions the GCS access decision granted by their own ACL alone (``GCSAccess/Decision``): the
+    /// handler reads or changes exactly those (``addressed(_:_:named:)``), never a version that replaced one meanwhile.
+    var decided: [DecidedVersion] = []
 
     /// Throws `.unauthenticated` when the request carries a credential that is not acceptable, `.invalidArgument`
     /// for a malformed query or an ambiguous head (two `Authorization` or `Host` fields, none on HTTP/1.1). With
@@ -55,6 +65,22 @@ struct RequestContext {
     }
 
     var method: String { head.method }
+
+    /// The generation a handler reads or changes: the one the request names, else the live one the access decision
+    /// read when that version's own ACL was what granted it, else nil (the live one: the bucket's grants cover every
+    /// version).
+    func addressed(_ bucket: BucketName, _ name: ObjectName, named generation: Int64?) -> Int64? {
+        generation ?? decided.first { $0.bucket == bucket && $0.name == name }?.generation
+    }
+
+    /// The error for a version the access decision pinned that is gone by the time the handler reaches it: the
+    /// object changed under the request, which a retry decides again (503, never a 404 for an object that exists).
+    func changed(_ bucket: BucketName, _ name: ObjectName, named generation: Int64?, _ error: any Error) -> any Error {
+        guard generation == nil, addressed(bucket, name, named: nil) != nil,
+            (error as? StorageError)?.code == .notFound
+        else { return error }
+        return StorageError(.unavailable, "\(bucket)/\(name) changed while this request was decided; try again")
+    }
 
     /// The body's length when the request declares it (`Content-Length`); nil for a chunked body.
     var declaredBodyLength: Int64? {

@@ -55,7 +55,7 @@ struct FirebaseResumable {
                     try service.blobs.makeWriter(blobID, at: 0).close()
                     var session = UploadSession(
                         id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields,
-                        declaredSize: declaredSize, blobID: blobID, principal: context.head.headers["Authorization"],
+                        declaredSize: declaredSize, blobID: blobID, starter: context.principal,
                         created: context.time)
                     session.caller = caller
                     if service.configuration.strictV0Checksums { session.expectedMD5 = changes?.md5Hash }
@@ -80,8 +80,8 @@ struct FirebaseResumable {
     }
 
     /// A command on session `upload_id`, reached through `bucket`'s URL of `api`. A session answers only on its
-    /// own bucket's URLs, and a GCS session (started by the admin, committed as the admin) only on the GCS API's,
-    /// which check admin credentials: through a v0 URL anyone holding the id could finish it as the admin.
+    /// own bucket's URLs, and a GCS session only on the GCS API's (whichever URL finishes it, its commit is decided
+    /// by IAM for its starter, ``SiloServerApp``'s `sessionCommit`).
     func command(_ context: RequestContext, commands: Set<String>, bucket: BucketName, api: UploadSession.API)
         -> RequestDisposition
     {

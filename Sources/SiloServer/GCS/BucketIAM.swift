@@ -64,7 +64,7 @@ struct BucketIAM {
         let held = asked.filter { asked in
             guard asked.hasPrefix("storage."), asked.utf8.count <= 100, FieldText.isValid(asked) else { return false }
             if everything { return true }
-            return GCSPermission(rawValue: asked).map { access.holds($0, name, nil, context.principal) } ?? false
+            return GCSPermission(rawValue: asked).map { access.holds($0, name, context.principal) } ?? false
         }
         var o: JSONObject = ["kind": .string("storage#testIamPermissionsResponse")]
         if !held.isEmpty { o["permissions"] = .array(held.map { .string($0) }) }

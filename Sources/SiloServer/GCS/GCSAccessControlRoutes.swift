@@ -52,14 +52,24 @@ struct GCSAccessControlRoutes {
     ) throws -> HTTPResponse {
         let read = context.method == "GET" || context.method == "HEAD"
         var result: [ACLEntry] = []
+        var named: Int64?
         var generation: Int64?
-        if case .object = target { generation = try GCSConditions.generation(context.query) }
-        let record = try access(
-            bucket, target, generation: generation,
-            conditions: try GCSConditions.destination(context.query), write: !read, time: context.time
-        ) { entries, _ in
-            result = try Self.edit(&entries, method: context.method, entity: entity, body: body, target: target)
-        }.record
+        if case .object(let name) = target {
+            named = try GCSConditions.generation(context.query)
+            generation = context.addressed(bucket, name, named: named)
+        }
+        let record: ObjectRecord?
+        do {
+            record = try access(
+                bucket, target, generation: generation,
+                conditions: try GCSConditions.destination(context.query), write: !read, time: context.time
+            ) { entries, _ in
+                result = try Self.edit(&entries, method: context.method, entity: entity, body: body, target: target)
+            }.record
+        } catch {
+            guard case .object(let name) = target else { throw error }
+            throw context.changed(bucket, name, named: named, error)
+        }
         let render: (ACLEntry) -> JSONValue =
             record.map { record in { ObjectResource.aclJSON($0, record: record) } }
             ?? { Self.bucketJSON($0, bucket: bucket, kind: target.kind) }

@@ -11,10 +11,14 @@ struct GCSBucketRoutes {
         do { return try body() } catch { return Reply.gcsError(error) }
     }
 
+    /// The bucket resource; with `projection=full` its ACLs and owner too, to a caller who holds
+    /// `storage.buckets.getIamPolicy` (GCS leaves them out for anyone else).
     func render(_ record: BucketRecord, _ context: RequestContext) -> JSONValue {
-        GCSJSON.bucket(
-            record, base: context.externalBase,
-            extra: BucketResource(record).rendered(full: context.query["projection"] == "full", name: record.name))
+        let full =
+            context.query["projection"] == "full"
+            && GCSAccess(service: service).holds(.bucketsGetIamPolicy, record.name, context.principal)
+        return GCSJSON.bucket(
+            record, base: context.externalBase, extra: BucketResource(record).rendered(full: full, name: record.name))
     }
 
     /// A soft-deleted bucket: its resource with `softDeleteTime` and `hardDeleteTime`.

@@ -32,12 +32,12 @@ struct GCSObjectRoutes {
     /// A media read's 404 is plain text (``APIShape/error(_:for:_:)``).
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         let media = Self.isMediaRead(context)
-        let generation = try GCSConditions.generation(context.query)
+        let named = try GCSConditions.generation(context.query)
         if context.query["softDeleted"]?.lowercased() == "true" {
             guard !media else {
                 throw StorageError(.invalidArgument, "Invalid argument: soft-deleted objects cannot be downloaded")
             }
-            guard let generation else {
+            guard let generation = named else {
                 throw StorageError(.invalidArgument, "Invalid argument: softDeleted=true needs a generation")
             }
             guard let found = try service.metadata.softDeletedObject(bucket, name, generation: generation) else {
@@ -45,9 +45,11 @@ struct GCSObjectRoutes {
             }
             return Reply.json(200, service.gcsObject(found, context))
         }
+        let generation = context.addressed(bucket, name, named: named)
         let lookup = {
             guard let record = try service.metadata.object(bucket, name, generation: generation) else {
-                throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
+                throw context.changed(
+                    bucket, name, named: named, StorageError(.notFound, "No such object: \(bucket)/\(name)"))
             }
             try GCSConditions.checkRead(try GCSConditions.destination(context.query), record)
             return record
@@ -78,23 +80,38 @@ struct GCSObjectRoutes {
                     let changes = try MetadataChanges(json: JSONValue.parse(body.isEmpty ? Array("{}".utf8) : body))
                     let conditions = try GCSConditions.destination(context.query)
                     let resource = try service.bucketResource(bucket)
-                    // Any generation, live or noncurrent, can have its metadata changed.
-                    let record = try service.metadata.updateObject(
-                        bucket, name, generation: try GCSConditions.generation(context.query),
-                        conditions: conditions, at: context.time
-                    ) {
-                        fields in
-                        let existing = fields
-                        if replace {
-                            fields = ObjectFields()
-                            fields.downloadTokens = existing.downloadTokens
-                            fields.extras = existing.extras
+                    // Any generation, live or noncurrent, can have its metadata changed: the one named, else the
+                    // one the access decision was about.
+                    let named = try GCSConditions.generation(context.query)
+                    // Changing the ACL (`acl` in the body, `predefinedAcl`) also needs `objects.setIamPolicy`, decided
+                    // on the version being changed, in the store's transaction.
+                    let changesACL =
+                        changes.extras.acl != nil || !(ObjectResource.predefinedACL(context.query) ?? "").isEmpty
+                    let access = GCSAccess(service: service)
+                    let record: ObjectRecord
+                    do {
+                        record = try service.metadata.updateObject(
+                            bucket, name, generation: context.addressed(bucket, name, named: named),
+                            conditions: conditions, at: context.time
+                        ) {
+                            fields in
+                            if changesACL {
+                                try access.checkACLChange(bucket, name, fields, context.principal, bucket: resource)
+                            }
+                            let existing = fields
+                            if replace {
+                                fields = ObjectFields()
+                                fields.downloadTokens = existing.downloadTokens
+                                fields.extras = existing.extras
+                            }
+                            try changes.apply(to: &fields)
+                            try ObjectResource.apply(
+                                changes.extras, to: &fields, existing: existing, bucket: resource, query: context.query,
+                                principal: context.principal, replacing: replace, now: context.time,
+                                object: "\(bucket)/\(name)")
                         }
-                        try changes.apply(to: &fields)
-                        try ObjectResource.apply(
-                            changes.extras, to: &fields, existing: existing, bucket: resource, query: context.query,
-                            principal: context.principal, replacing: replace, now: context.time,
-                            object: "\(bucket)/\(name)")
+                    } catch {
+                        throw context.changed(bucket, name, named: named, error)
                     }
                     return Reply.json(200, service.gcsObject(record, context, bucket: resource))
                 }
@@ -128,18 +145,33 @@ struct GCSObjectRoutes {
     }
 
     /// `POST /b/{b}/o/{o}/restore?generation=G`: the soft-deleted version comes back live as a new generation,
-    /// with `if*` conditions checked against the live version it replaces.
+    /// with `if*` conditions checked against the live version it replaces, which the caller must be allowed to
+    /// replace then (``ObjectService/gcsPinned(_:_:conditions:principal:write:)``). As in GCS it takes the bucket's
+    /// default object ACL, unless `copySourceAcl=true` (which the access table allows only to a caller who may set
+    /// the soft-deleted version's ACL) keeps that version's own.
     private func restore(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
         try service.requireBucket(bucket)
         guard let generation = try GCSConditions.generation(context.query) else {
             throw StorageError(.invalidArgument, "Invalid argument: restore needs a generation")
         }
+        let resource = try service.bucketResource(bucket)
+        let keepACL = context.query["copySourceAcl"]?.lowercased() == "true"
         let conditions = try GCSConditions.destination(context.query)
-            .protecting(try service.protection(bucket, at: context.time))
-        let (restored, replaced) = try service.metadata.restoreObject(
-            bucket, name, generation: generation, conditions: conditions, at: context.time)
+            .protecting(ObjectService.protection(resource, at: context.time))
+        let (restored, replaced) = try service.gcsPinned(
+            bucket, name, conditions: conditions, principal: context.principal
+        ) { pins in
+            try service.metadata.restoreObject(
+                bucket, name, generation: generation, conditions: pins, at: context.time
+            ) { fields in
+                guard !keepACL else { return }
+                fields.extras.acl =
+                    resource?.fields["defaultObjectAcl"] == nil
+                    ? nil : ACLEntry.json(ObjectResource.defaultACL(resource, owner: fields.extras.owner))
+            }
+        }
         if let replaced { service.release(replaced) }
-        return Reply.json(200, service.gcsObject(restored, context))
+        return Reply.json(200, service.gcsObject(restored, context, bucket: resource))
     }
 
     /// `GET /b/{b}/o?softDeleted=true`: soft-deleted versions by name and generation, `prefix` and paging only.
@@ -183,11 +215,16 @@ struct GCSObjectRoutes {
             throw StorageError(.invalidArgument, "Invalid argument: moveTo needs a destination other than \(source)")
         }
         let protection = try service.protection(bucket, at: context.time)
-        let (moved, replaced) = try service.metadata.moveObject(
-            bucket, from: source, to: destination,
-            sourceConditions: try GCSConditions.source(context.query).protecting(protection),
-            destinationConditions: try GCSConditions.destination(context.query).protecting(protection),
-            at: context.time)
+        let sourceConditions = try GCSConditions.source(context.query).protecting(protection)
+        // Whether the move replaces an object at the destination is decided as it commits.
+        let (moved, replaced) = try service.gcsPinned(
+            bucket, destination, conditions: try GCSConditions.destination(context.query).protecting(protection),
+            principal: context.principal
+        ) { pins in
+            try service.metadata.moveObject(
+                bucket, from: source, to: destination, sourceConditions: sourceConditions,
+                destinationConditions: pins, at: context.time)
+        }
         if let replaced { service.release(replaced) }
         return Reply.json(200, service.gcsObject(moved, context))
     }
@@ -269,9 +306,15 @@ struct GCSObjectRoutes {
                 run {
                     try service.requireBucket(destination.0)
                     let changes = try body.isEmpty ? nil : UploadFields.parseChanges(body)
-                    let original = try service.copySource(
-                        source.0, source.1, generation: try GCSConditions.generation(context.query, "sourceGeneration"),
-                        conditions: try GCSConditions.source(context.query))
+                    let named = try GCSConditions.generation(context.query, "sourceGeneration")
+                    let original: ObjectRecord
+                    do {
+                        original = try service.copySource(
+                            source.0, source.1, generation: context.addressed(source.0, source.1, named: named),
+                            conditions: try GCSConditions.source(context.query))
+                    } catch {
+                        throw context.changed(source.0, source.1, named: named, error)
+                    }
                     // The source's contexts go with the copy unless the body names others.
                     var fields = ObjectService.copiedFields(original)
                     if let changes {
@@ -312,6 +355,9 @@ struct GCSObjectRoutes {
                         throw StorageError(
                             .invalidArgument, "compose takes at most 32 source objects, not \(sources.count)")
                     }
+                    let access = GCSAccess(service: service)
+                    let resource = try service.bucketResource(bucket)
+                    let deletesSources = request["deleteSourceObjects"] == .bool(true)
                     var records: [ObjectRecord] = []
                     for source in sources {
                         guard let object = source.objectValue, let sourceName = object["name"]?.stringValue else {
@@ -319,7 +365,14 @@ struct GCSObjectRoutes {
                         }
                         let name = try ObjectName(sourceName)
                         let generation = object["generation"]?.int64Value
-                        guard let record = try service.metadata.object(bucket, name, generation: generation) else {
+                        let found = try service.metadata.object(bucket, name, generation: generation)
+                        // Each source is read as the version it names, by that version's ACL or the bucket's
+                        // grants (before a missing one is a 404: a caller who may not read learns nothing).
+                        try access.check(.objectsGet, bucket, name, found, context.principal, bucket: resource)
+                        if deletesSources {
+                            try access.check(.objectsDelete, bucket, name, found, context.principal, bucket: resource)
+                        }
+                        guard let record = found else {
                             throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
                         }
                         if let want = object["objectPreconditions"]?.objectValue?["ifGenerationMatch"]?.int64Value {
@@ -331,7 +384,6 @@ struct GCSObjectRoutes {
                     var fields = ObjectFields()
                     let changes = try request["destination"].flatMap { try UploadFields.changes($0) }
                     try changes?.apply(to: &fields)
-                    let resource = try service.bucketResource(bucket)
                     try ObjectResource.apply(
                         changes?.extras ?? ObjectExtrasChanges(), to: &fields, existing: nil, bucket: resource,
                         query: context.query, principal: context.principal, replacing: false, now: context.time,
@@ -339,8 +391,10 @@ struct GCSObjectRoutes {
                     let record = try service.compose(
                         records.map { ComposedSource(blobID: $0.blobID, size: $0.size, crc32c: $0.blob.crc32c) },
                         into: bucket, name, fields: fields, conditions: try GCSConditions.destination(context.query),
-                        componentCount: records.reduce(0) { $0 + ($1.componentCount ?? 1) }, time: context.time)
-                    if request["deleteSourceObjects"] == .bool(true) {
+                        principal: context.principal,
+                        componentCount: records.reduce(0) { $0 + ($1.componentCount ?? 1) },
+                        time: context.time)
+                    if deletesSources {
                         for source in records where source.name != name {
                             try service.deleteObject(
                                 bucket, source.name, generation: source.generation,
@@ -354,11 +408,12 @@ struct GCSObjectRoutes {
 }
 
 extension ObjectService {
-    /// Writes the concatenated bytes of `sources` as a new version of `name` (copy, rewrite, compose), streaming
-    /// through a bounded buffer and hashing on the way; commits with `conditions` checked in the transaction.
+    /// Writes the concatenated bytes of `sources` as a new version of `name` (copy, rewrite), streaming through a
+    /// bounded buffer and hashing on the way; commits with `conditions` checked in the transaction, once
+    /// `principal` may still write `name` as it is then (``gcsPinned(_:_:conditions:principal:write:)``).
     func copyBytes(
         of sources: [ObjectRecord], into bucket: BucketName, _ name: ObjectName, fields: ObjectFields,
-        conditions: Preconditions, componentCount: Int?, time: Timestamp
+        conditions: Preconditions, principal: Principal?, componentCount: Int?, time: Timestamp
     ) throws -> ObjectRecord {
         let ingest = try BlobIngest(service: self, time: time)
         do {
@@ -381,7 +436,9 @@ extension ObjectService {
             let draft = ObjectDraft(
                 bucket: bucket, name: name, blob: summary, blobID: ingest.blobID, fields: fields,
                 componentCount: componentCount, createsBucket: false)
-            return try commit(draft, conditions: conditions, time: Timestamp.now())
+            return try gcsPinned(bucket, name, conditions: conditions, principal: principal) { pins in
+                try commit(draft, conditions: pins, time: Timestamp.now())
+            }
         } catch {
             ingest.discard()
             throw error

@@ -9,10 +9,6 @@ struct GCSUploads {
     let registry: SessionRegistry
     let firebaseResumable: FirebaseResumable
 
-    /// GCS uploads are made by admin tooling; access was decided before the upload began.
-    static let admin = Principal(
-        scheme: "Bearer", credential: "", uid: nil, claimsJSON: "{}", isAdmin: true, verified: true)
-
     func handle(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
         // GCS never creates a bucket on upload: decided before the body is read.
         do { try service.requireBucket(bucket) } catch { return .respond(Reply.gcsError(error)) }
@@ -54,6 +50,15 @@ struct GCSUploads {
             time: context.time)
     }
 
+    /// Whether the caller may write `name` as it is now (`objects.create`, and `objects.delete` when it replaces a
+    /// live object): for a name the request's body gives, once the body names it; the commit decides again.
+    private func checkWrite(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws {
+        let access = GCSAccess(service: service)
+        guard !access.exempts(context.principal) else { return }
+        let live = try service.metadata.object(bucket, name, generation: nil)
+        if let refusal = access.writeRefusal(bucket, name, replacing: live, context.principal) { throw refusal }
+    }
+
     private func commit(
         _ context: RequestContext, bucket: BucketName, name: ObjectName, ingest: BlobIngest, summary: BlobSummary,
         changes: MetadataChanges?, fallbackContentType: String?
@@ -62,8 +67,8 @@ struct GCSUploads {
         let record = try service.commitUpload(
             bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
             fields: try fields(changes, fallbackContentType: fallbackContentType, context, bucket, name),
-            conditions: try GCSConditions.destination(context.query), principal: Self.admin, time: Timestamp.now(),
-            createsBucket: false)
+            conditions: try GCSConditions.destination(context.query), principal: context.principal, access: .gcs,
+            time: Timestamp.now(), createsBucket: false)
         return Reply.json(200, service.gcsObject(record, context))
     }
 
@@ -93,7 +98,13 @@ struct GCSUploads {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
-                makeIngest: { _, _ in try BlobIngest(service: service, time: context.time) },
+                makeIngest: { changes, _ in
+                    // The name may be in the metadata part: whether the upload replaces something is decided once it
+                    // is known, before the first media byte, and again at commit.
+                    try checkWrite(
+                        context, bucket, UploadFields.objectName(pathName: nil, query: context.query, json: changes))
+                    return try BlobIngest(service: service, time: context.time)
+                },
                 fail: { Reply.gcsError($0) }
             ) { parts in
                 let name = try UploadFields.objectName(pathName: nil, query: context.query, json: parts.changes)
@@ -110,6 +121,7 @@ struct GCSUploads {
                     let changes = try UploadFields.parseChanges(body)
                     let name = try UploadFields.objectName(pathName: nil, query: context.query, json: changes)
                     let conditions = try GCSConditions.destination(context.query)
+                    try checkWrite(context, bucket, name)
                     var declared: Int64?
                     if let text = context.headers["X-Upload-Content-Length"] {
                         guard let value = Int64(text), value >= 0 else {
@@ -126,9 +138,8 @@ struct GCSUploads {
                         fields: try fields(
                             changes, fallbackContentType: context.headers["X-Upload-Content-Type"], context, bucket,
                             name),
-                        declaredSize: declared, blobID: blobID, conditions: conditions, principal: nil,
-                        created: context.time,
-                        api: .gcs)
+                        declaredSize: declared, blobID: blobID, conditions: conditions, starter: context.principal,
+                        created: context.time, api: .gcs)
                     session.expectedMD5 = changes?.md5Hash
                     session.expectedCRC32C = changes?.crc32c
                     try service.metadata.insertSession(session)

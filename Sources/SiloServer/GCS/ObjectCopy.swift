@@ -25,7 +25,7 @@ extension ObjectService {
 
     /// Writes the bytes of `source` as a new version of `destination` with `fields`, the GCS-only keys in `extras`
     /// and `predefinedACL` applied as to a new object of the destination bucket; `conditions` are checked on the
-    /// destination in the commit's transaction.
+    /// destination in the commit's transaction, and `principal`'s right to write it is decided again there.
     func copy(
         _ source: ObjectRecord, to destination: (BucketName, ObjectName), fields: ObjectFields,
         extras: ObjectExtrasChanges, predefinedACL: String?, principal: Principal?, conditions: Preconditions,
@@ -39,7 +39,7 @@ extension ObjectService {
             object: "\(destination.0)/\(destination.1)")
         let record = try copyBytes(
             of: [source], into: destination.0, destination.1, fields: fields, conditions: conditions,
-            componentCount: nil, time: time)
+            principal: principal, componentCount: nil, time: time)
         return (record, resource)
     }
 }

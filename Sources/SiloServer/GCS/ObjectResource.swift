@@ -5,7 +5,7 @@ import SiloWire
 /// The parts of GCS's object resource that depend on the bucket: holds given by default, object
 /// retention (only in buckets that enable it; Locked cannot be shortened or removed, Unlocked only with
 /// `overrideUnlockedRetention=true`), predefined ACLs, and what a read adds — `retentionExpirationTime` from the
-/// bucket's retention policy, `acl` and `owner` in `projection=full`.
+/// bucket's retention policy, `acl` and `owner` in `projection=full` to a caller who may read them.
 enum ObjectResource {
     /// The project every ACL and IAM entity names: Silo has one (`projectNumber` in bucket resources).
     static let projectNumber = "000000000000"
@@ -149,14 +149,14 @@ enum ObjectResource {
         "Cannot use ACL API to access object ACLs when uniform bucket-level access is enabled. Read more at "
             + "https://cloud.google.com/storage/docs/uniform-bucket-level-access")
 
-    /// What a read adds to the stored resource.
-    static func extra(_ record: ObjectRecord, bucket: BucketResource?, query: QueryParameters) -> JSONObject {
+    /// What a read adds to the stored resource; `full`: the ACL and the owner as well.
+    static func extra(_ record: ObjectRecord, bucket: BucketResource?, full: Bool) -> JSONObject {
         var o = JSONObject()
         if let period = bucket?.retentionPolicy?.period, period > 0 {
             let expiry = Timestamp(microseconds: record.timeCreated.microseconds + period * 1_000_000)
             o["retentionExpirationTime"] = .string(expiry.rfc3339)
         }
-        if query["projection"] == "full" {
+        if full {
             if bucket?.uniformBucketLevelAccess != true {
                 let entries = ACLEntry.parse(record.fields.extras.acl) ?? defaultACL(bucket, owner: nil)
                 o["acl"] = .array(entries.map { aclJSON($0, record: record) })
@@ -208,7 +208,8 @@ extension ObjectService {
 
     /// A soft-deleted version as GCS shows it: with `softDeleteTime` and `hardDeleteTime`.
     func gcsObject(_ found: SoftDeletedObject, _ context: RequestContext) -> JSONValue {
-        var extra = ObjectResource.extra(found.record, bucket: nil, query: context.query)
+        let full = showsACL(found.record, context, bucket: (try? bucketResource(found.record.bucket)) ?? nil)
+        var extra = ObjectResource.extra(found.record, bucket: nil, full: full)
         extra["softDeleteTime"] = .string(found.deletion.at.rfc3339)
         extra["hardDeleteTime"] = .string(found.deletion.hardDeleteAt.rfc3339)
         return GCSJSON.object(found.record, base: context.externalBase, extra: extra)
@@ -219,6 +220,17 @@ extension ObjectService {
         let resource = bucket ?? (try? bucketResource(record.bucket))
         return GCSJSON.object(
             record, base: context.externalBase,
-            extra: ObjectResource.extra(record, bucket: resource ?? nil, query: context.query))
+            extra: ObjectResource.extra(
+                record, bucket: resource ?? nil, full: showsACL(record, context, bucket: resource ?? nil)))
+    }
+
+    /// Whether a read shows `record`'s ACL and owner: `projection=full` asks for them, and GCS shows them only to a
+    /// caller who holds `storage.objects.getIamPolicy` on that version (by the bucket's IAM, or OWNER in the
+    /// version's own ACL). Anyone else gets the resource without them, as `noAcl` would give it (gsutil's `ls -L`
+    /// then prints "ACCESS DENIED" for the ACL) — on reads, listings and the answers of writes alike.
+    func showsACL(_ record: ObjectRecord, _ context: RequestContext, bucket: BucketResource?) -> Bool {
+        guard context.query["projection"] == "full" else { return false }
+        return GCSAccess(service: self).refusal(.objectsGetIamPolicy, on: record, context.principal, bucket: bucket)
+            == nil
     }
 }

@@ -180,7 +180,7 @@ extension ObjectService {
                 downloadTokens: [RandomID.uuid()])
             _ = try commitUpload(
                 bucket: record.bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
-                conditions: .none, principal: GCSUploads.admin, time: time, createsBucket: false)
+                conditions: .none, principal: ObjectService.itself, time: time, createsBucket: false)
             images.presetWrites.add(1, ordering: .relaxed)
         } catch {
             ingest.discard()

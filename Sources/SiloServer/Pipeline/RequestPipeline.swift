@@ -284,9 +284,10 @@ struct RequestPipeline: Sendable {
     /// grants the public (`allUsers`, `allAuthenticatedUsers`) — needs the permissions the bucket's IAM policy and
     /// ACLs give them (``GCSAccess``), decided before the handler runs.
     private func gcs(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
-        if let refusal = GCSAccess(service: service).refusal(route, context) {
-            return .respond(Reply.gcsError(refusal))
-        }
+        let decision = GCSAccess(service: service).decide(route, context)
+        if let refusal = decision.refusal { return .respond(Reply.gcsError(refusal)) }
+        var context = context
+        context.decided = decision.decided
         switch route {
         case .gcsBuckets: return gcsBuckets.buckets(context)
         case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)
@@ -326,9 +327,10 @@ struct RequestPipeline: Sendable {
     /// The XML API, under the same access rule as the JSON API (a signed URL's signer is its caller); a signed
     /// `x-goog-content-length-range` bounds the upload's body.
     private func xml(_ route: Route, _ context: RequestContext) -> RequestDisposition {
-        if let refusal = GCSAccess(service: service).refusal(route, context) {
-            return .respond(Reply.xmlError(refusal))
-        }
+        let decision = GCSAccess(service: service).decide(route, context)
+        if let refusal = decision.refusal { return .respond(Reply.xmlError(refusal)) }
+        var context = context
+        context.decided = decision.decided
         return ContentLengthRange.bound(context) {
             switch route {
             case .xmlBucket(let bucket): xml.bucket(context, bucket)

@@ -13,11 +13,13 @@ extension ObjectService {
     /// Makes the concatenation of `sources` a new version of `name` without the server reading their bytes: the blob
     /// store composes them (inside itself where it can, see ``BlobStore/composeBlob(_:from:)``), the CRC32C is
     /// combined from the sources' own, and — as GCS does for composite objects — there is no MD5. Commits with
-    /// `conditions` checked in the store's transaction; with `sessionID`, the same transaction finalizes that upload
+    /// `conditions` checked in the store's transaction, once `principal` may still write `name` as it is then
+    /// (``gcsPinned(_:_:conditions:principal:write:)``); with `sessionID`, the same transaction finalizes that upload
     /// session. The JSON API's compose and XML multipart uploads both end here.
     func compose(
         _ sources: [ComposedSource], into bucket: BucketName, _ name: ObjectName, fields: ObjectFields,
-        conditions: Preconditions, componentCount: Int, time: Timestamp, finalizing sessionID: String? = nil
+        conditions: Preconditions, principal: Principal?, componentCount: Int, time: Timestamp,
+        finalizing sessionID: String? = nil
     ) throws -> ObjectRecord {
         // Each source is at most an object's size and there are at most 10 000: no overflow.
         let size = sources.reduce(Int64(0)) { $0 + $1.size }
@@ -36,7 +38,9 @@ extension ObjectService {
             let draft = ObjectDraft(
                 bucket: bucket, name: name, blob: BlobSummary(size: size, md5: [], crc32c: crc32c), blobID: blobID,
                 fields: fields, componentCount: componentCount, createsBucket: false)
-            return try commit(draft, conditions: conditions, time: Timestamp.now(), finalizing: sessionID)
+            return try gcsPinned(bucket, name, conditions: conditions, principal: principal) { pins in
+                try commit(draft, conditions: pins, time: Timestamp.now(), finalizing: sessionID)
+            }
         } catch {
             discardBlob(blobID)
             throw error

@@ -3,10 +3,12 @@ import SiloHTTP
 import SiloHashing
 
 /// What the API that started a session decides about its commit, supplied by the routes that compose the APIs:
-/// the principal the commit is authorized as, and whether it may create a missing bucket. (A session started on
-/// one API can be finished through another's protocol, so this goes by the session, not by the route.)
+/// the principal the commit is authorized as, which decision it makes, and whether it may create a missing bucket.
+/// (A session started on one API can be finished through another's protocol, so this goes by the session, not by
+/// the route.)
 struct SessionCommit: Sendable {
     var principal: @Sendable (UploadSession) -> Principal?
+    var access: @Sendable (UploadSession) -> WriteAccess
     var createsBucket: @Sendable (UploadSession) -> Bool
 }
 
@@ -171,7 +173,8 @@ final class ResumableChunkSink: RequestBodySink {
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
             fields: current.fields, conditions: current.conditions, principal: commitRule.principal(current),
-            time: Timestamp.now(), finalizing: current.id, createsBucket: commitRule.createsBucket(current))
+            access: commitRule.access(current), time: Timestamp.now(), finalizing: current.id,
+            createsBucket: commitRule.createsBucket(current))
     }
 
     /// Recomputes the checksums from the stored bytes (after a restart the running hasher is gone).

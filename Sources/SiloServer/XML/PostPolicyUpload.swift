@@ -170,7 +170,8 @@ struct PostPolicyUpload {
     {
         let record = try service.commitUpload(
             bucket: plan.bucket, name: plan.name, blobID: ingest.blobID, summary: summary, fields: plan.fields,
-            conditions: Preconditions(), principal: GCSUploads.admin, time: plan.time, createsBucket: false)
+            conditions: Preconditions(), principal: plan.principal, access: .gcs, time: Timestamp.now(),
+            createsBucket: false)
         let etag = "\"" + summary.md5.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "\""
         var headers: HTTPHeaders = ["ETag": etag, "x-goog-generation": String(record.generation)]
         if let redirect = plan.redirect {

@@ -8,22 +8,34 @@ extension XMLRoutes {
     /// `<AccessControlList>`. A PUT replaces the whole list, from its body or from a canned `x-goog-acl`.
     func accessControl(_ context: RequestContext, _ bucket: BucketName, _ target: ACLTarget) -> RequestDisposition {
         let routes = GCSAccessControlRoutes(service: service)
+        var named: Int64?
         var generation: Int64?
         let conditions: Preconditions
         do {
-            if case .object = target { generation = try GCSConditions.generation(context.query) }
+            if case .object(let name) = target {
+                named = try GCSConditions.generation(context.query)
+                generation = context.addressed(bucket, name, named: named)
+            }
             conditions = try XMLObjectHeaders.conditions(context.headers)
         } catch {
             return .respond(Reply.xmlError(error))
+        }
+        let changed = { (error: any Error) -> any Error in
+            guard case .object(let name) = target else { return error }
+            return context.changed(bucket, name, named: named, error)
         }
         switch context.method {
         case "GET", "HEAD":
             return .respond(
                 run(bucket) {
-                    let (entries, record) = try routes.access(
-                        bucket, target, generation: generation, conditions: conditions, write: false,
-                        time: context.time, edit: { _, _ in })
-                    return Reply.xml(200, XMLACL.render(entries, owner: XMLACL.owner(record)))
+                    do {
+                        let (entries, record) = try routes.access(
+                            bucket, target, generation: generation, conditions: conditions, write: false,
+                            time: context.time, edit: { _, _ in })
+                        return Reply.xml(200, XMLACL.render(entries, owner: XMLACL.owner(record)))
+                    } catch {
+                        throw changed(error)
+                    }
                 })
         case "PUT":
             let canned: String?
@@ -42,7 +54,7 @@ extension XMLRoutes {
                         }
                         return Reply.empty(200)
                     } catch {
-                        return Reply.xmlError(error)
+                        return Reply.xmlError(changed(error))
                     }
                 })
         default:

@@ -17,10 +17,16 @@ extension XMLRoutes {
                     let (sourceBucket, sourceName) = try Self.copySource(header)
                     if let missing = missingBucket(sourceBucket) { return missing }
                     let headers = context.headers
-                    let original = try service.copySource(
-                        sourceBucket, sourceName,
-                        generation: try Self.generation(headers["x-goog-copy-source-generation"]),
-                        conditions: try XMLObjectHeaders.conditions(headers, prefix: "x-goog-copy-source-"))
+                    let named = try Self.generation(headers["x-goog-copy-source-generation"])
+                    let original: ObjectRecord
+                    do {
+                        original = try service.copySource(
+                            sourceBucket, sourceName,
+                            generation: context.addressed(sourceBucket, sourceName, named: named),
+                            conditions: try XMLObjectHeaders.conditions(headers, prefix: "x-goog-copy-source-"))
+                    } catch {
+                        throw context.changed(sourceBucket, sourceName, named: named, error)
+                    }
                     let validators = ValidatorConditions(
                         ifMatch: headers["x-goog-copy-source-if-match"],
                         ifNoneMatch: headers["x-goog-copy-source-if-none-match"],

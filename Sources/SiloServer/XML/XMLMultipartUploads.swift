@@ -183,7 +183,8 @@ struct XMLMultipartUploads {
                                 ComposedSource(blobID: $0.blobID, size: $0.received, crc32c: $0.part!.crc32c)
                             },
                             into: bucket, name, fields: upload.fields, conditions: upload.conditions,
-                            componentCount: sources.count, time: context.time, finalizing: upload.id)
+                            principal: context.principal, componentCount: sources.count, time: context.time,
+                            finalizing: upload.id)
                     } catch let error as StorageError where error.code == .conflict {
                         // Another node's completion won the race: answer as it did.
                         if let latest = try service.metadata.session(id: upload.id), latest.state == .finalized {

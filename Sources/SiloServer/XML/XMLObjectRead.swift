@@ -6,14 +6,15 @@ extension XMLRoutes {
     /// API's headers, `x-goog-if-*` conditions, `?generation=` and the `response-*` overrides.
     func read(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> HTTPResponse {
         run(bucket) {
-            let generation = try GCSConditions.generation(context.query)
+            let named = try GCSConditions.generation(context.query)
+            let generation = context.addressed(bucket, name, named: named)
             let conditions = try XMLObjectHeaders.conditions(context.headers)
             let overrides = try ResponseOverrides(context.query)
             let thumbnail = try ThumbnailQuery.spec(
                 context.query, bucket: bucket, settings: service.configuration.images)
             var response = try download.respond(request: context.head, api: .xml, thumbnail: thumbnail) {
                 guard let record = try service.metadata.object(bucket, name, generation: generation) else {
-                    throw StorageError.objectNotFound(bucket, name)
+                    throw context.changed(bucket, name, named: named, StorageError.objectNotFound(bucket, name))
                 }
                 try conditions.check(record, describing: "\(bucket)/\(name)")
                 return record

@@ -25,10 +25,11 @@ extension XMLRoutes {
                         ingest.discard()
                         return Reply.xmlError(error, code: XMLErrorCode.badDigest)
                     }
-                    // Access was decided for the whole XML API before the body was read (SiloServerApp.xml).
+                    // Access was decided before the body was read (RequestPipeline.xml), and is decided again
+                    // here against the version this replaces.
                     let record = try service.commitUpload(
                         bucket: bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
-                        conditions: conditions, principal: GCSUploads.admin, time: Timestamp.now(),
+                        conditions: conditions, principal: context.principal, access: .gcs, time: Timestamp.now(),
                         createsBucket: false)
                     return Reply.empty(200, headers: XMLObjectHeaders.written(record))
                 })

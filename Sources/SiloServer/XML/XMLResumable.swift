@@ -30,7 +30,7 @@ struct XMLResumable {
             try service.blobs.makeWriter(blobID, at: 0).close()
             let session = UploadSession(
                 id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields, declaredSize: declared,
-                blobID: blobID, conditions: conditions, created: context.time, api: .xml)
+                blobID: blobID, conditions: conditions, starter: context.principal, created: context.time, api: .xml)
             try service.metadata.insertSession(session)
             let query = context.head.rawQuery.isEmpty ? "" : context.head.rawQuery + "&"
             let location = context.externalBase + context.head.rawPath + "?" + query + "upload_id=" + session.id
