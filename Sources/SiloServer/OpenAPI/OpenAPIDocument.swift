@@ -9172,7 +9172,7 @@ enum OpenAPIDocument {
             "name": "object",
             "in": "path",
             "required": true,
-            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF.",
+            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF; not `.` or `..` and not starting `.well-known/acme-challenge/` (GCS's naming requirements; 400 otherwise).",
             "schema": {
               "type": "string",
               "minLength": 1,
@@ -9185,7 +9185,7 @@ enum OpenAPIDocument {
             "name": "object",
             "in": "path",
             "required": true,
-            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF.",
+            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF; not `.` or `..` and not starting `.well-known/acme-challenge/` (GCS's naming requirements; 400 otherwise).",
             "schema": {
               "type": "string",
               "minLength": 1,
