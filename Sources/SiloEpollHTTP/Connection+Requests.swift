@@ -54,7 +54,8 @@ extension Connection {
                         begin(replaying: replay)
                         break
                     }
-                    switch RequestHeadParser.parseLines(bytes, from: 0, end: headEnd, peer: peer, isSecure: io.isSecure)
+                    switch RequestHeadParser.parseLines(
+                        bytes, from: 0, end: headEnd, peer: peer, local: local, isSecure: io.isSecure)
                     {
                     case .incomplete:
                         // parseLines is given a whole head: it never asks for more.

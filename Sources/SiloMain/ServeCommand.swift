@@ -104,6 +104,8 @@ struct ServeCommand: ParsableCommand {
             configuration.maxSessionsPerCaller = options.limits.maxSessionsPerCaller
             configuration.maxPendingBytesPerCaller = options.limits.maxPendingBytesPerCaller
             configuration.serviceAccounts = security.serviceAccounts
+            configuration.publicURLs = options.publicURLs
+            configuration.trustedProxies = options.trustedProxies
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
             if options.rulesFile != nil { observability.register(security.rulesStatistics) }
             observability.register(BucketUsageMetrics(store: metadata))

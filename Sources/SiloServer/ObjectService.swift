@@ -22,6 +22,8 @@ final class ObjectService: Sendable {
     let images: ImageService
     /// Deletes the blobs that writes free, after their requests have answered.
     let reclaimer: BlobReclaimer
+    /// Which hosts are this server's and which peers may say how a request was addressed.
+    let edge: EdgePolicy
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -57,6 +59,7 @@ final class ObjectService: Sendable {
         self.versionResponses = versionResponses
         self.images = images
         self.reclaimer = reclaimer
+        self.edge = EdgePolicy(configuration)
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,

@@ -1,5 +1,6 @@
 public import SiloAuth
 public import SiloCore
+public import SiloHTTP
 
 /// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
 public struct ServerConfiguration: Sendable {
@@ -56,6 +57,12 @@ public struct ServerConfiguration: Sendable {
     /// accepted on the GCS APIs and IAM decides what they may do. Nil: none registered — signed URLs are refused,
     /// or in emulator mode (`openAdminAPI`) checked in everything but their signature.
     public var serviceAccounts: ServiceAccountAuthority?
+    /// Peers whose `X-Forwarded-Host` and `X-Forwarded-Proto` say how the client addressed the request
+    /// (`--trusted-proxies`); from anyone else those headers are ignored. Empty: none (``EdgePolicy``).
+    public var trustedProxies: [PeerNetwork] = []
+    /// Addresses clients reach this server at besides the one it listens on (`--public-url`): signed URLs and token
+    /// assertions made for them are accepted (``EdgePolicy``).
+    public var publicURLs: [PublicURL] = []
     /// XML API multipart uploads in progress in one bucket (touched within `sessionQuotaWindowSeconds`); the next
     /// initiate beyond it is refused with 429. Each holds at most 10 000 parts of at most 5 GiB.
     public var maxMultipartUploadsPerBucket = 10_000

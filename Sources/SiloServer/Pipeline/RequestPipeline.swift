@@ -184,7 +184,8 @@ struct RequestPipeline: Sendable {
     /// `exchange` learns the caller.
     func admit(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> Admission {
         do {
-            let context = try RequestContext(head: head, credentials: service.credentials, signedURLs: route.isXML)
+            let context = try RequestContext(
+                head: head, credentials: service.credentials, edge: service.edge, signedURLs: route.isXML)
             exchange.caller = Exchange.Caller(context.principal)
             return .admitted(context)
         } catch {
