@@ -170,6 +170,9 @@ extension Connection {
             if closing == .lingering {
                 exchange.keepAlive = false
                 lingers = true
+                // A body answered before it was read (413, a refused 100-continue) is dropped while lingering, up to
+                // the bound that applies to a body dropped before its answer.
+                if framing != .none { lingerLimit = max(lingerLimit, state.configuration.maxDiscardedBodyBytes) }
             }
             respond(response)
         case .closeConnection:

@@ -253,6 +253,7 @@ struct FirebaseRoutes {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
+                maxObjectSize: service.configuration.maxObjectSize,
                 makeIngest: { changes, mediaContentType in
                     // The metadata part is in: decided before the first media byte is stored.
                     let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: changes)

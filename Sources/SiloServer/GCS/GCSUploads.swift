@@ -93,6 +93,7 @@ struct GCSUploads {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
+                maxObjectSize: service.configuration.maxObjectSize,
                 makeIngest: { _, _ in try BlobIngest(service: service, time: context.time) },
                 fail: { Reply.gcsError($0) }
             ) { parts in

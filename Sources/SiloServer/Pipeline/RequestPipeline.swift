@@ -71,7 +71,8 @@ struct RequestPipeline: Sendable {
         return finishing(disposition, head, exchange)
     }
 
-    /// `disposition`'s answer, now or after the body, through ``finish(_:_:_:)``.
+    /// `disposition`'s answer, now or after the body, through ``finish(_:_:_:)``. A body declared longer than its
+    /// sink takes is refused here, before the transport reads a byte of it (``BoundedBodySink``).
     private func finishing(_ disposition: RequestDisposition, _ head: HTTPRequestHead, _ exchange: Exchange)
         -> RequestDisposition
     {
@@ -80,6 +81,12 @@ struct RequestPipeline: Sendable {
             finish(&response, head, exchange)
             return .respond(response)
         case .readBody(let sink):
+            if var refusal = DeclaredLength.refusal(sink, head) {
+                sink.abort()
+                refusal.headers.set("Connection", "close")
+                finish(&refusal, head, exchange)
+                return .respond(refusal)
+            }
             return .readBody(ObservedSink(sink, pipeline: self, head: head, exchange: exchange))
         }
     }

@@ -197,7 +197,7 @@ struct PostPolicyUpload {
 }
 
 /// The form's body: fields collected, `file` streamed once ``PostPolicyUpload/Plan`` allows it.
-private final class FormUploadSink: RequestBodySink {
+private final class FormUploadSink: BoundedBodySink {
     private var parser: MultipartParser
     private let decide: ([String: String], String?, String?) throws -> PostPolicyUpload.Plan
     private var form: [String: String] = [:]
@@ -214,6 +214,16 @@ private final class FormUploadSink: RequestBodySink {
         self.parser = parser
         self.decide = decide
     }
+
+    /// The fields a form may carry, the largest object, and the framing around them.
+    var maxBodyBytes: Int64 {
+        let fields = Int64(PostPolicyUpload.maxFields) * Int64(PostPolicyUpload.maxFieldBytes)
+        let bound = service.configuration.maxObjectSize.addingReportingOverflow(
+            fields + DeclaredLength.multipartFraming(parts: PostPolicyUpload.maxFields + 1))
+        return bound.overflow ? .max : bound.partialValue
+    }
+
+    func refuse(_ error: StorageError) -> HTTPResponse { Reply.xmlError(error) }
 
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
         do {
