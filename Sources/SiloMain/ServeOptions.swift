@@ -74,6 +74,7 @@ struct ServeOptions {
         var maxJSONBodyBytes = 1 << 20
         var maxSessionsPerCaller = 1000
         var maxPendingBytesPerCaller: Int64 = 64 << 30
+        var maxInflatedBytesPerCaller: Int64 = 1 << 30
     }
 
     /// Every option, with its environment variable `SILO_<NAME>` and config-file key `<name>`.
@@ -204,6 +205,11 @@ struct ServeOptions {
             .value(
                 "max-pending-bytes-per-caller", valueName: "SIZE",
                 help: "bytes one caller's open resumable uploads may hold (429 beyond it)", defaultValue: "64GiB"),
+            .value(
+                "max-inflated-bytes-per-caller", valueName: "SIZE",
+                help:
+                    "bytes of gzip objects one caller (a user, else an IP address) may have decompressed for it per minute, for clients that do not accept gzip (429 beyond it; 0: no limit)",
+                defaultValue: "1GiB"),
             .value(
                 "create-buckets-on-upload", valueName: "BOOL",
                 help:
@@ -398,6 +404,9 @@ struct ServeOptions {
             try values.integer("max-sessions-per-caller", in: 1...10_000_000) ?? limits.maxSessionsPerCaller
         limits.maxPendingBytesPerCaller =
             try values.byteCount("max-pending-bytes-per-caller", in: 1...(1 << 60)) ?? limits.maxPendingBytesPerCaller
+        limits.maxInflatedBytesPerCaller =
+            try values.byteCount("max-inflated-bytes-per-caller", in: 0...(1 << 60))
+            ?? limits.maxInflatedBytesPerCaller
     }
 
     /// Dot-separated labels of letters, digits and hyphens (RFC 1123 §2.1), at most 253 bytes.

@@ -24,6 +24,8 @@ final class ObjectService: Sendable {
     let reclaimer: BlobReclaimer
     /// Which hosts are this server's and which peers may say how a request was addressed.
     let edge: EdgePolicy
+    /// Bytes each caller may have inflated for it by decompressive transcoding.
+    let inflation: InflationBudget
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -36,14 +38,16 @@ final class ObjectService: Sendable {
                 capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
             versionResponses: VersionResponseCache(
                 capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes),
-            images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer())
+            images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer(),
+            inflation: InflationBudget(perMinute: configuration.maxInflatedBytesPerCallerPerMinute))
     }
 
     /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
     private init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
-        versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer
+        versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer,
+        inflation: InflationBudget
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
@@ -60,6 +64,7 @@ final class ObjectService: Sendable {
         self.images = images
         self.reclaimer = reclaimer
         self.edge = EdgePolicy(configuration)
+        self.inflation = inflation
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,
@@ -69,7 +74,7 @@ final class ObjectService: Sendable {
         ObjectService(
             configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
             policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
-            versionResponses: versionResponses, images: images, reclaimer: reclaimer)
+            versionResponses: versionResponses, images: images, reclaimer: reclaimer, inflation: inflation)
     }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names

@@ -11,9 +11,12 @@ struct DownloadResponder {
     /// Serves the bytes of the object `lookup` finds, or its `thumbnail`. An overwrite between reading the metadata
     /// and opening the blob can delete the blob just found; then the object is looked up again (at most twice more).
     func respond(
-        request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, thumbnail: ThumbnailSpec? = nil,
+        _ context: RequestContext, api: DownloadHeaders.API = .firebase, thumbnail: ThumbnailSpec? = nil,
         lookup: () throws -> ObjectRecord
     ) throws -> HTTPResponse {
+        let request = context.head
+        // Who decompressive transcoding counts against (``InflationBudget``).
+        let caller = service.quotaCaller(context.principal, peer: request.peer)
         var attempt = 0
         while true {
             let record = try lookup()
@@ -21,16 +24,17 @@ struct DownloadResponder {
                 if let thumbnail {
                     return try ThumbnailResponder(service: service).respond(record, thumbnail, request: request)
                 }
-                return try respond(record, request: request, api: api)
+                return try respond(record, request: request, api: api, caller: caller)
             } catch let error as StorageError where error.code == .notFound && attempt < 2 {
                 attempt += 1
             }
         }
     }
 
-    func respond(_ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase) throws
-        -> HTTPResponse
-    {
+    /// `caller` is who a decompressive transcoding counts against (nil: no one, the admin).
+    func respond(
+        _ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, caller: String?
+    ) throws -> HTTPResponse {
         try CustomerEncryption.checkRead(record, request.headers)
         let prepared = service.versionResponses.downloadHeaders(record).variant(api)
         switch ValidatorConditions(request.headers).evaluate(etag: prepared.etag, modified: record.updated) {
@@ -50,9 +54,12 @@ struct DownloadResponder {
         let reader = cached == nil ? try openReader(record) : nil
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
-            return HTTPResponse(
-                status: 200, headers: prepared.base,
-                body: .stream(length: nil, try GunzipProducer(reader: reader ?? openReader(record))))
+            // The inflating is work the stored size does not bound; it counts against the caller's budget.
+            try service.inflation.admit(caller)
+            let producer = try GunzipProducer(reader: reader ?? openReader(record)) { [inflation = service.inflation] in
+                inflation.charge(caller, $0)
+            }
+            return HTTPResponse(status: 200, headers: prepared.base, body: .stream(length: nil, producer))
         }
         switch ByteRange.resolve(request.headers["Range"], size: record.size) {
         case .unsatisfiable:
@@ -179,10 +186,12 @@ final class BlobRangeProducer: ResponseBodyProducer {
     func close() {}
 }
 
-/// Streams the decompressed bytes of a gzip blob, inflating one input block at a time.
+/// Streams the decompressed bytes of a gzip blob, inflating one input block at a time. Each piece is offered to
+/// `charge` before it is sent; when that refuses, the stream fails (and the transport cuts the body off).
 final class GunzipProducer: ResponseBodyProducer {
     private let reader: any BlobReader
     private let inflater: GzipInflater
+    private let charge: (Int) -> Bool
     private var offset: Int64 = 0
     private var output: [UInt8] = []
     private var outputStart = 0
@@ -190,9 +199,10 @@ final class GunzipProducer: ResponseBodyProducer {
     /// Small input blocks bound the decompressed bytes held at once (deflate expands at most ~1032:1).
     private let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 << 10, alignment: 16)
 
-    init(reader: any BlobReader) throws {
+    init(reader: any BlobReader, charge: @escaping (Int) -> Bool) throws {
         self.reader = reader
         self.inflater = try GzipInflater()
+        self.charge = charge
     }
 
     deinit { input.deallocate() }
@@ -214,6 +224,10 @@ final class GunzipProducer: ResponseBodyProducer {
             }
         }
         let count = min(buffer.count, output.count - outputStart)
+        guard charge(count) else {
+            throw StorageError(
+                .tooManyRequests, "decompressive transcoding stopped: the caller's budget of inflated bytes is spent")
+        }
         output.withUnsafeBytes { src in
             buffer.baseAddress!.copyMemory(from: src.baseAddress! + outputStart, byteCount: count)
         }
