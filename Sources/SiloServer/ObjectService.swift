@@ -77,6 +77,9 @@ final class ObjectService: Sendable {
             versionResponses: versionResponses, images: images, reclaimer: reclaimer, inflation: inflation)
     }
 
+    /// `scheme://host[:port]` for the links and upload URLs of an answer to `context` (``EdgePolicy/externalBase(_:)``).
+    func externalBase(_ context: RequestContext) -> String { edge.externalBase(context.head) }
+
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
     /// (``Route/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets
     /// named elsewhere (a request body, an upload session) are checked where they are read.

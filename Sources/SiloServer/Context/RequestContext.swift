@@ -7,8 +7,6 @@ struct RequestContext {
     let query: QueryParameters
     let principal: Principal?
     let time: Timestamp
-    /// The peer is a trusted proxy (``EdgePolicy/trustsForwarding(_:)``): its `X-Forwarded-*` count for links.
-    let forwarded: Bool
 
     /// Throws `.unauthenticated` when the request carries a credential that is not acceptable, `.invalidArgument`
     /// for a malformed query or an ambiguous head (two `Authorization` or `Host` fields, none on HTTP/1.1). With
@@ -20,7 +18,6 @@ struct RequestContext {
         try Self.checkUnambiguous(head)
         self.head = head
         self.query = try TargetMemo.query(head)
-        self.forwarded = edge.trustsForwarding(head)
         if signedURLs, let signed = try SignedURLGate.signer(head, query, credentials, edge: edge, at: time) {
             self.principal = signed.principal
         } else {
@@ -65,26 +62,4 @@ struct RequestContext {
         head.headers["Content-Length"].flatMap { Int64($0) }
     }
     var headers: HTTPHeaders { head.headers }
-
-    /// `scheme://host[:port]` as the client addressed us: upload URLs and links must use the client's view of the
-    /// host (`10.0.2.2` from the Android emulator, a service name in Docker), never the bind address. Behind a
-    /// trusted proxy (`--trusted-proxies`), as the proxy says the client addressed it; anyone else's
-    /// `X-Forwarded-*` is ignored.
-    var externalBase: String {
-        // Served over Silo's own TLS: https, whatever a forwarded X-Forwarded-Proto claims.
-        let proxied = forwarded ? headers["X-Forwarded-Proto"].map(Self.firstListed) : nil
-        let scheme =
-            head.isSecure ? "https" : proxied.map { equalsIgnoringCase($0, "https") ? "https" : "http" } ?? "http"
-        let host =
-            (forwarded ? headers["X-Forwarded-Host"].map(Self.firstListed) : nil) ?? headers["Host"] ?? "127.0.0.1"
-        return "\(scheme)://\(host)"
-    }
-
-    /// The first of a list a chain of proxies built (`a, b`): the one the client's request arrived with.
-    private static func firstListed(_ value: String) -> String {
-        var first = value.split(separator: ",", maxSplits: 1).first ?? ""
-        while first.first == " " || first.first == "\t" { first = first.dropFirst() }
-        while first.last == " " || first.last == "\t" { first = first.dropLast() }
-        return String(first)
-    }
 }

@@ -15,8 +15,6 @@ struct DownloadResponder {
         lookup: () throws -> ObjectRecord
     ) throws -> HTTPResponse {
         let request = context.head
-        // Who decompressive transcoding counts against (``InflationBudget``).
-        let caller = service.quotaCaller(context.principal, peer: request.peer)
         var attempt = 0
         while true {
             let record = try lookup()
@@ -24,16 +22,16 @@ struct DownloadResponder {
                 if let thumbnail {
                     return try ThumbnailResponder(service: service).respond(record, thumbnail, request: request)
                 }
-                return try respond(record, request: request, api: api, caller: caller)
+                return try respond(record, request: request, api: api, principal: context.principal)
             } catch let error as StorageError where error.code == .notFound && attempt < 2 {
                 attempt += 1
             }
         }
     }
 
-    /// `caller` is who a decompressive transcoding counts against (nil: no one, the admin).
+    /// `principal` (with the request's peer) is who a decompressive transcoding counts against.
     func respond(
-        _ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, caller: String?
+        _ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, principal: Principal?
     ) throws -> HTTPResponse {
         try CustomerEncryption.checkRead(record, request.headers)
         let prepared = service.versionResponses.downloadHeaders(record).variant(api)
@@ -54,7 +52,9 @@ struct DownloadResponder {
         let reader = cached == nil ? try openReader(record) : nil
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
-            // The inflating is work the stored size does not bound; it counts against the caller's budget.
+            // The inflating is work the stored size does not bound; it counts against the caller's budget (named
+            // only here: making the name costs a string per request, which no other download needs).
+            let caller = service.quotaCaller(principal, peer: request.peer)
             try service.inflation.admit(caller)
             let producer = try GunzipProducer(reader: reader ?? openReader(record)) { [inflation = service.inflation] in
                 inflation.charge(caller, $0)

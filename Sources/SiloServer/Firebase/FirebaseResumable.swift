@@ -75,7 +75,7 @@ struct FirebaseResumable {
 
     /// The session URL, absolute, built from the Host the client used.
     func sessionURL(_ context: RequestContext, bucket: BucketName, name: ObjectName, id: String) -> String {
-        "\(context.externalBase)/v0/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o?name="
+        "\(service.externalBase(context))/v0/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o?name="
             + "\(PercentCoding.encodeComponent(name.rawValue))&upload_id=\(id)&upload_protocol=resumable"
     }
 

@@ -13,7 +13,7 @@ struct GCSBucketRoutes {
 
     func render(_ record: BucketRecord, _ context: RequestContext) -> JSONValue {
         GCSJSON.bucket(
-            record, base: context.externalBase,
+            record, base: service.externalBase(context),
             extra: BucketResource(record).rendered(full: context.query["projection"] == "full", name: record.name))
     }
 
@@ -22,7 +22,7 @@ struct GCSBucketRoutes {
         var extra = BucketResource(found.record).rendered(full: false, name: found.record.name)
         extra["softDeleteTime"] = .string(found.deletion.at.rfc3339)
         extra["hardDeleteTime"] = .string(found.deletion.hardDeleteAt.rfc3339)
-        return GCSJSON.bucket(found.record, base: context.externalBase, extra: extra)
+        return GCSJSON.bucket(found.record, base: service.externalBase(context), extra: extra)
     }
 
     func buckets(_ context: RequestContext) -> RequestDisposition {

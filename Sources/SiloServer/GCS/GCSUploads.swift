@@ -134,7 +134,7 @@ struct GCSUploads {
                     session.expectedCRC32C = changes?.crc32c
                     try service.metadata.insertSession(session)
                     let location =
-                        "\(context.externalBase)/upload/storage/v1/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o"
+                        "\(service.externalBase(context))/upload/storage/v1/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o"
                         + "?uploadType=resumable&name=\(PercentCoding.encodeComponent(name.rawValue))&upload_id=\(session.id)"
                     return Reply.empty(200, headers: ["Location": location, "X-GUploader-UploadID": session.id])
                 } catch {

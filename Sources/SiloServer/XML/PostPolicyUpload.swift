@@ -111,7 +111,7 @@ struct PostPolicyUpload {
             bucket: bucket, name: name,
             fields: try fields(form, contentType: contentType, bucket, name, principal, context.time),
             sizes: sizes, principal: principal, status: status ?? 204, redirect: form["success_action_redirect"],
-            time: context.time, externalBase: context.externalBase)
+            time: context.time, externalBase: service.externalBase(context))
     }
 
     /// The object's metadata from the form's fields, as a GCS upload applies it.
