@@ -150,6 +150,33 @@ static inline void silo_mhd_client_address(struct MHD_Connection *_Nonnull conne
     }
 }
 
+/// The local end of the connection's socket (getsockname): the address into `address` as 16 bytes (IPv4 mapped)
+/// and the port; -1 when it cannot be told.
+static inline int silo_mhd_local_address(
+    struct MHD_Connection *_Nonnull connection, uint8_t *_Nonnull address, uint16_t *_Nonnull port) {
+    memset(address, 0, 16);
+    *port = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) return -1;
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof(storage);
+    if (getsockname(info->connect_fd, (struct sockaddr *) &storage, &length) != 0) return -1;
+    if (storage.ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *) &storage;
+        address[10] = 0xff;
+        address[11] = 0xff;
+        memcpy(address + 12, &v4->sin_addr, 4);
+        *port = ntohs(v4->sin_port);
+    } else if (storage.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &storage;
+        memcpy(address, &v6->sin6_addr, 16);
+        *port = ntohs(v6->sin6_port);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
 /// The port the daemon's listen socket is bound to (useful after binding port 0); 0 if unknown.
 static inline uint16_t silo_mhd_bound_port(struct MHD_Daemon *_Nonnull daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);

@@ -20,7 +20,7 @@ public struct SecurityPosture: Sendable, Equatable {
         public var hasVerifiableCredentials = false
         /// The emails of the `--service-account` keys.
         public var serviceAccounts: [String] = []
-        /// `--signed-url-host`: the hosts signed URLs are checked against besides the request's own.
+        /// `--signed-url-host`: the hosts signed URLs are checked against besides the server's own.
         public var signedURLHosts: [String] = []
 
         public init() {}
@@ -71,7 +71,8 @@ public struct SecurityPosture: Sendable, Equatable {
         if !options.serviceAccounts.isEmpty {
             notices.append(
                 "service accounts: \(options.serviceAccounts.joined(separator: ", ")); their access tokens (POST /token), "
-                    + "signed URLs (signed for the request's host or \(options.signedURLHosts.joined(separator: ", "))) "
+                    + "signed URLs (signed for this server's address, a --public-url or "
+                    + "\(options.signedURLHosts.joined(separator: ", "))) "
                     + "and POST policies are verified, and "
                     + (emulatorTokens
                         ? "then allowed everything, as every caller is in emulator mode"

@@ -5,8 +5,8 @@ import SiloWire
 /// The service accounts a server accepts and the credentials they present: access tokens from Silo's token endpoint,
 /// V4 (and V2) signed URLs and V4 POST policies signed with their keys.
 ///
-/// Signed URLs are checked as GCS checks them (``GoogleV4Signing``), against the host the request arrived with and
-/// against ``signedURLHosts``: clients sign for the host they will send the URL to, which is
+/// Signed URLs are checked as GCS checks them (``GoogleV4Signing``), against the hosts the server vouches for
+/// (``SignedRequest/hosts``) and against ``signedURLHosts``: clients sign for the host they will send the URL to, which is
 /// `storage.googleapis.com` by default (Rust's object_store always signs for it; google-cloud-storage for its
 /// `api_access_endpoint`), so a URL signed for GCS works against Silo once its host is changed.
 ///
@@ -16,7 +16,7 @@ import SiloWire
 public struct ServiceAccountAuthority: Sendable {
     public var accounts: ServiceAccounts
     public var tokens: AccessTokens
-    /// Hosts a signed URL may have been signed for besides the request's own `Host` (`--signed-url-host`).
+    /// Hosts a signed URL may have been signed for besides the server's own (`--signed-url-host`).
     public var signedURLHosts: [String]
     public var acceptUnverifiedSigners: Bool
     /// How far ahead of this server's clock a signer's `X-Goog-Date` may be (the URL is not valid before it).
@@ -402,11 +402,12 @@ public struct ServiceAccountAuthority: Sendable {
         }
     }
 
-    /// The request's own host, then what a proxy says it was, then the configured signing hosts.
+    /// The hosts the server vouches for (``SignedRequest/hosts``), then the configured signing hosts. Never a host
+    /// taken from the request's own headers: a URL signed for another deployment would verify here with that
+    /// deployment's host in `Host` or `X-Forwarded-Host`.
     private func hostCandidates(_ request: SignedRequest) -> [String] {
         var hosts: [String] = []
-        let own = request.headers.filter { ["host", "x-forwarded-host"].contains($0.name.lowercased()) }.map(\.value)
-        for host in own + signedURLHosts where !hosts.contains(host) { hosts.append(host) }
+        for host in request.hosts + signedURLHosts where !hosts.contains(host) { hosts.append(host) }
         return hosts
     }
 

@@ -3,6 +3,11 @@
 ///
 /// Chunk extensions and trailer fields are read and dropped (the head was already handed to the handler), each
 /// bounded so a client cannot make the server scan without end.
+///
+/// Every line of the framing must end with CRLF: a bare LF (or CR) is refused, as llhttp refuses it. A proxy in front
+/// that reads a bare LF differently (as data, or not as a line end) would otherwise see other chunk boundaries than
+/// this server, and the bytes one of them takes for the next request could be smuggled past the other (RFC 9112
+/// §7.1 writes CRLF; its §2.2 leniency is for lines of the head, which the framing is not).
 struct ChunkedDecoder {
     enum Step: Equatable {
         /// Body bytes at these indices of the buffer.
@@ -23,6 +28,7 @@ struct ChunkedDecoder {
         case dataLF
         case trailerLineStart
         case trailerLine
+        case trailerLineLF
         case trailerLF
         case done
     }
@@ -66,8 +72,7 @@ struct ChunkedDecoder {
                     state = .sizeLF
                     index += 1
                 } else if byte == 0x0A {
-                    index += 1
-                    sizeLineEnded()
+                    return .invalid("chunk size line ended by a bare LF")
                 } else if byte == 0x3B || byte == 0x20 || byte == 0x09 {
                     state = .sizeExtension
                     lineBytes += 1
@@ -79,9 +84,7 @@ struct ChunkedDecoder {
                 if byte == 0x0D {
                     state = .sizeLF
                 } else if byte == 0x0A {
-                    index += 1
-                    sizeLineEnded()
-                    continue
+                    return .invalid("chunk extension ended by a bare LF")
                 } else if byte < 0x20 && byte != 0x09 {
                     return .invalid("control character in chunk extension")
                 }
@@ -100,13 +103,8 @@ struct ChunkedDecoder {
                 state = remaining == Int64(take) ? .dataCR : .data(remaining - Int64(take))
                 return .data(range)
             case .dataCR:
-                if byte == 0x0D {
-                    state = .dataLF
-                } else if byte == 0x0A {
-                    state = .size
-                } else {
-                    return .invalid("chunk data not followed by CRLF")
-                }
+                guard byte == 0x0D else { return .invalid("chunk data not followed by CRLF") }
+                state = .dataLF
                 index += 1
             case .dataLF:
                 guard byte == 0x0A else { return .invalid("chunk data not followed by CRLF") }
@@ -116,9 +114,7 @@ struct ChunkedDecoder {
                 if byte == 0x0D {
                     state = .trailerLF
                 } else if byte == 0x0A {
-                    state = .done
-                    index += 1
-                    return .end
+                    return .invalid("trailer section ended by a bare LF")
                 } else {
                     state = .trailerLine
                     trailerBytes += 1
@@ -127,7 +123,14 @@ struct ChunkedDecoder {
             case .trailerLine:
                 trailerBytes += 1
                 guard trailerBytes <= maxTrailerBytes else { return .invalid("trailer too long") }
-                if byte == 0x0A { state = .trailerLineStart }
+                if byte == 0x0A { return .invalid("trailer line ended by a bare LF") }
+                if byte == 0x0D { state = .trailerLineLF }
+                index += 1
+            case .trailerLineLF:
+                guard byte == 0x0A else { return .invalid("trailer line holds a bare CR") }
+                trailerBytes += 1
+                guard trailerBytes <= maxTrailerBytes else { return .invalid("trailer too long") }
+                state = .trailerLineStart
                 index += 1
             case .trailerLF:
                 guard byte == 0x0A else { return .invalid("trailer section not ended by CRLF") }

@@ -216,8 +216,8 @@ extension Connection {
         case .wouldBlock:
             return
         case .transferred(let count):
-            lingered += count
-            if lingered > 1024 * 1024 { close(reason: nil) }
+            lingered += Int64(count)
+            if lingered > lingerLimit { close(reason: nil) }
         case .endOfStream, .failed:
             close(reason: nil)
         }

@@ -54,7 +54,8 @@ extension Connection {
                         begin(replaying: replay)
                         break
                     }
-                    switch RequestHeadParser.parseLines(bytes, from: 0, end: headEnd, peer: peer, isSecure: io.isSecure)
+                    switch RequestHeadParser.parseLines(
+                        bytes, from: 0, end: headEnd, peer: peer, local: local, isSecure: io.isSecure)
                     {
                     case .incomplete:
                         // parseLines is given a whole head: it never asks for more.
@@ -169,6 +170,9 @@ extension Connection {
             if closing == .lingering {
                 exchange.keepAlive = false
                 lingers = true
+                // A body answered before it was read (413, a refused 100-continue) is dropped while lingering, up to
+                // the bound that applies to a body dropped before its answer.
+                if framing != .none { lingerLimit = max(lingerLimit, state.configuration.maxDiscardedBodyBytes) }
             }
             respond(response)
         case .closeConnection:

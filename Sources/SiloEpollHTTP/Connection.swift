@@ -59,6 +59,8 @@ final class Connection {
     var fd: Int32 { io.fd }
     /// The client's address, for per-client limits and for the handler.
     let peer: PeerAddress
+    /// The address and port the client reached, for the handler (what this server is called, whatever `Host` says).
+    let local: LocalEndpoint?
     unowned let loop: EventLoop
     /// The loop's server state, held directly: reached through the unowned `loop` it cost a strong retain and a
     /// release per access, several per request.
@@ -133,15 +135,18 @@ final class Connection {
     var unsentResponses = 0
     /// Close by lingering: the client may still be sending (a refused head or body).
     var lingers = false
-    var lingered = 0
+    var lingered: Int64 = 0
+    /// How much a lingering close reads and drops before it closes anyway.
+    var lingerLimit: Int64 = 1024 * 1024
     /// The streamed body of a response with a staged stall (``TransportFault``), while it is being sent.
     var stalledBody: (body: FaultedBody, seconds: Double)?
     /// Output waits for the loop's timer (a staged stall): nothing is written or read until it fires.
     var stalled = false
 
-    init(io: any ConnectionIO, peer: PeerAddress, loop: EventLoop, registeredEvents: UInt32) {
+    init(io: any ConnectionIO, peer: PeerAddress, local: LocalEndpoint?, loop: EventLoop, registeredEvents: UInt32) {
         self.io = io
         self.peer = peer
+        self.local = local
         self.loop = loop
         self.state = loop.state
         self.registeredEvents = registeredEvents

@@ -42,7 +42,8 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
             throw error
         }
         let state = ServerState(
-            handler: handler, configuration: configuration, logger: logger, listenFD: listener.fd, pool: pool)
+            handler: handler, configuration: configuration, logger: logger, listenFD: listener.fd,
+            listenerLocal: listener.local, pool: pool)
         self.state = state
         var started: [LoopThread] = []
         do {

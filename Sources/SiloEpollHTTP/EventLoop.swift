@@ -220,7 +220,9 @@ final class EventLoop {
             } else {
                 io = SocketIO(accepted: fd)
             }
-            let connection = Connection(io: io, peer: peer, loop: self, registeredEvents: EPOLLIN.rawValue)
+            let local = state.listenerLocal ?? Listener.localEndpoint(fd)
+            let connection = Connection(
+                io: io, peer: peer, local: local, loop: self, registeredEvents: EPOLLIN.rawValue)
             let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
             guard silo_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, token) == 0 else {
                 _ = close(fd)

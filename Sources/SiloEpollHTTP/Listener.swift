@@ -8,8 +8,9 @@ import SiloHTTP
 /// connection to one loop even while that loop is blocked in a handler, and a second server could bind the
 /// same port without an error.
 enum Listener {
-    /// Opens the listener; returns its descriptor (owned by the caller) and the bound port.
-    static func open(host: String, port: Int, backlog: Int) throws -> (fd: Int32, port: Int) {
+    /// Opens the listener; returns its descriptor (owned by the caller), the bound port, and the local end every
+    /// connection will have — nil when bound to a wildcard address, where each connection has its own.
+    static func open(host: String, port: Int, backlog: Int) throws -> (fd: Int32, port: Int, local: LocalEndpoint?) {
         let shown = "\(host.contains(":") ? "[\(host)]" : host):\(port)"
         guard let address = SocketAddress(numericHost: host, port: port) else {
             throw HTTPServerError(
@@ -39,19 +40,23 @@ enum Listener {
             _ = close(fd)
             throw HTTPServerError(.startFailed, "cannot listen on \(shown)", cause: error)
         }
-        var actual = sockaddr_storage()
-        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
+        let named = localEndpoint(fd)
+        // A wildcard address (0.0.0.0, ::) is no one address: each connection's own is asked for at its accept.
+        let fixed = named.flatMap { $0.address == PeerAddress(high: 0, low: 0) || $0.address == mappedAny ? nil : $0 }
+        return (fd, named?.port ?? port, fixed)
+    }
+
+    private static let mappedAny = PeerAddress(high: 0, low: 0xFFFF_0000_0000)
+
+    /// The local end of a socket (getsockname); nil when it cannot be told.
+    static func localEndpoint(_ fd: Int32) -> LocalEndpoint? {
+        var bytes = (UInt64(0), UInt64(0))
+        var port: UInt16 = 0
+        let named = withUnsafeMutableBytes(of: &bytes) {
+            silo_local_address(fd, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &port)
         }
-        var boundPort = port
-        if named == 0 {
-            boundPort = withUnsafeBytes(of: actual) { raw in
-                // sin_port and sin6_port sit at the same offset, right after the family.
-                Int(UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
-            }
-        }
-        return (fd, boundPort)
+        guard named == 0 else { return nil }
+        return LocalEndpoint(address: withUnsafeBytes(of: &bytes) { PeerAddress(bytes: $0) }, port: Int(port))
     }
 }
 

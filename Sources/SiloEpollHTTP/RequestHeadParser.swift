@@ -33,10 +33,11 @@ enum HeadParseResult {
 /// line, resumable so a head arriving byte by byte is not rescanned), one pass that builds each string once.
 /// Pure: no I/O, no allocation before the head is complete.
 enum RequestHeadParser {
-    /// `peer` and `isSecure` are the connection's, given to the head as it is made (setting them on it afterwards
-    /// would copy its fields).
+    /// `peer`, `local` and `isSecure` are the connection's, given to the head as it is made (setting them on it
+    /// afterwards would copy its fields).
     static func parse(
-        _ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0, peer: PeerAddress? = nil, isSecure: Bool = false
+        _ bytes: UnsafeRawBufferPointer, resumeAt: Int = 0, peer: PeerAddress? = nil, local: LocalEndpoint? = nil,
+        isSecure: Bool = false
     ) -> HeadParseResult {
         guard bytes.baseAddress != nil, bytes.count > 0 else { return .incomplete(resumeAt: 0) }
         // CR and LF bytes before the request line are skipped (RFC 9112 2.2 asks to ignore at least one empty
@@ -45,7 +46,8 @@ enum RequestHeadParser {
         let lead = leadingLineBreaks(bytes)
         switch headEnd(bytes, lead: lead, resumeAt: resumeAt) {
         case .incomplete(let resumeAt): return .incomplete(resumeAt: resumeAt)
-        case .found(let end): return parseLines(bytes, from: lead, end: end, peer: peer, isSecure: isSecure)
+        case .found(let end):
+            return parseLines(bytes, from: lead, end: end, peer: peer, local: local, isSecure: isSecure)
         }
     }
 
@@ -83,7 +85,8 @@ enum RequestHeadParser {
 
     /// The head in `bytes[lead..<end]`, `end` as ``headEnd(_:lead:resumeAt:)`` found it.
     static func parseLines(
-        _ bytes: UnsafeRawBufferPointer, from lead: Int, end: Int, peer: PeerAddress?, isSecure: Bool
+        _ bytes: UnsafeRawBufferPointer, from lead: Int, end: Int, peer: PeerAddress?, local: LocalEndpoint? = nil,
+        isSecure: Bool
     ) -> HeadParseResult {
         var cursor = lead
         guard let requestLine = nextLine(bytes, &cursor, end: end) else {
@@ -176,7 +179,7 @@ enum RequestHeadParser {
         // Made once, whole: the head's fields share one copy-on-write storage.
         let head = HTTPRequestHead(
             method: line.method, rawPath: line.rawPath, rawQuery: line.rawQuery, headers: headers,
-            version: line.isHTTP10 ? "HTTP/1.0" : "HTTP/1.1", peer: peer, isSecure: isSecure)
+            version: line.isHTTP10 ? "HTTP/1.0" : "HTTP/1.1", peer: peer, local: local, isSecure: isSecure)
         let request = ParsedRequest(
             head: head, framing: framing,
             keepAlive: line.isHTTP10 ? (connectionKeepAlive && !connectionClose) : !connectionClose,

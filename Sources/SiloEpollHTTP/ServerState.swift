@@ -9,6 +9,9 @@ final class ServerState: Sendable {
     let configuration: EpollHTTPServer.Configuration
     let logger: Logger
     let listenFD: Int32
+    /// The local end of every accepted connection, when the listener is bound to one address; nil for a wildcard
+    /// bind, where each connection's is asked for at its accept.
+    let listenerLocal: LocalEndpoint?
     /// Runs the handler calls that may block, for every loop.
     let pool: WorkerPool
     /// Requests that reached the handler and whose response has not been sent in full (nor the connection
@@ -46,8 +49,9 @@ final class ServerState: Sendable {
 
     init(
         handler: any HTTPHandler, configuration: EpollHTTPServer.Configuration, logger: Logger, listenFD: Int32,
-        pool: WorkerPool
+        listenerLocal: LocalEndpoint?, pool: WorkerPool
     ) {
+        self.listenerLocal = listenerLocal
         self.handler = handler
         self.pool = pool
         self.configuration = configuration

@@ -14,6 +14,7 @@ public struct HTTPRequestHead: Sendable {
         var headers: HTTPHeaders
         var version: String
         var peer: PeerAddress?
+        var local: LocalEndpoint?
         var isSecure: Bool
         var wantsReplayPermit = false
     }
@@ -48,6 +49,12 @@ public struct HTTPRequestHead: Sendable {
         _read { yield storage.values.peer }
         _modify { yield &storage.values.peer }
     }
+    /// The address and port the connection reached on this server, when the transport knows: what the request's
+    /// `Host` must name for the server to take it as naming itself (signed URLs, token audiences).
+    public var local: LocalEndpoint? {
+        _read { yield storage.values.local }
+        _modify { yield &storage.values.local }
+    }
     /// The request came over TLS (the transport's own, not a proxy's): links and upload URLs use https.
     public var isSecure: Bool {
         _read { yield storage.values.isSecure }
@@ -62,12 +69,12 @@ public struct HTTPRequestHead: Sendable {
 
     public init(
         method: String, rawPath: String, rawQuery: String = "", headers: HTTPHeaders = [:],
-        version: String = "HTTP/1.1", peer: PeerAddress? = nil, isSecure: Bool = false
+        version: String = "HTTP/1.1", peer: PeerAddress? = nil, local: LocalEndpoint? = nil, isSecure: Bool = false
     ) {
         storage = CopyOnWrite(
             Values(
                 method: method, rawPath: rawPath, rawQuery: rawQuery, headers: headers, version: version, peer: peer,
-                isSecure: isSecure))
+                local: local, isSecure: isSecure))
     }
 
     /// Splits a request target (`/path?query`) into path and query.

@@ -12,8 +12,9 @@
 ///   past which the connection is closed without an answer: HTTP/1.1 clients read nothing before they have sent
 ///   their body, and libmicrohttpd 0.9.75 cannot answer earlier either.
 /// - Exceptions that answer at once: a refused body the client is waiting to send (`Expect: 100-continue`, it will
-///   not send it; the connection then closes, since a body sent anyway could not be told from a next request), and
-///   a staged connection reset (``TransportFault/resetConnection``).
+///   not send it; the connection then closes, since a body sent anyway could not be told from a next request), a
+///   body refused from the head for its size (413: waiting for it is what the answer is meant to spare; the
+///   connection closes after it, lingering), and a staged connection reset (``TransportFault/resetConnection``).
 /// - A sink that answers early gives up the body: its answer carries `Connection: close`, and it is aborted when
 ///   the body has been dropped.
 package struct RequestStateMachine {
@@ -126,7 +127,10 @@ package struct RequestStateMachine {
             case .respond(let response) where response.transportFault == .resetConnection:
                 state = .responded(unfinishedSink: nil)
                 return .respond(response, .asNegotiated, abort: nil)
-            case .respond(let response) where hasBody && awaitsContinue:
+            case .respond(let response) where hasBody && (awaitsContinue || response.status == 413):
+                // A body refused for its size is not waited for (RFC 9110 §15.5.14: the server may close the
+                // connection): a head declaring a terabyte is answered now, and what the client goes on sending is
+                // dropped while the connection lingers.
                 state = .responded(unfinishedSink: nil)
                 return .respond(response, .lingering, abort: nil)
             case .respond(let response):

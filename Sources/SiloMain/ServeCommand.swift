@@ -109,6 +109,9 @@ struct ServeCommand: ParsableCommand {
             configuration.garbageGraceSeconds = Int64(options.garbageGraceSeconds)
             configuration.maintenanceIntervalSeconds = Double(options.maintenanceIntervalSeconds)
             configuration.serviceAccounts = security.serviceAccounts
+            configuration.publicURLs = options.publicURLs
+            configuration.trustedProxies = options.trustedProxies
+            configuration.maxInflatedBytesPerCallerPerMinute = options.limits.maxInflatedBytesPerCaller
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
             if options.rulesFile != nil { observability.register(security.rulesStatistics) }
             observability.register(BucketUsageMetrics(store: metadata))

@@ -2,6 +2,7 @@ import Foundation
 import SiloCLI
 import SiloCore
 import SiloEvents
+import SiloHTTP
 import SiloServer
 
 /// The options of `silo serve`, resolved from flags, then `SILO_*` environment variables, then the config file.
@@ -26,6 +27,10 @@ struct ServeOptions {
     var serviceAccountFiles: [String] = []
     /// `--signed-url-host HOST`, repeatable; `storage.googleapis.com` when none is given.
     var signedURLHosts: [String] = []
+    /// `--public-url URL`, repeatable: where clients reach the server besides its listening address.
+    var publicURLs: [PublicURL] = []
+    /// `--trusted-proxies CIDR`, repeatable (or comma-separated): peers whose `X-Forwarded-*` are believed.
+    var trustedProxies: [PeerNetwork] = []
     var project: String?
     /// `--threads N`; nil: the engine's default (epoll: one loop per CPU this process may run on; mhd: 8).
     var threads: Int?
@@ -73,6 +78,7 @@ struct ServeOptions {
         var maxJSONBodyBytes = 1 << 20
         var maxSessionsPerCaller = 1000
         var maxPendingBytesPerCaller: Int64 = 64 << 30
+        var maxInflatedBytesPerCaller: Int64 = 1 << 30
     }
 
     /// Every option, with its environment variable `SILO_<NAME>` and config-file key `<name>`.
@@ -128,7 +134,17 @@ struct ServeOptions {
             .repeating(
                 "signed-url-host", valueName: "HOST",
                 help:
-                    "a host signed URLs may be signed for besides the request's own Host (default: storage.googleapis.com, the host GCS clients sign for)"
+                    "a host signed URLs may be signed for besides this server's own addresses (default: storage.googleapis.com, the host GCS clients sign for)"
+            ),
+            .repeating(
+                "public-url", valueName: "URL",
+                help:
+                    "http(s)://HOST[:PORT] clients reach this server at besides its listening address (a proxy, a DNS or service name): signed URLs and token requests made for it are accepted"
+            ),
+            .repeating(
+                "trusted-proxies", valueName: "CIDR",
+                help:
+                    "peers (addresses or CIDR ranges, comma-separated or repeated) whose X-Forwarded-Host and X-Forwarded-Proto decide the links and upload URLs in answers (default: none; others' are ignored)"
             ),
             .value(
                 "project", valueName: "ID",
@@ -193,6 +209,11 @@ struct ServeOptions {
             .value(
                 "max-pending-bytes-per-caller", valueName: "SIZE",
                 help: "bytes one caller's open resumable uploads may hold (429 beyond it)", defaultValue: "64GiB"),
+            .value(
+                "max-inflated-bytes-per-caller", valueName: "SIZE",
+                help:
+                    "bytes of gzip objects one caller (a user, else an IP address) may have decompressed for it per minute, for clients that do not accept gzip (429 beyond it; 0: no limit)",
+                defaultValue: "1GiB"),
             .value(
                 "create-buckets-on-upload", valueName: "BOOL",
                 help:
@@ -293,6 +314,20 @@ struct ServeOptions {
         where host.isEmpty || host.utf8.count > 255 || !host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x2F }) {
             throw ValidationError("--signed-url-host must be a host name (with an optional :port), not '\(host)'")
         }
+        for text in values.values("public-url") {
+            guard let url = PublicURL(text) else {
+                throw ValidationError("--public-url must be http(s)://HOST[:PORT] with no path, not '\(text)'")
+            }
+            publicURLs.append(url)
+        }
+        for text in values.values("trusted-proxies").flatMap({ $0.split(separator: ",") }) {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let network = PeerNetwork(trimmed) else {
+                throw ValidationError(
+                    "--trusted-proxies takes IP addresses or CIDR ranges (10.0.0.0/8, 2001:db8::/32), not '\(trimmed)'")
+            }
+            trustedProxies.append(network)
+        }
         project = values.value("project")
         threads = try values.integer("threads", in: 1...256)
         workers = try values.integer("workers", in: 1...1024) ?? workers
@@ -385,6 +420,9 @@ struct ServeOptions {
             try values.integer("max-sessions-per-caller", in: 1...10_000_000) ?? limits.maxSessionsPerCaller
         limits.maxPendingBytesPerCaller =
             try values.byteCount("max-pending-bytes-per-caller", in: 1...(1 << 60)) ?? limits.maxPendingBytesPerCaller
+        limits.maxInflatedBytesPerCaller =
+            try values.byteCount("max-inflated-bytes-per-caller", in: 0...(1 << 60))
+            ?? limits.maxInflatedBytesPerCaller
     }
 
     /// Dot-separated labels of letters, digits and hyphens (RFC 1123 §2.1), at most 253 bytes.

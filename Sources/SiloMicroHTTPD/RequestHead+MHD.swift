@@ -9,6 +9,14 @@ func makeRequestHead(connection: OpaquePointer, rawTarget: String, method: Strin
         silo_mhd_client_address(connection, $0.baseAddress!.assumingMemoryBound(to: UInt8.self))
     }
     head.peer = withUnsafeBytes(of: &peer) { PeerAddress(bytes: $0) }
+    var local = (UInt64(0), UInt64(0))
+    var port: UInt16 = 0
+    let named = withUnsafeMutableBytes(of: &local) {
+        silo_mhd_local_address(connection, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &port)
+    }
+    if named == 0 {
+        head.local = LocalEndpoint(address: withUnsafeBytes(of: &local) { PeerAddress(bytes: $0) }, port: Int(port))
+    }
     return head
 }
 

@@ -56,7 +56,7 @@ enum Codec {
             downloadTokens: try StoredFieldJSON.stringList(row.bytes(15), column: "download_tokens"),
             extras: try extras(row.text(19)))
         return ObjectRecord(
-            bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.bytes(1)),
+            bucket: try BucketName(row.text(0)), name: try ObjectName(storedUTF8: row.bytes(1)),
             generation: try row.int64(2), metageneration: try row.int64(3),
             blob: BlobSummary(
                 size: try row.int64(4), md5: row.bytes(5), crc32c: UInt32(truncatingIfNeeded: try row.int64(6))),

@@ -59,7 +59,8 @@ enum Codec {
             downloadTokens: try StoredFieldJSON.stringList(row.textBytes(15), column: "download_tokens"),
             extras: try extras(row.text(19)))
         return ObjectRecord(
-            bucket: try BucketName(row.text(0)), name: try ObjectName(utf8: row.blob(1)), generation: row.int64(2),
+            bucket: try BucketName(row.text(0)), name: try ObjectName(storedUTF8: row.blob(1)),
+            generation: row.int64(2),
             metageneration: row.int64(3),
             blob: BlobSummary(size: row.int64(4), md5: row.blob(5), crc32c: UInt32(truncatingIfNeeded: row.int64(6))),
             blobID: blobID, fields: fields, timeCreated: Timestamp(microseconds: row.int64(16)),

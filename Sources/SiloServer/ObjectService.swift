@@ -24,6 +24,10 @@ final class ObjectService: Sendable {
     let reclaimer: BlobReclaimer
     /// What the maintenance passes did (``Maintenance``), for `/metrics`.
     let maintenanceCounters: MaintenanceCounters
+    /// Which hosts are this server's and which peers may say how a request was addressed.
+    let edge: EdgePolicy
+    /// Bytes each caller may have inflated for it by decompressive transcoding.
+    let inflation: InflationBudget
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -37,7 +41,8 @@ final class ObjectService: Sendable {
             versionResponses: VersionResponseCache(
                 capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes),
             images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer(),
-            maintenanceCounters: MaintenanceCounters())
+            maintenanceCounters: MaintenanceCounters(),
+            inflation: InflationBudget(perMinute: configuration.maxInflatedBytesPerCallerPerMinute))
     }
 
     /// `credentials` is the verifier behind the service accounts (whose HMAC keys are read from `metadata`).
@@ -45,7 +50,7 @@ final class ObjectService: Sendable {
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
         versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer,
-        maintenanceCounters: MaintenanceCounters
+        maintenanceCounters: MaintenanceCounters, inflation: InflationBudget
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = HMACKeys.Keyring(store: metadata)
@@ -62,6 +67,8 @@ final class ObjectService: Sendable {
         self.images = images
         self.reclaimer = reclaimer
         self.maintenanceCounters = maintenanceCounters
+        self.edge = EdgePolicy(configuration)
+        self.inflation = inflation
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,
@@ -72,8 +79,11 @@ final class ObjectService: Sendable {
             configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
             policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
             versionResponses: versionResponses, images: images, reclaimer: reclaimer,
-            maintenanceCounters: maintenanceCounters)
+            maintenanceCounters: maintenanceCounters, inflation: inflation)
     }
+
+    /// `scheme://host[:port]` for the links and upload URLs of an answer to `context` (``EdgePolicy/externalBase(_:)``).
+    func externalBase(_ context: RequestContext) -> String { edge.externalBase(context.head) }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
     /// (``Route/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets

@@ -1,5 +1,6 @@
 public import SiloAuth
 public import SiloCore
+public import SiloHTTP
 
 /// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
 public struct ServerConfiguration: Sendable {
@@ -56,6 +57,16 @@ public struct ServerConfiguration: Sendable {
     /// accepted on the GCS APIs and IAM decides what they may do. Nil: none registered — signed URLs are refused,
     /// or in emulator mode (`openAdminAPI`) checked in everything but their signature.
     public var serviceAccounts: ServiceAccountAuthority?
+    /// Peers whose `X-Forwarded-Host` and `X-Forwarded-Proto` say how the client addressed the request
+    /// (`--trusted-proxies`); from anyone else those headers are ignored. Empty: none (``EdgePolicy``).
+    public var trustedProxies: [PeerNetwork] = []
+    /// Addresses clients reach this server at besides the one it listens on (`--public-url`): signed URLs and token
+    /// assertions made for them are accepted (``EdgePolicy``).
+    public var publicURLs: [PublicURL] = []
+    /// Bytes of gzip objects one caller may make the server inflate (decompressive transcoding, for a client that
+    /// does not accept gzip) per minute on this node, a user by uid and anyone else by IP address, admins exempt;
+    /// beyond it a transcoding download is refused with 429, or cut off when it runs the budget dry (0: no limit).
+    public var maxInflatedBytesPerCallerPerMinute: Int64 = 1 << 30
     /// XML API multipart uploads in progress in one bucket (touched within `sessionQuotaWindowSeconds`); the next
     /// initiate beyond it is refused with 429. Each holds at most 10 000 parts of at most 5 GiB.
     public var maxMultipartUploadsPerBucket = 10_000

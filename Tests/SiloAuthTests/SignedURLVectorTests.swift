@@ -33,14 +33,16 @@ import Testing
         var canonicalRequest: String?
         var stringToSign: String?
 
+        /// The request as a server that takes its `Host` for its own would hand it over (``SignedRequest/hosts``).
         func request(
             method: String? = nil, path: String? = nil, query: [(name: String, value: String)]? = nil,
             headers: [(name: String, value: String)]? = nil, signature: String? = nil
         ) -> SignedRequest {
-            SignedRequest(
+            let headers = headers ?? self.headers
+            return SignedRequest(
                 method: method ?? self.method, rawPath: path ?? self.path,
                 query: (query ?? self.query) + [("X-Goog-Signature", signature ?? self.signature)],
-                headers: headers ?? self.headers)
+                headers: headers, hosts: headers.filter { $0.name.lowercased() == "host" }.map(\.value))
         }
     }
 
@@ -216,6 +218,21 @@ import Testing
             #expect(try configured.signer(of: vector.request(headers: elsewhere), at: vector.time) != nil, "\(vector)")
             expectRefusal(.badSignature, "\(vector): another host") {
                 try authority.signer(of: vector.request(headers: elsewhere), at: vector.time)
+            }
+        }
+    }
+
+    @Test("the host comes from the server, never from the request's own Host or X-Forwarded-Host")
+    func hostFromTheServer() throws {
+        let authority = try Self.authority()
+        for vector in try Self.vectors() {
+            let forwarded = vector.headers + [(name: "X-Forwarded-Host", value: vector.host)]
+            for headers in [vector.headers, forwarded] {
+                var request = vector.request(headers: headers)
+                request.hosts = []
+                expectRefusal(.badSignature, "\(vector): a host only the request names") {
+                    try authority.signer(of: request, at: vector.time)
+                }
             }
         }
     }

@@ -232,6 +232,10 @@ import Testing
     @Test(arguments: [
         "g\r\n", "\r\n", "5\r\nhelloXX", "5\r\nhello\r\nzz", "10000000000000000\r\n", "5\nhello\r\n0\r\nX: 1\r\n\rY",
         "5;\u{1}\r\n",
+        // Bare LF (or CR) where the framing has a line end: after the size, an extension, the data, a trailer
+        // line, and as the last line (llhttp refuses each).
+        "5\nhello\r\n0\r\n\r\n", "5;a=b\nhello\r\n", "5\r\nhello\n0\r\n\r\n", "0\n\r\n", "0\r\n\n",
+        "0\r\nX: 1\n\r\n", "0\r\nX: 1\r\r\n\r\n", "0\r\nX: 1\rY\r\n\r\n",
     ])
     func badChunkedFramingIsInvalid(text: String) {
         if case .invalid = decode(text, pieceSize: 3).step {

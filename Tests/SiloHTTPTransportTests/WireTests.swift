@@ -344,6 +344,44 @@ import Glibc
         }
     }
 
+    /// llhttp refuses chunk framing whose lines end in a bare LF; a proxy in front that does the same while this
+    /// server read them as line ends would see other chunk boundaries, and a request hidden in the body could pass.
+    @Test(
+        .enabled(if: Engine.epollAvailable),
+        arguments: [
+            "5\nhello\r\n0\r\n\r\n", "5;ext=1\nhello\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n",
+            "5\r\nhello\r\n0\n\r\n", "5\r\nhello\r\n0\r\n\n", "5\r\nhello\r\n0\r\nX-T: 1\n\r\n",
+        ])
+    func bareLFInChunkFramingIs400AndCloses(framing: String) throws {
+        let recorder = Recorder()
+        try withServer(.epoll, { _ in .readBody(PatternSink(recorder: recorder)) }) { server, _ in
+            let socket = try RawSocket(port: server.port)
+            let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+            try socket.write(
+                "PUT /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + framing + smuggled)
+            let answer = String(decoding: try socket.readUntilClose(), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 400 "), "\(framing.debugDescription): \(answer.prefix(80))")
+            #expect(answer.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer, then closed")
+            #expect(!recorder.contains("finish"), "the body was taken as whole")
+        }
+    }
+
+    /// A body refused for its size from the head (413) is not waited for: the answer goes out at once and the
+    /// connection closes after it (RFC 9110 §15.5.14), however long the declared body.
+    @Test(arguments: Engine.allCases) func aBodyRefusedForItsSizeIsAnsweredAtOnce(engine: Engine) throws {
+        try withServer(engine, { _ in text("too large", status: 413) }) { server, _ in
+            let socket = try RawSocket(port: server.port)
+            try socket.write("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1099511627776\r\n\r\n")
+            let answer = try socket.readUntil("too large")
+            #expect(answer.hasPrefix("HTTP/1.1 413 "), "\(answer.prefix(80))")
+            #expect(answer.lowercased().contains("connection: close"))
+            try? socket.write(patternBytes(100_000))
+            _ = try? socket.readUntilClose()
+            // The server is fine and serves the next connection.
+            #expect(try HTTPTestClient(port: server.port).send(method: "GET", target: "/next").status == 413)
+        }
+    }
+
     @Test(.enabled(if: Engine.epollAvailable)) func garbageNeverCrashesTheServer() throws {
         try withServer(.epoll, { _ in text("x") }) { server, _ in
             var generator = SystemRandomNumberGenerator()

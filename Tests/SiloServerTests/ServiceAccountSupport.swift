@@ -21,10 +21,12 @@ struct SecuredServer {
     let bucketName = "sa-bucket"
     var admin: HTTPHeaders { ["Authorization": "Bearer \(Self.adminKey)", "Content-Type": "application/json"] }
 
-    /// `emulator`: emulator mode (every caller the admin) with the accounts registered or not.
-    init(emulator: Bool = false, registered: Bool = true, signedURLHosts: [String] = ["storage.googleapis.com"])
-        throws
-    {
+    /// `emulator`: emulator mode (every caller the admin) with the accounts registered or not; `configure` sets
+    /// anything else.
+    init(
+        emulator: Bool = false, registered: Bool = true, signedURLHosts: [String] = ["storage.googleapis.com"],
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = ServerConfiguration()
         configuration.openAdminAPI = emulator
         let accounts =
@@ -34,6 +36,7 @@ struct SecuredServer {
         var verifier = TokenVerifier.Configuration()
         verifier.adminKeys = try AdminKeys(keys: [Self.adminKey])
         verifier.emulator = emulator
+        configure(&configuration)
         server = try TestServer(configuration: configuration, credentials: TokenVerifier(verifier))
         client = server.client()
         #expect(try send("POST", "/storage/v1/b", #"{"name":"\#(bucketName)"}"#, headers: admin).status == 200)

@@ -56,8 +56,9 @@ private func decode(_ pieces: [ArraySlice<UInt8>], maxLine: Int, maxTrailer: Int
     return .needMore(body)
 }
 
-/// The reference: the grammar of RFC 9112 7.1 as the decoder accepts it (bare LF for CRLF, BWS or ';' before a
-/// chunk extension, extensions and trailer lines read and dropped), read top-down from the whole buffer.
+/// The reference: the grammar of RFC 9112 7.1 as the decoder accepts it (every line ended by CRLF — a bare LF or CR
+/// is refused, as llhttp refuses it —, BWS or ';' before a chunk extension, extensions and trailer lines read and
+/// dropped), read top-down from the whole buffer.
 private struct Reference {
     let bytes: [UInt8]
     let maxLine: Int
@@ -84,14 +85,11 @@ private struct Reference {
         }
     }
 
-    /// CRLF or a bare LF.
+    /// CRLF.
     mutating func lineEnd() throws(Stop) {
-        if try peek() == 0x0D {
-            i += 1
-            guard try peek() == 0x0A else { throw .invalid }
-        } else {
-            guard try peek() == 0x0A else { throw .invalid }
-        }
+        guard try peek() == 0x0D else { throw .invalid }
+        i += 1
+        guard try peek() == 0x0A else { throw .invalid }
         i += 1
     }
 
@@ -114,7 +112,6 @@ private struct Reference {
             i += 1
             while true {
                 let byte = try peek()
-                if byte == 0x0A { break }
                 if byte < 0x20 && byte != 0x09 && byte != 0x0D { throw .invalid }
                 length += 1
                 guard length <= maxLine else { throw .invalid }
@@ -161,7 +158,14 @@ private struct Reference {
                 trailer += 1
                 guard trailer <= maxTrailer else { throw .invalid }
                 i += 1
-                if byte == 0x0A { break }
+                if byte == 0x0A { throw .invalid }
+                if byte == 0x0D {
+                    guard try peek() == 0x0A else { throw .invalid }
+                    trailer += 1
+                    guard trailer <= maxTrailer else { throw .invalid }
+                    i += 1
+                    break
+                }
             }
         }
     }

@@ -45,9 +45,12 @@ private func referenceDecode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool)
     return String(validating: out, as: UTF8.self) == nil ? nil : out
 }
 
+/// GCS's naming requirements: 1–1024 bytes of UTF-8 without CR or LF (and Silo refuses NUL), not `.` or `..`, not
+/// starting `.well-known/acme-challenge/`.
 private func validObjectName(_ bytes: [UInt8]) -> Bool {
     String(validating: bytes, as: UTF8.self) != nil && (1...1024).contains(bytes.count)
-        && !bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
+        && !bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D } && bytes != [0x2E] && bytes != [0x2E, 0x2E]
+        && !bytes.starts(with: Array(".well-known/acme-challenge/".utf8))
 }
 
 private func validBucketName(_ bytes: [UInt8]) -> Bool {

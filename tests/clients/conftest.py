@@ -41,7 +41,8 @@ class Silo:
 def silo():
     data = tempfile.mkdtemp(prefix="silo-clients-")
     extra = os.environ.get("SILO_CLIENTS_ARGS", "").split()
-    proc, port, banner = start_silo(BINARY, "--data", data, *extra)
+    # The `tls` fixture's nginx, on this machine's loopback, is the proxy whose X-Forwarded-Proto counts.
+    proc, port, banner = start_silo(BINARY, "--data", data, "--trusted-proxies", "127.0.0.1", *extra)
     yield Silo(port, data, banner)
     proc.terminate()
     proc.wait(timeout=30)

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from silo_process import start_silo  # noqa: E402
-from capture import start_relay  # noqa: E402
+from capture import Relay  # noqa: E402
 import report  # noqa: E402
 
 PROJECT = "silo-gcs-system"
@@ -201,13 +201,17 @@ def main():
     junits = []
     try:
         key_path, key_info = make_service_account_key(out)
+        # The relay is bound first: the clients reach Silo at its address, which is then Silo's public URL — the host
+        # the library signs URLs and token requests for (Silo takes only its own addresses for those).
+        relay = Relay(0, os.path.join(out, "http.jsonl"))
+        endpoint = f"http://127.0.0.1:{relay.port}"
         proc, port, banner = start_silo(os.path.abspath(args.binary), "--data", data, "--drain-seconds", "2",
-                                        "--service-account", key_path)
+                                        "--service-account", key_path, "--public-url", endpoint)
         # Unregistered signers pass unverified in emulator mode: make sure the system-sa pass checks signatures.
         if key_info["client_email"] not in banner:
             raise RuntimeError("silo serve did not list the run's service account:\n" + banner)
-        relay = start_relay(port, os.path.join(out, "http.jsonl"))
-        endpoint = f"http://127.0.0.1:{relay.port}"
+        relay.upstream_port = port
+        relay.start()
         print(f"silo serve on 127.0.0.1:{port} (pid {proc.pid}), clients through the capture relay at {endpoint}")
         env = client_env(endpoint, out)
         seed_public_bucket(port)

@@ -1623,9 +1623,282 @@ def check_11(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# 12. Hosts, proxies and the request's edge.
+#
+# A signed URL or a token assertion made for another deployment that shares a service account key must not be
+# accepted because the request names that deployment in Host or X-Forwarded-Host; forwarded headers count only from
+# --trusted-proxies; GCS's refused object names; bodies declared beyond their route's bound; bare-LF chunk framing;
+# decompressive transcoding counted per caller. Keys are made and signed with `openssl` (the suite has no crypto).
+
+OTHER_HOST = "staging.example:9199"
+
+
+def c12_key(folder, name):
+    """A service account key file as Google writes one, with a fresh RSA key: (email, key file, PEM file, key id)."""
+    pem = os.path.join(folder, f"{name}.pem")
+    import subprocess
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", pem],
+                   check=True, capture_output=True, timeout=60)
+    email = f"{name}@hostile.iam.gserviceaccount.com"
+    key_id = secrets.token_hex(20)
+    with open(pem) as f:
+        key = {"type": "service_account", "project_id": "hostile", "private_key_id": key_id, "private_key": f.read(),
+               "client_email": email, "client_id": "100000000000000000012",
+               "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": "https://oauth2.googleapis.com/token",
+               "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+               "client_x509_cert_url": f"https://www.googleapis.com/robot/v1/metadata/x509/{name}",
+               "universe_domain": "googleapis.com"}
+    path = os.path.join(folder, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(key, f)
+    return email, path, pem, key_id
+
+
+def c12_sign(pem, data):
+    import subprocess
+    return subprocess.run(["openssl", "dgst", "-sha256", "-sign", pem, "-binary"], input=data, check=True,
+                          capture_output=True, timeout=30).stdout
+
+
+def c12_signed_url(pem, email, method, path, host):
+    """A V4 signed URL's target for `host`, as GCS's V4 signing describes it (cloud.google.com/storage/docs/access-
+    control/signing-urls-manually)."""
+    import hashlib
+    import urllib.parse
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    scope = f"{stamp[:8]}/auto/storage/goog4_request"
+    query = {"X-Goog-Algorithm": "GOOG4-RSA-SHA256", "X-Goog-Credential": f"{email}/{scope}", "X-Goog-Date": stamp,
+             "X-Goog-Expires": "900", "X-Goog-SignedHeaders": "host"}
+    quote = lambda text: urllib.parse.quote(text, safe="-_.~")
+    canonical_query = "&".join(f"{quote(k)}={quote(v)}" for k, v in sorted(query.items()))
+    canonical = "\n".join([method, path, canonical_query, f"host:{host}", "", "host", "UNSIGNED-PAYLOAD"])
+    to_sign = "\n".join(["GOOG4-RSA-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    return f"{path}?{canonical_query}&X-Goog-Signature={c12_sign(pem, to_sign.encode()).hex()}"
+
+
+def c12_assertion(pem, email, key_id, audience):
+    import base64
+    part = lambda value: base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    now = int(time.time())
+    head = part({"alg": "RS256", "typ": "JWT", "kid": key_id}) + "." + part(
+        {"iss": email, "aud": audience, "iat": now, "exp": now + 600,
+         "scope": "https://www.googleapis.com/auth/devstorage.full_control"})
+    return head + "." + base64.urlsafe_b64encode(c12_sign(pem, head.encode())).rstrip(b"=").decode()
+
+
+def c12_token(srv, assertion, headers=()):
+    form = f"grant_type={q('urn:ietf:params:oauth:grant-type:jwt-bearer')}&assertion={assertion}"
+    return srv.req("POST", "/token", form.encode(),
+                   [("Content-Type", "application/x-www-form-urlencoded"), *headers], what="token request")
+
+
+def c12_raw(srv, raw, timeout=5):
+    """Sends raw bytes; returns (responses, closed, the raw bytes received)."""
+    c = srv.conn()
+    try:
+        c.send(raw)
+        done, _, _ = c.responses(1, timeout=timeout)
+        c.wait_closed(2.0)
+        return done, c.closed, bytes(c.buf)
+    finally:
+        c.close()
+
+
+def c12_download(srv, target, headers=()):
+    """A download read to the end on its own connection: (status, body bytes with chunks decoded, complete)."""
+    c = srv.conn()
+    try:
+        c.send(build_request("GET", target, [("Connection", "close"), *headers], port=srv.port))
+        c.wait_closed(30.0)
+        raw = bytes(c.buf)
+    finally:
+        c.close()
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/1.1 ") else None
+    L.record_status(status, f"download {target[:60]}")
+    if b"transfer-encoding: chunked" not in head.lower():
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+        return status, rest, bool(length) and int(length.group(1)) == len(rest)
+    body, i = bytearray(), 0
+    while True:
+        end = rest.find(b"\r\n", i)
+        if end < 0:
+            return status, bytes(body), False
+        size = int(rest[i:end].split(b";")[0] or b"0", 16)
+        if size == 0:
+            return status, bytes(body), True
+        body += rest[end + 2:end + 2 + size]
+        if end + 2 + size + 2 > len(rest):
+            return status, bytes(body), False
+        i = end + 2 + size + 2
+
+
+def check_12(ctx):
+    a = ctx.row("12a", "signed URLs and token audiences: a host named only by Host or X-Forwarded-Host → refused")
+    b = ctx.row("12b", "X-Forwarded-Host/-Proto count only from --trusted-proxies; --public-url names this server")
+    c = ctx.row("12c", "object names ., .. and .well-known/acme-challenge/… → 400 on v0, JSON and XML, none stored")
+    d = ctx.row("12d", "a body declared beyond its route's bound → 413 at once, without waiting for it")
+    e = ctx.row("12e", "bare-LF chunk framing → 400 and closed, nothing smuggled")
+    f = ctx.row("12f", "decompressive transcoding counts per caller: cut off, then 429; silo_transcoded_bytes_total")
+    folder = tempfile.mkdtemp(prefix="c12-keys-", dir=Silo.work_root)
+    email, key_file, pem, key_id = c12_key(folder, "signer")
+    viewer = {"bindings": [{"role": "roles/storage.objectViewer", "members": [f"serviceAccount:{email}"]}]}
+
+    # 12a: with no configuration, only the address the client reached names this server.
+    srv = ctx.server("c12-hosts", extra=["--service-account", key_file, "--max-object-size", "1048576"])
+    adm = srv.admin()
+    p = srv.port
+    json_h = ("Content-Type", "application/json")
+    r = srv.req("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name=photo.jpg", b"jpeg bytes", [adm])
+    expect_status(a, r, 200, "admin upload (setup)")
+    r = srv.req("PUT", f"/storage/v1/b/{BUCKET}/iam", json.dumps(viewer).encode(), [adm, json_h])
+    expect_status(a, r, 200, "IAM binding (setup)")
+    path = f"/{BUCKET}/photo.jpg"
+    other = c12_signed_url(pem, email, "GET", path, OTHER_HOST)
+    for what, headers in [("as sent", []), ("with X-Forwarded-Host", [("X-Forwarded-Host", OTHER_HOST)]),
+                          ("with a forged Host", [("Host", OTHER_HOST)])]:
+        r = srv.req("GET", other, headers=headers, what=f"URL signed for another host, {what}")
+        a.expect(r.status == 403 and b"SignatureDoesNotMatch" in r.body,
+                 f"a URL signed for {OTHER_HOST}, {what}: {r.short()}")
+    r = srv.req("GET", c12_signed_url(pem, email, "GET", path, f"127.0.0.1:{p}"), what="URL signed for 127.0.0.1")
+    a.expect(r.status == 200 and r.body == b"jpeg bytes", f"a URL signed for this server's address: {r.short()}")
+    r = srv.req("GET", c12_signed_url(pem, email, "GET", path, f"localhost:{p}"), headers=[("Host", f"localhost:{p}")],
+                what="URL signed for localhost")
+    a.expect(r.status == 200, f"a URL signed for localhost:{p}, sent there: {r.short()}")
+    for what, headers in [("with a forged Host", [("Host", OTHER_HOST)]),
+                          ("with X-Forwarded-Host", [("X-Forwarded-Host", OTHER_HOST)])]:
+        r = c12_token(srv, c12_assertion(pem, email, key_id, f"http://{OTHER_HOST}/token"), headers)
+        a.expect(r.status == 400 and (r.json() or {}).get("error") == "invalid_grant",
+                 f"a token request for http://{OTHER_HOST}/token, {what}: {r.short()}")
+    r = c12_token(srv, c12_assertion(pem, email, key_id, f"http://127.0.0.1:{p}/token"))
+    a.expect(r.status == 200 and "access_token" in (r.json() or {}), f"a token request for this server: {r.short()}")
+    if a.passed:
+        a.note("3 forged-host URLs and 2 forged-host assertions refused; this server's own address accepted")
+
+    # 12b: forwarded headers, first from anyone (ignored), then from a trusted proxy.
+    fwd = [("X-Forwarded-Host", "evil.example"), ("X-Forwarded-Proto", "https"), json_h]
+    start = f"/upload/storage/v1/b/{BUCKET}/o?uploadType=resumable&name=public%2Ffwd.bin"
+    r = srv.req("POST", start, b"{}", [adm, *fwd], what="resumable start with X-Forwarded-*")
+    b.expect(r.status == 200 and (r.header("Location") or "").startswith(f"http://127.0.0.1:{p}/"),
+             f"X-Forwarded-* from an untrusted peer decided the upload URL: {r.short()} {r.header('Location')}")
+    proxied = flag_server(ctx, b, "c12-proxied", ["--service-account", key_file, "--trusted-proxies", "127.0.0.1/32",
+                                                  "--public-url", "https://storage.example.com"])
+    if proxied is not None:
+        padm = proxied.admin()
+        r = proxied.req("POST", start, b"{}", [padm, *fwd], what="resumable start behind a trusted proxy")
+        b.expect((r.header("Location") or "").startswith("https://evil.example/upload/"),
+                 f"X-Forwarded-* from a trusted proxy were ignored: {r.short()} {r.header('Location')}")
+        proxied.req("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name=photo.jpg", b"jpeg bytes", [padm])
+        proxied.req("PUT", f"/storage/v1/b/{BUCKET}/iam", json.dumps(viewer).encode(), [padm, json_h])
+        call = (f"--{BOUNDARY}\r\nContent-Type: application/http\r\n\r\nGET /storage/v1/b/{BUCKET}/o/photo.jpg HTTP/1.1"
+                f"\r\nX-Forwarded-Host: inner.example\r\n\r\n\r\n--{BOUNDARY}--\r\n").encode()
+        r = proxied.req("POST", "/batch/storage/v1", call,
+                        [padm, ("Content-Type", f"multipart/mixed; boundary={BOUNDARY}"),
+                         ("X-Forwarded-Host", "proxy.example"), ("X-Forwarded-Proto", "https")], what="batch")
+        b.expect(r.status == 200 and b"https://proxy.example/storage/v1/" in r.body and b"inner.example" not in r.body,
+                 f"a batch call's own X-Forwarded-Host counted: {r.short()}")
+        r = proxied.req("GET", c12_signed_url(pem, email, "GET", path, "storage.example.com"),
+                        what="URL signed for the --public-url")
+        b.expect(r.status == 200, f"a URL signed for the --public-url host: {r.short()}")
+        r = c12_token(proxied, c12_assertion(pem, email, key_id, "https://storage.example.com/token"))
+        b.expect(r.status == 200, f"a token request for the --public-url's endpoint: {r.short()}")
+    if b.passed:
+        b.note("untrusted X-Forwarded-* ignored; a trusted proxy's honoured, a batch call's own not; public URL taken")
+
+    # 12c: GCS's refused names, everywhere a name enters.
+    for name in [".", "..", ".well-known/acme-challenge/t"]:
+        seg = q(name).replace(".", "%2E")
+        cases = [
+            ("v0 media", "POST", f"/v0/b/{BUCKET}/o?name={q(name)}", b"x", [adm]),
+            ("v0 GET", "GET", f"/v0/b/{BUCKET}/o/{seg}", b"", [adm]),
+            ("JSON media", "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={q(name)}", b"x", [adm]),
+            ("JSON multipart", "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=multipart",
+             multipart_body({"name": name}, b"x"), [adm, ("Content-Type", f"multipart/related; boundary={BOUNDARY}")]),
+            ("JSON copyTo", "POST", f"/storage/v1/b/{BUCKET}/o/photo.jpg/copyTo/b/{BUCKET}/o/{seg}", b"{}",
+             [adm, json_h]),
+            ("JSON GET", "GET", f"/storage/v1/b/{BUCKET}/o/{seg}", b"", [adm]),
+            ("XML PUT", "PUT", f"/{BUCKET}/{seg}", b"x", [adm]),
+        ]
+        for what, method, target, body, headers in cases:
+            r = srv.req(method, target, body, headers, what=f"{what} {name!r}")
+            c.expect(r.status == 400, f"{what} of {name!r}: {r.short()}")
+        expect_absent(c, srv, name, f"the name {name!r}")
+    if c.passed:
+        c.note("3 names × 7 entry points refused with 400, none stored")
+
+    # 12d: heads declaring more than their route takes, and no body.
+    tera = str(1 << 40)
+    for what, method, target, headers in [
+            ("JSON PATCH", "PATCH", f"/storage/v1/b/{BUCKET}/o/photo.jpg", [adm, json_h]),
+            ("batch", "POST", "/batch/storage/v1", [adm, ("Content-Type", f"multipart/mixed; boundary={BOUNDARY}")]),
+            ("token request", "POST", "/token", [("Content-Type", "application/x-www-form-urlencoded")]),
+            ("v0 media over --max-object-size", "POST", f"/v0/b/{BUCKET}/o?name=public%2Fbig", [adm]),
+            ("JSON multipart over --max-object-size", "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=multipart",
+             [adm, ("Content-Type", f"multipart/related; boundary={BOUNDARY}")]),
+            ("XML PUT over --max-object-size", "PUT", f"/{BUCKET}/public/big", [adm])]:
+        done, closed, _ = c12_raw(srv, build_request(method, target, [*headers, ("Content-Length", tera)], port=p))
+        for r in done:
+            L.record_status(r.status, what)
+        if not done:
+            d.fail(f"{what} declaring 1 TiB: no answer without the body ({'closed' if closed else 'still waiting'})")
+        elif done[0].status != 413:
+            d.fail(f"{what} declaring 1 TiB: {done[0].short()}")
+        elif not closed:
+            d.fail(f"{what} declaring 1 TiB: 413 but the connection stayed open")
+    if d.passed:
+        d.note("6 heads declaring 1 TiB answered 413 before any body byte, connections closed")
+
+    # 12e: chunk framing with bare LF line ends, each followed by a request that must not be served.
+    up = f"/v0/b/{BUCKET}/o?name={q('public/chunked')}"
+    head = build_request("POST", up, [adm, ("Transfer-Encoding", "chunked")], port=p, length=False)
+    for what, framing in [("after the size", b"5\nhello\r\n0\r\n\r\n"), ("after the data", b"5\r\nhello\n0\r\n\r\n"),
+                          ("after an extension", b"5;a=b\nhello\r\n0\r\n\r\n"), ("as the last line", b"0\r\n\n"),
+                          ("after a trailer", b"0\r\nX-T: 1\n\r\n")]:
+        done, closed, _ = c12_raw(srv, head + framing + SMUGGLED)
+        for r in done:
+            L.record_status(r.status, what)
+        e.expect(not smuggled(done) and len(done) <= 1, f"bare LF {what}: {len(done)} responses")
+        e.expect(bool(done) and done[0].status == 400, f"bare LF {what}: {done[0].short() if done else 'no answer'}")
+        e.expect(closed, f"bare LF {what}: the connection stayed open")
+    expect_absent(e, srv, "public/chunked", "a bare-LF chunked upload")
+    if e.passed:
+        e.note("5 bare-LF framings refused with 400 and closed")
+
+    # 12f: a gzip object that inflates 8 MiB, served decompressed to callers that do not accept gzip.
+    gz = flag_server(ctx, f, "c12-gzip", ["--max-inflated-bytes-per-caller", "256KiB"])
+    if gz is None:
+        return
+    import gzip as gzip_module
+    inflated = b"\0" * (8 << 20)
+    stored = gzip_module.compress(inflated)
+    meta = {"name": "public/bomb.txt", "contentType": "text/plain", "contentEncoding": "gzip"}
+    r = gz.req("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=multipart", multipart_body(meta, stored),
+               [gz.admin(), ("Content-Type", f"multipart/related; boundary={BOUNDARY}")], what="gzip upload")
+    expect_status(f, r, 200, "gzip object upload (setup)")
+    media = v0_object("public/bomb.txt", "alt=media")
+    status, body, complete = c12_download(gz, media)
+    f.expect(status == 200 and not complete and (256 << 10) <= len(body) < len(inflated),
+             f"the first anonymous transcoding: {status}, {len(body)} bytes, complete={complete}")
+    status, body, complete = c12_download(gz, media)
+    f.expect(status == 429, f"the next anonymous transcoding within the minute: {status}, {len(body)} bytes")
+    status, body, complete = c12_download(gz, media, [("Accept-Encoding", "gzip")])
+    f.expect(status == 200 and complete and body == stored, f"the object as stored: {status}, {len(body)} bytes")
+    status, body, complete = c12_download(gz, media, [gz.admin()])
+    f.expect(status == 200 and complete and body == inflated, f"the admin's transcoding: {status}, {len(body)} bytes")
+    r = gz.req("GET", "/metrics", headers=[gz.admin()], what="metrics")
+    m = re.search(rb"(?m)^silo_transcoded_bytes_total (\d+)", r.body)
+    f.expect(m is not None and int(m.group(1)) >= len(inflated) + (256 << 10),
+             f"silo_transcoded_bytes_total: {m.group(1) if m else 'absent'}")
+    m = re.search(rb"(?m)^silo_transcode_refusals_total (\d+)", r.body)
+    f.expect(m is not None and int(m.group(1)) >= 2, f"silo_transcode_refusals_total: {m.group(1) if m else 'absent'}")
+    if f.passed:
+        f.note("cut off after the caller's 256 KiB, then 429; as stored and the admin's not limited; both counted")
+
+
+# ---------------------------------------------------------------------------------------------------------------
 
 CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9,
-          10: check_10, 11: check_11}
+          10: check_10, 11: check_11, 12: check_12}
 
 
 def run(numbers):

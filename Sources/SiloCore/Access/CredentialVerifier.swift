@@ -29,15 +29,20 @@ public struct SignedRequest: Sendable {
     public var query: [(name: String, value: String)]
     /// Header fields as sent (names in any case; repeated names appear repeatedly).
     public var headers: [(name: String, value: String)]
+    /// The hosts the server takes for its own for this request, which a signature's `host` may name: the request's
+    /// `Host` only once the server has checked that it names this server, never merely because the request says so.
+    /// The verifier adds the hosts it is configured with.
+    public var hosts: [String]
 
     public init(
         method: String, rawPath: String, query: [(name: String, value: String)],
-        headers: [(name: String, value: String)]
+        headers: [(name: String, value: String)], hosts: [String] = []
     ) {
         self.method = method
         self.rawPath = rawPath
         self.query = query
         self.headers = headers
+        self.hosts = hosts
     }
 
     /// Whether the query carries a V4 (`X-Goog-Signature`, `X-Goog-Algorithm`) or V2 (`GoogleAccessId` with

@@ -1,12 +1,31 @@
-/// An object name: 1–1024 bytes of valid UTF-8 without NUL, CR or LF (GCS rules).
+/// An object name: 1–1024 bytes of valid UTF-8 without NUL, CR or LF, and none of the names GCS refuses: `.`,
+/// `..`, or one starting `.well-known/acme-challenge/` (cloud.google.com/storage/docs/objects, "Naming
+/// requirements"). `.` and `..` also mean something else in every URL a browser or an HTTP library normalises.
 ///
 /// Names are kept byte-exact (`a//b` and `a/b` are different objects) and are never used as filesystem paths.
 /// Names order by their UTF-8 bytes, which is GCS listing order.
 public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let maxBytes = 1024
+    /// GCS refuses names under this prefix (it is where ACME HTTP-01 challenges are answered).
+    public static let reservedPrefix = ".well-known/acme-challenge/"
     public let rawValue: String
 
+    /// A name as it enters: from a request's path, query, body or header. Every rule is checked.
     public init(_ rawValue: String) throws {
+        try self.init(stored: rawValue)
+        // Every reserved name starts with a dot: other names (nearly all) cost one comparison.
+        guard rawValue.utf8.first == UInt8(ascii: ".") else { return }
+        if rawValue == "." || rawValue == ".." {
+            throw StorageError(.invalidArgument, "object name cannot be '\(rawValue)'")
+        }
+        if rawValue.utf8.starts(with: Self.reservedPrefix.utf8) {
+            throw StorageError(.invalidArgument, "object name cannot start with '\(Self.reservedPrefix)'")
+        }
+    }
+
+    /// A name read back from a store or a stored record: its form is checked (length, UTF-8, no NUL, CR or LF),
+    /// but not the reserved names, so that an object stored under one before they were refused stays listable.
+    public init(stored rawValue: String) throws {
         let count = rawValue.utf8.count
         guard count > 0 else { throw StorageError(.invalidArgument, "object name is empty") }
         guard count <= Self.maxBytes else {
@@ -18,12 +37,21 @@ public struct ObjectName: Hashable, Sendable, Comparable, CustomStringConvertibl
         self.rawValue = rawValue
     }
 
-    /// Decodes a name from raw bytes, rejecting invalid UTF-8.
+    /// Decodes a name from raw bytes as it enters, rejecting invalid UTF-8.
     public init(utf8 bytes: some Collection<UInt8>) throws {
+        try self.init(Self.decode(bytes))
+    }
+
+    /// ``init(stored:)`` from raw bytes.
+    public init(storedUTF8 bytes: some Collection<UInt8>) throws {
+        try self.init(stored: Self.decode(bytes))
+    }
+
+    private static func decode(_ bytes: some Collection<UInt8>) throws -> String {
         guard let string = String(validating: bytes, as: UTF8.self) else {
             throw StorageError(.invalidArgument, "object name is not valid UTF-8")
         }
-        try self.init(string)
+        return string
     }
 
     public var description: String { rawValue }

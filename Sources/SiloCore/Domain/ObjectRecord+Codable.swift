@@ -17,7 +17,7 @@ extension ObjectRecord: Codable {
         }
         self.init(
             bucket: try BucketName(c.decode(String.self, forKey: .bucket)),
-            name: try ObjectName(c.decode(String.self, forKey: .name)),
+            name: try ObjectName(stored: c.decode(String.self, forKey: .name)),
             generation: try c.decode(Int64.self, forKey: .generation),
             metageneration: try c.decode(Int64.self, forKey: .metageneration),
             blob: BlobSummary(

@@ -29,7 +29,7 @@ extension UploadSession: Codable {
         }
         self.init(
             id: try c.decode(String.self, forKey: .id), bucket: try BucketName(c.decode(String.self, forKey: .bucket)),
-            name: try ObjectName(c.decode(String.self, forKey: .name)),
+            name: try ObjectName(stored: c.decode(String.self, forKey: .name)),
             fields: try c.decode(ObjectFields.self, forKey: .fields),
             declaredSize: try c.decodeIfPresent(Int64.self, forKey: .declaredSize), blobID: blobID,
             conditions: try c.decode(Preconditions.self, forKey: .conditions),

@@ -63,11 +63,12 @@ struct TokenEndpoint {
         }
     }
 
-    /// Google's token endpoints, and this endpoint as the client addressed it (`aud` is the key's `token_uri` for
-    /// clients that write it there).
+    /// Google's token endpoints, and this endpoint at a host the server takes for its own (`aud` is the key's
+    /// `token_uri` for clients that write it there): the address the client reached or a public URL
+    /// (``EdgePolicy/credentialHosts(_:)``), never whatever `Host` or `X-Forwarded-Host` the request carries.
     private func audiences(_ context: RequestContext) -> Set<String> {
         var audiences = TokenGrant.googleAudiences
-        for host in [context.headers["Host"], context.headers["X-Forwarded-Host"]].compactMap({ $0 }) {
+        for host in service.edge.credentialHosts(context.head) {
             for scheme in ["http", "https"] { audiences.insert("\(scheme)://\(host)\(context.head.rawPath)") }
         }
         return audiences

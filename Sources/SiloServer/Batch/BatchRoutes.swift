@@ -65,19 +65,27 @@ struct BatchRoutes {
             })
     }
 
-    /// One call: its head completed from the batch's where it says nothing (Host, Authorization, the forwarding
-    /// headers), refused before dispatch unless it is a JSON API metadata call.
+    /// One call: its head completed from the batch's where it says nothing (Host, Authorization), refused before
+    /// dispatch unless it is a JSON API metadata call. The connection's facts (peer, local address, TLS) and the
+    /// forwarding headers are always the batch's: a proxy sets those on the batch, while a call's own were written
+    /// by the client inside the body, and must not count as a trusted proxy's.
     static func run(_ request: EmbeddedRequest, outer: HTTPRequestHead, dispatch: Dispatch) -> HTTPResponse {
         var headers = request.headers
         if !headers.contains("Host"), let host = request.authority ?? outer.headers["Host"] {
             headers.add("Host", host)
         }
-        for name in ["Authorization", "X-Forwarded-Host", "X-Forwarded-Proto"] where !headers.contains(name) {
+        if !headers.contains("Authorization"), let value = outer.headers["Authorization"] {
+            headers.add("Authorization", value)
+        }
+        for name in ["X-Forwarded-Host", "X-Forwarded-Proto"] {
+            headers.remove(name)
             if let value = outer.headers[name] { headers.add(name, value) }
         }
         var head = HTTPRequestHead(
             method: request.method, target: request.target, headers: headers, version: request.version)
         head.peer = outer.peer
+        head.local = outer.local
+        head.isSecure = outer.isSecure
         if let refusal = refusal(head) { return Reply.gcsError(refusal) }
         var response = dispatch(head, request.body)
         switch response.body {

@@ -21,13 +21,14 @@ struct RequestContext {
     /// Throws `.unauthenticated` when the request carries a credential that is not acceptable, `.invalidArgument`
     /// for a malformed query or an ambiguous head (two `Authorization` or `Host` fields, none on HTTP/1.1). With
     /// `signedURLs` (the XML API), a signed URL's signer is the principal, and a URL that does not verify is refused
-    /// here, before any route sees the request (``SignedURLGate``).
-    init(head: HTTPRequestHead, credentials: any CredentialVerifier, signedURLs: Bool = false) throws {
+    /// here, before any route sees the request (``SignedURLGate``), against the hosts `edge` takes for this server's.
+    init(head: HTTPRequestHead, credentials: any CredentialVerifier, edge: EdgePolicy, signedURLs: Bool = false) throws
+    {
         let time = Timestamp.now()
         try Self.checkUnambiguous(head)
         self.head = head
         self.query = try TargetMemo.query(head)
-        if signedURLs, let signed = try SignedURLGate.signer(head, query, credentials, at: time) {
+        if signedURLs, let signed = try SignedURLGate.signer(head, query, credentials, edge: edge, at: time) {
             self.principal = signed.principal
         } else {
             self.principal = try credentials.authenticate(authorizationHeader: head.headers["Authorization"], at: time)
@@ -87,14 +88,4 @@ struct RequestContext {
         head.headers["Content-Length"].flatMap { Int64($0) }
     }
     var headers: HTTPHeaders { head.headers }
-
-    /// `scheme://host[:port]` as the client addressed us: upload URLs and links must use the client's view of the
-    /// host (`10.0.2.2` from the Android emulator, a service name in Docker), never the bind address.
-    var externalBase: String {
-        // Served over Silo's own TLS: https, whatever a client-sent X-Forwarded-Proto claims.
-        let forwarded = headers["X-Forwarded-Proto"].map { equalsIgnoringCase($0, "https") ? "https" : "http" }
-        let scheme = head.isSecure ? "https" : forwarded ?? "http"
-        let host = headers["X-Forwarded-Host"] ?? headers["Host"] ?? "127.0.0.1"
-        return "\(scheme)://\(host)"
-    }
 }

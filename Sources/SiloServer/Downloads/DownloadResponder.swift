@@ -12,9 +12,10 @@ struct DownloadResponder {
     /// and opening the blob can delete the blob just found; then the object is looked up again (at most twice more).
     /// Bytes still missing after that are a 503 (``MissingBlob``), logged, never a 404: the object exists.
     func respond(
-        request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, thumbnail: ThumbnailSpec? = nil,
+        _ context: RequestContext, api: DownloadHeaders.API = .firebase, thumbnail: ThumbnailSpec? = nil,
         lookup: () throws -> ObjectRecord
     ) throws -> HTTPResponse {
+        let request = context.head
         var attempt = 0
         while true {
             let record = try lookup()
@@ -22,16 +23,17 @@ struct DownloadResponder {
                 if let thumbnail {
                     return try ThumbnailResponder(service: service).respond(record, thumbnail, request: request)
                 }
-                return try respond(record, request: request, api: api)
+                return try respond(record, request: request, api: api, principal: context.principal)
             } catch let error as StorageError where error.isMissingBlob && attempt < 2 {
                 attempt += 1
             }
         }
     }
 
-    func respond(_ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase) throws
-        -> HTTPResponse
-    {
+    /// `principal` (with the request's peer) is who a decompressive transcoding counts against.
+    func respond(
+        _ record: ObjectRecord, request: HTTPRequestHead, api: DownloadHeaders.API = .firebase, principal: Principal?
+    ) throws -> HTTPResponse {
         try CustomerEncryption.checkRead(record, request.headers)
         let prepared = service.versionResponses.downloadHeaders(record).variant(api)
         switch ValidatorConditions(request.headers).evaluate(etag: prepared.etag, modified: record.updated) {
@@ -51,10 +53,16 @@ struct DownloadResponder {
         let reader = cached == nil ? try openReader(record) : nil
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
+            // The inflating is work the stored size does not bound; it counts against the caller's budget (named
+            // only here: making the name costs a string per request, which no other download needs).
+            let caller = service.quotaCaller(principal, peer: request.peer)
+            try service.inflation.admit(caller)
             let reader = try reader ?? openReader(record)
             if record.size > 0 && request.method != "HEAD" { try Self.prime(reader, at: 0, record) }
-            return HTTPResponse(
-                status: 200, headers: prepared.base, body: .stream(length: nil, try GunzipProducer(reader: reader)))
+            let producer = try GunzipProducer(reader: reader) { [inflation = service.inflation] in
+                inflation.charge(caller, $0)
+            }
+            return HTTPResponse(status: 200, headers: prepared.base, body: .stream(length: nil, producer))
         }
         switch ByteRange.resolve(request.headers["Range"], size: record.size) {
         case .unsatisfiable:
@@ -202,10 +210,12 @@ final class BlobRangeProducer: ResponseBodyProducer {
     func close() {}
 }
 
-/// Streams the decompressed bytes of a gzip blob, inflating one input block at a time.
+/// Streams the decompressed bytes of a gzip blob, inflating one input block at a time. Each piece is offered to
+/// `charge` before it is sent; when that refuses, the stream fails (and the transport cuts the body off).
 final class GunzipProducer: ResponseBodyProducer {
     private let reader: any BlobReader
     private let inflater: GzipInflater
+    private let charge: (Int) -> Bool
     private var offset: Int64 = 0
     private var output: [UInt8] = []
     private var outputStart = 0
@@ -213,9 +223,10 @@ final class GunzipProducer: ResponseBodyProducer {
     /// Small input blocks bound the decompressed bytes held at once (deflate expands at most ~1032:1).
     private let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 << 10, alignment: 16)
 
-    init(reader: any BlobReader) throws {
+    init(reader: any BlobReader, charge: @escaping (Int) -> Bool) throws {
         self.reader = reader
         self.inflater = try GzipInflater()
+        self.charge = charge
     }
 
     deinit { input.deallocate() }
@@ -237,6 +248,10 @@ final class GunzipProducer: ResponseBodyProducer {
             }
         }
         let count = min(buffer.count, output.count - outputStart)
+        guard charge(count) else {
+            throw StorageError(
+                .tooManyRequests, "decompressive transcoding stopped: the caller's budget of inflated bytes is spent")
+        }
         output.withUnsafeBytes { src in
             buffer.baseAddress!.copyMemory(from: src.baseAddress! + outputStart, byteCount: count)
         }

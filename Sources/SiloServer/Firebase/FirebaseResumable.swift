@@ -75,7 +75,7 @@ struct FirebaseResumable {
 
     /// The session URL, absolute, built from the Host the client used.
     func sessionURL(_ context: RequestContext, bucket: BucketName, name: ObjectName, id: String) -> String {
-        "\(context.externalBase)/v0/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o?name="
+        "\(service.externalBase(context))/v0/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o?name="
             + "\(PercentCoding.encodeComponent(name.rawValue))&upload_id=\(id)&upload_protocol=resumable"
     }
 
@@ -247,17 +247,20 @@ struct FirebaseResumable {
 
 /// Passes a request to `inner` without its body: the bytes are counted and dropped (at most `limit`, past which
 /// the request is refused with 413 and `inner` aborted).
-final class BodyDroppingSink: RequestBodySink {
+final class BodyDroppingSink: BoundedBodySink {
     private let inner: any RequestBodySink
     private let limit: Int
-    private let refuse: (StorageError) -> HTTPResponse
+    private let refusal: (StorageError) -> HTTPResponse
     private var dropped = 0
 
     init(_ inner: any RequestBodySink, limit: Int, refuse: @escaping (StorageError) -> HTTPResponse) {
         self.inner = inner
         self.limit = limit
-        self.refuse = refuse
+        self.refusal = refuse
     }
+
+    var maxBodyBytes: Int64 { Int64(limit) }
+    func refuse(_ error: StorageError) -> HTTPResponse { refusal(error) }
 
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
         dropped += chunk.count

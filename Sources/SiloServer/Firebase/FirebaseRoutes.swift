@@ -71,7 +71,7 @@ struct FirebaseRoutes {
         // caller's own credentials, as the emulator does (pyrebase4 sends the ID token as `token=`): a revoked
         // token's URL then reads only what its caller may read anyway.
         if wantsMedia, let token = context.query["token"] {
-            return try download.respond(request: context.head, thumbnail: thumbnail) {
+            return try download.respond(context, thumbnail: thumbnail) {
                 if let record = try service.metadata.object(bucket, name, generation: nil),
                     record.fields.downloadTokens.contains(token)
                 {
@@ -90,7 +90,7 @@ struct FirebaseRoutes {
             let current = try service.ensureDownloadToken(record, time: context.time)
             return Reply.json(200, serialized: service.versionResponses.firebaseMetadata(current))
         }
-        return try download.respond(request: context.head, thumbnail: thumbnail) {
+        return try download.respond(context, thumbnail: thumbnail) {
             try service.ensureDownloadToken(
                 try service.readableObject(bucket, name, context: context), time: context.time)
         }
@@ -253,6 +253,7 @@ struct FirebaseRoutes {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
+                maxObjectSize: service.configuration.maxObjectSize,
                 makeIngest: { changes, mediaContentType in
                     // The metadata part is in: decided before the first media byte is stored.
                     let name = try UploadFields.objectName(pathName: pathName, query: context.query, json: changes)

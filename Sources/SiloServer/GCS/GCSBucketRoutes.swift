@@ -18,7 +18,8 @@ struct GCSBucketRoutes {
             context.query["projection"] == "full"
             && GCSAccess(service: service).holds(.bucketsGetIamPolicy, record.name, context.principal)
         return GCSJSON.bucket(
-            record, base: context.externalBase, extra: BucketResource(record).rendered(full: full, name: record.name))
+            record, base: service.externalBase(context),
+            extra: BucketResource(record).rendered(full: full, name: record.name))
     }
 
     /// A soft-deleted bucket: its resource with `softDeleteTime` and `hardDeleteTime`.
@@ -26,7 +27,7 @@ struct GCSBucketRoutes {
         var extra = BucketResource(found.record).rendered(full: false, name: found.record.name)
         extra["softDeleteTime"] = .string(found.deletion.at.rfc3339)
         extra["hardDeleteTime"] = .string(found.deletion.hardDeleteAt.rfc3339)
-        return GCSJSON.bucket(found.record, base: context.externalBase, extra: extra)
+        return GCSJSON.bucket(found.record, base: service.externalBase(context), extra: extra)
     }
 
     func buckets(_ context: RequestContext) -> RequestDisposition {

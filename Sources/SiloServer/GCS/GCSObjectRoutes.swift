@@ -66,7 +66,7 @@ struct GCSObjectRoutes {
             return Reply.json(200, service.gcsObject(record, context))
         }
         let thumbnail = try ThumbnailQuery.spec(context.query, bucket: bucket, settings: service.configuration.images)
-        return try download.respond(request: context.head, api: .gcs, thumbnail: thumbnail, lookup: lookup)
+        return try download.respond(context, api: .gcs, thumbnail: thumbnail, lookup: lookup)
     }
 
     /// PATCH merges (null deletes); PUT replaces every writable field — except that download tokens survive unless

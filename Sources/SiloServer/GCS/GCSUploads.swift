@@ -98,6 +98,7 @@ struct GCSUploads {
         return .readBody(
             MultipartUploadSink(
                 boundary: boundary, maxMetadataBytes: service.configuration.maxJSONBodyBytes,
+                maxObjectSize: service.configuration.maxObjectSize,
                 makeIngest: { changes, _ in
                     // The name may be in the metadata part: whether the upload replaces something is decided once it
                     // is known, before the first media byte, and again at commit.
@@ -144,7 +145,7 @@ struct GCSUploads {
                     session.expectedCRC32C = changes?.crc32c
                     try service.metadata.insertSession(session)
                     let location =
-                        "\(context.externalBase)/upload/storage/v1/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o"
+                        "\(service.externalBase(context))/upload/storage/v1/b/\(PercentCoding.encodeComponent(bucket.rawValue))/o"
                         + "?uploadType=resumable&name=\(PercentCoding.encodeComponent(name.rawValue))&upload_id=\(session.id)"
                     return Reply.empty(200, headers: ["Location": location, "X-GUploader-UploadID": session.id])
                 } catch {

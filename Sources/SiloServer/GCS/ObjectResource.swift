@@ -212,14 +212,14 @@ extension ObjectService {
         var extra = ObjectResource.extra(found.record, bucket: nil, full: full)
         extra["softDeleteTime"] = .string(found.deletion.at.rfc3339)
         extra["hardDeleteTime"] = .string(found.deletion.hardDeleteAt.rfc3339)
-        return GCSJSON.object(found.record, base: context.externalBase, extra: extra)
+        return GCSJSON.object(found.record, base: externalBase(context), extra: extra)
     }
 
     /// `storage#object` as a GCS read shows it: the stored resource plus what the bucket adds.
     func gcsObject(_ record: ObjectRecord, _ context: RequestContext, bucket: BucketResource?? = nil) -> JSONValue {
         let resource = bucket ?? (try? bucketResource(record.bucket))
         return GCSJSON.object(
-            record, base: context.externalBase,
+            record, base: externalBase(context),
             extra: ObjectResource.extra(
                 record, bucket: resource ?? nil, full: showsACL(record, context, bucket: resource ?? nil)))
     }

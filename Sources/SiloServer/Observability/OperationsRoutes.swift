@@ -57,6 +57,16 @@ struct OperationsRoutes: Sendable {
             "silo_replayed_answers_total", .counter,
             help: "Requests answered again from an event loop's memo of the same request head, without the handler.")
         text.sample("silo_replayed_answers_total", observability.replays[0])
+        text.family(
+            "silo_transcoded_bytes_total", .counter,
+            help: "Bytes of gzip objects inflated for clients that do not accept gzip (decompressive transcoding).")
+        text.sample("silo_transcoded_bytes_total", service.inflation.counters[0])
+        text.family(
+            "silo_transcode_refusals_total", .counter,
+            help:
+                "Transcoding downloads refused (429) or cut off because their caller's inflated-bytes budget was spent."
+        )
+        text.sample("silo_transcode_refusals_total", service.inflation.counters[1])
         let thumbnails = service.images.settings.transformer == nil ? nil : service.images.counters
         if let thumbnails {
             // A miss is a request that needed a transform, its own or one it shared.

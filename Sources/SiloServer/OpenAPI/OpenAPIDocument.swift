@@ -3071,7 +3071,7 @@ enum OpenAPIDocument {
             ],
             "operationId": "gcsBatch",
             "summary": "Batch: up to 100 JSON API calls in one request",
-            "description": "GCS's batch endpoint, as google-cloud-storage's `client.batch()` and gcsfs's bulk `rm` use it; `/batch` and `/batch/storage/v1/` are the same route. The body is `multipart/mixed` (the boundary may be quoted; CRLF or bare LF; preamble and epilogue ignored): each part is `Content-Type: application/http` with an optional `Content-ID: <id>`, a blank line, then an HTTP/1.1 request — request line (`PATCH /storage/v1/b/{bucket}/o/{object}?projection=full HTTP/1.1`, or the absolute form `https://host/storage/v1/…`), headers, blank line, body. At most 100 calls in at most 8 MiB (`maxBatchCalls`, `maxBatchBodyBytes`); each call's own body is bounded like a request of its own (1 MiB of JSON).\n\nEach call runs, in order, through the same routes, preconditions and access checks as a request of its own, authenticated by its own `Authorization` header or else the batch's (Host and `X-Forwarded-*` likewise come from the batch when the call has none). Only JSON API metadata calls under `/storage/v1` can be batched, as in GCS: an upload, a media download (`alt=media`, `/download/…`), another API or a malformed call answers 400 in its own part while the other calls still run. Once the answers exceed 32 MiB (`maxBatchResponseBytes`) the remaining calls are not run and answer 400.\n\nThe answer is `200` with `Content-Type: multipart/mixed; boundary=batch_…` (unquoted): one `application/http` part per call, in order, with `Content-ID: <response-id>` for a call that had `Content-ID: <id>`, then the call's status line (`HTTP/1.1 204 No Content`), its headers (`Content-Type`, `Content-Length`, …) and its body.",
+            "description": "GCS's batch endpoint, as google-cloud-storage's `client.batch()` and gcsfs's bulk `rm` use it; `/batch` and `/batch/storage/v1/` are the same route. The body is `multipart/mixed` (the boundary may be quoted; CRLF or bare LF; preamble and epilogue ignored): each part is `Content-Type: application/http` with an optional `Content-ID: <id>`, a blank line, then an HTTP/1.1 request — request line (`PATCH /storage/v1/b/{bucket}/o/{object}?projection=full HTTP/1.1`, or the absolute form `https://host/storage/v1/…`), headers, blank line, body. At most 100 calls in at most 8 MiB (`maxBatchCalls`, `maxBatchBodyBytes`); each call's own body is bounded like a request of its own (1 MiB of JSON).\n\nEach call runs, in order, through the same routes, preconditions and access checks as a request of its own, authenticated by its own `Authorization` header or else the batch's (Host likewise comes from the batch when the call has none; `X-Forwarded-*` always come from the batch, and count only from a `--trusted-proxies` peer). Only JSON API metadata calls under `/storage/v1` can be batched, as in GCS: an upload, a media download (`alt=media`, `/download/…`), another API or a malformed call answers 400 in its own part while the other calls still run. Once the answers exceed 32 MiB (`maxBatchResponseBytes`) the remaining calls are not run and answer 400.\n\nThe answer is `200` with `Content-Type: multipart/mixed; boundary=batch_…` (unquoted): one `application/http` part per call, in order, with `Content-ID: <response-id>` for a call that had `Content-ID: <id>`, then the call's status line (`HTTP/1.1 204 No Content`), its headers (`Content-Type`, `Content-Length`, …) and its body.",
             "security": [
               {},
               {
@@ -6190,7 +6190,7 @@ enum OpenAPIDocument {
           },
           "GCSObject": {
             "type": "object",
-            "description": "`storage#object`. Links are built from the `Host` (and `X-Forwarded-*`) the client used. `contentType` is absent when the object has none (a compose without one). `retentionExpirationTime` when the bucket has a retention policy; `acl` (unless uniform bucket-level access is on) and `owner` (when the creator's token had an `email`) with `projection=full`; `softDeleteTime` and `hardDeleteTime` on soft-deleted versions.",
+            "description": "`storage#object`. Links are built from the `Host` the client used (or `X-Forwarded-Host`/`-Proto` from a `--trusted-proxies` peer). `contentType` is absent when the object has none (a compose without one). `retentionExpirationTime` when the bucket has a retention policy; `acl` (unless uniform bucket-level access is on) and `owner` (when the creator's token had an `email`) with `projection=full`; `softDeleteTime` and `hardDeleteTime` on soft-deleted versions.",
             "required": [
               "kind",
               "id",
@@ -9172,7 +9172,7 @@ enum OpenAPIDocument {
             "name": "object",
             "in": "path",
             "required": true,
-            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF.",
+            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF; not `.` or `..` and not starting `.well-known/acme-challenge/` (GCS's naming requirements; 400 otherwise).",
             "schema": {
               "type": "string",
               "minLength": 1,
@@ -9185,7 +9185,7 @@ enum OpenAPIDocument {
             "name": "object",
             "in": "path",
             "required": true,
-            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF.",
+            "description": "The whole object name as one percent-encoded segment (`/` as `%2F`): 1–1024 bytes of UTF-8 without NUL, CR or LF; not `.` or `..` and not starting `.well-known/acme-challenge/` (GCS's naming requirements; 400 otherwise).",
             "schema": {
               "type": "string",
               "minLength": 1,

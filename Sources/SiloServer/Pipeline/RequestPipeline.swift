@@ -77,7 +77,8 @@ struct RequestPipeline: Sendable {
         return finishing(disposition, head, exchange)
     }
 
-    /// `disposition`'s answer, now or after the body, through ``finish(_:_:_:)``.
+    /// `disposition`'s answer, now or after the body, through ``finish(_:_:_:)``. A body declared longer than its
+    /// sink takes is refused here, before the transport reads a byte of it (``BoundedBodySink``).
     private func finishing(_ disposition: RequestDisposition, _ head: HTTPRequestHead, _ exchange: Exchange)
         -> RequestDisposition
     {
@@ -86,6 +87,12 @@ struct RequestPipeline: Sendable {
             finish(&response, head, exchange)
             return .respond(response)
         case .readBody(let sink):
+            if var refusal = DeclaredLength.refusal(sink, head) {
+                sink.abort()
+                refusal.headers.set("Connection", "close")
+                finish(&refusal, head, exchange)
+                return .respond(refusal)
+            }
             return .readBody(ObservedSink(sink, pipeline: self, head: head, exchange: exchange))
         }
     }
@@ -195,7 +202,8 @@ struct RequestPipeline: Sendable {
     /// `exchange` learns the caller.
     func admit(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> Admission {
         do {
-            let context = try RequestContext(head: head, credentials: service.credentials, signedURLs: route.isXML)
+            let context = try RequestContext(
+                head: head, credentials: service.credentials, edge: service.edge, signedURLs: route.isXML)
             exchange.caller = Exchange.Caller(context.principal)
             return .admitted(context)
         } catch {

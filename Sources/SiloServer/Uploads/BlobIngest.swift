@@ -24,6 +24,9 @@ final class BlobIngest {
     /// Bytes received so far.
     var size: Int64 { appender?.appended ?? received }
 
+    /// The most bytes this upload takes: the largest object, or the lower bound it was made with.
+    var maxBytes: Int64 { min(service.configuration.maxObjectSize, limit?.bytes ?? .max) }
+
     /// Where the next bytes may be placed before ``write(_:)`` takes them without a copy (``BlobAppender/freeSpace``);
     /// nil once the upload is closed.
     var freeSpace: UnsafeMutableRawBufferPointer? { appender?.freeSpace }

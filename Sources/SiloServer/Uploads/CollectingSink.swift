@@ -2,18 +2,21 @@ import SiloCore
 import SiloHTTP
 
 /// Collects a small body (JSON) up to a bound, then hands it to `complete`. A larger body is refused with 413
-/// without reading the rest.
-final class CollectingSink: RequestBodySink {
+/// without reading the rest, and one declared larger before its first byte (``BoundedBodySink``).
+final class CollectingSink: BoundedBodySink {
     private var body: [UInt8] = []
     private let limit: Int
     private let complete: ([UInt8]) -> HTTPResponse
-    private let refuse: (StorageError) -> HTTPResponse
+    private let refusal: (StorageError) -> HTTPResponse
 
     init(limit: Int, refuse: @escaping (StorageError) -> HTTPResponse, complete: @escaping ([UInt8]) -> HTTPResponse) {
         self.limit = limit
         self.complete = complete
-        self.refuse = refuse
+        self.refusal = refuse
     }
+
+    var maxBodyBytes: Int64 { Int64(limit) }
+    func refuse(_ error: StorageError) -> HTTPResponse { refusal(error) }
 
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
         guard body.count + chunk.count <= limit else {

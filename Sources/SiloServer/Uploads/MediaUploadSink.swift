@@ -2,7 +2,7 @@ import SiloCore
 import SiloHTTP
 
 /// A raw body that becomes the object's bytes (v0 media upload; GCS `uploadType=media`).
-final class MediaUploadSink: RequestBodySink {
+final class MediaUploadSink: BoundedBodySink {
     private let ingest: BlobIngest
     private let commit: (BlobIngest, BlobSummary) throws -> HTTPResponse
     private let fail: (any Error) -> HTTPResponse
@@ -39,6 +39,9 @@ final class MediaUploadSink: RequestBodySink {
     }
 
     func abort() { if !failed { ingest.discard() } }
+
+    var maxBodyBytes: Int64 { ingest.maxBytes }
+    func refuse(_ error: StorageError) -> HTTPResponse { fail(error) }
 
     func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { failed ? nil : ingest.freeSpace }
 }

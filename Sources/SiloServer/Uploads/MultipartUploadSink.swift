@@ -3,7 +3,7 @@ import SiloHTTP
 import SiloWire
 
 /// A `multipart/related` upload: metadata JSON then media, streamed through ``MultipartParser`` into a blob.
-final class MultipartUploadSink: RequestBodySink {
+final class MultipartUploadSink: BoundedBodySink {
     /// What the body said, handed to the protocol front end to commit and answer.
     struct Parts {
         var changes: MetadataChanges?
@@ -21,13 +21,18 @@ final class MultipartUploadSink: RequestBodySink {
     private var mediaContentType: String?
     private var ingest: BlobIngest?
     private var done = false
+    /// The metadata part, the largest object, and the framing around them.
+    let maxBodyBytes: Int64
 
     init(
-        boundary: String, maxMetadataBytes: Int,
+        boundary: String, maxMetadataBytes: Int, maxObjectSize: Int64,
         makeIngest: @escaping (MetadataChanges?, String?) throws -> BlobIngest,
         fail: @escaping (any Error) -> HTTPResponse, commit: @escaping (Parts) throws -> HTTPResponse
     ) {
         parser = MultipartParser(boundary: boundary, maxMetadataBytes: maxMetadataBytes)
+        let bound = maxObjectSize.addingReportingOverflow(
+            Int64(maxMetadataBytes) + DeclaredLength.multipartFraming(parts: 2))
+        maxBodyBytes = bound.overflow ? .max : bound.partialValue
         self.makeIngest = makeIngest
         self.commit = commit
         self.fail = fail
@@ -54,6 +59,8 @@ final class MultipartUploadSink: RequestBodySink {
             return failed(error)
         }
     }
+
+    func refuse(_ error: StorageError) -> HTTPResponse { fail(error) }
 
     func finish() -> HTTPResponse {
         do {

@@ -42,7 +42,7 @@ enum ContentLengthRange {
 }
 
 /// Counts the body on its way to the handler's sink; ends the exchange once it leaves the range.
-private final class RangeBoundSink: RequestBodySink {
+private final class RangeBoundSink: BoundedBodySink {
     private let inner: any RequestBodySink
     private let range: ClosedRange<Int64>
     private var received: Int64 = 0
@@ -72,4 +72,7 @@ private final class RangeBoundSink: RequestBodySink {
     func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { inner.nextChunkBuffer() }
 
     func abort() { inner.abort() }
+
+    var maxBodyBytes: Int64 { min(range.upperBound, (inner as? any BoundedBodySink)?.maxBodyBytes ?? .max) }
+    func refuse(_ error: StorageError) -> HTTPResponse { Reply.xmlError(error) }
 }

@@ -111,7 +111,7 @@ struct PostPolicyUpload {
             bucket: bucket, name: name,
             fields: try fields(form, contentType: contentType, bucket, name, principal, context.time),
             sizes: sizes, principal: principal, status: status ?? 204, redirect: form["success_action_redirect"],
-            time: context.time, externalBase: context.externalBase)
+            time: context.time, externalBase: service.externalBase(context))
     }
 
     /// The object's metadata from the form's fields, as a GCS upload applies it.
@@ -198,7 +198,7 @@ struct PostPolicyUpload {
 }
 
 /// The form's body: fields collected, `file` streamed once ``PostPolicyUpload/Plan`` allows it.
-private final class FormUploadSink: RequestBodySink {
+private final class FormUploadSink: BoundedBodySink {
     private var parser: MultipartParser
     private let decide: ([String: String], String?, String?) throws -> PostPolicyUpload.Plan
     private var form: [String: String] = [:]
@@ -215,6 +215,16 @@ private final class FormUploadSink: RequestBodySink {
         self.parser = parser
         self.decide = decide
     }
+
+    /// The fields a form may carry, the largest object, and the framing around them.
+    var maxBodyBytes: Int64 {
+        let fields = Int64(PostPolicyUpload.maxFields) * Int64(PostPolicyUpload.maxFieldBytes)
+        let bound = service.configuration.maxObjectSize.addingReportingOverflow(
+            fields + DeclaredLength.multipartFraming(parts: PostPolicyUpload.maxFields + 1))
+        return bound.overflow ? .max : bound.partialValue
+    }
+
+    func refuse(_ error: StorageError) -> HTTPResponse { Reply.xmlError(error) }
 
     func receive(_ chunk: UnsafeRawBufferPointer) -> HTTPResponse? {
         do {

@@ -312,7 +312,7 @@ struct XMLMultipartUploads {
     }
 
     /// The object's URL as the client addressed us.
-    private func location(_ context: RequestContext) -> String { context.externalBase + context.head.rawPath }
+    private func location(_ context: RequestContext) -> String { service.externalBase(context) + context.head.rawPath }
 
     /// An upload made with a customer-supplied key takes parts and its completion only with the same key.
     private func checkKey(_ headers: HTTPHeaders, _ upload: UploadSession) throws {

@@ -12,7 +12,7 @@ extension XMLRoutes {
             let overrides = try ResponseOverrides(context.query)
             let thumbnail = try ThumbnailQuery.spec(
                 context.query, bucket: bucket, settings: service.configuration.images)
-            var response = try download.respond(request: context.head, api: .xml, thumbnail: thumbnail) {
+            var response = try download.respond(context, api: .xml, thumbnail: thumbnail) {
                 guard let record = try service.metadata.object(bucket, name, generation: generation) else {
                     throw context.changed(bucket, name, named: named, StorageError.objectNotFound(bucket, name))
                 }

@@ -33,7 +33,8 @@ struct XMLResumable {
                 blobID: blobID, conditions: conditions, starter: context.principal, created: context.time, api: .xml)
             try service.metadata.insertSession(session)
             let query = context.head.rawQuery.isEmpty ? "" : context.head.rawQuery + "&"
-            let location = context.externalBase + context.head.rawPath + "?" + query + "upload_id=" + session.id
+            let location =
+                service.externalBase(context) + context.head.rawPath + "?" + query + "upload_id=" + session.id
             return Reply.empty(
                 201, headers: ["Location": location, "X-GUploader-UploadID": session.id, "Content-Length": "0"])
         } catch {
