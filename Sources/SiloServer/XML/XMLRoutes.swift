@@ -45,7 +45,7 @@ struct XMLRoutes {
         }
     }
 
-    // MARK: Hooks for the uploads other parts of issue 15 serve
+    // MARK: The upload protocols the XML API serves on object paths
 
     /// XML multipart uploads: `POST ?uploads`, `PUT ?partNumber=&uploadId=`, `GET`/`POST`/`DELETE ?uploadId=`
     /// (docs/xml-multipart.md).
