@@ -64,7 +64,7 @@ public enum GoogleV4Signing {
     public static func stringToSign(
         algorithm: String = rsaAlgorithm, date: String, scope: String, canonicalRequest: String
     ) -> String {
-        [algorithm, date, scope, hex(SHA256.digest(Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        [algorithm, date, scope, Base16.encode(SHA256.digest(Array(canonicalRequest.utf8)))].joined(separator: "\n")
     }
 
     /// The `GOOG4-HMAC-SHA256` signing key of an HMAC secret for a credential scope
@@ -76,17 +76,6 @@ public enum GoogleV4Signing {
             key = HMACSHA256.authenticationCode(key: key, message: Array(part.utf8))
         }
         return key
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Lower- or upper-case hex to bytes; nil for anything else or an odd length.

@@ -29,7 +29,7 @@ public struct CloudEventMessage: Sendable, Equatable {
             ("ce-subject", "objects/" + Self.headerValue(record.name.rawValue)),
             ("ce-time", event.time.rfc3339Precise),
             ("ce-bucket", Self.headerValue(record.bucket.rawValue)),
-            (Self.signatureHeader, "sha256=" + Self.hex(signature)),
+            (Self.signatureHeader, "sha256=" + Base16.encode(signature)),
         ]
     }
 
@@ -62,14 +62,6 @@ public struct CloudEventMessage: Sendable, Equatable {
                 out += [0x25, digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
             }
         }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
         return String(decoding: out, as: UTF8.self)
     }
 }

@@ -45,13 +45,13 @@ enum XMLMultipartBodies {
     }
 
     /// A part's ETag: its MD5's hex, quoted, as GCS gives it (and as clients send it back at completion).
-    static func etag(_ part: UploadSession) -> String { "\"\(XMLObjectHeaders.hex(part.part?.md5 ?? []))\"" }
+    static func etag(_ part: UploadSession) -> String { "\"\(Base16.encode(part.part?.md5 ?? []))\"" }
 
     /// Whether an ETag a client sent back names `part`: quotes and case do not matter.
     static func etag(_ sent: String, matches part: UploadSession) -> Bool {
         var text = sent.trimmingXMLWhitespace()
         if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = String(text.dropFirst().dropLast()) }
-        return equalsIgnoringCase(text, XMLObjectHeaders.hex(part.part?.md5 ?? []))
+        return equalsIgnoringCase(text, Base16.encode(part.part?.md5 ?? []))
     }
 
     /// The parts a `CompleteMultipartUpload` document lists, in its order. Throws 400 `MalformedXML` for a document

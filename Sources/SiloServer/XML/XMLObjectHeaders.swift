@@ -9,21 +9,10 @@ enum XMLObjectHeaders {
     /// The XML API's ETag: the quoted MD5 of the bytes in hex, as GCS sends it (and as S3 clients expect). A composed
     /// object has no MD5: its ETag is the JSON API's etag, quoted (GCS's are not MD5-based either).
     static func etag(_ record: ObjectRecord) -> String {
-        record.blob.md5.isEmpty ? "\"\(record.etag)\"" : "\"" + hex(record.blob.md5) + "\""
+        record.blob.md5.isEmpty ? "\"\(record.etag)\"" : "\"" + Base16.encode(record.blob.md5) + "\""
     }
 
     /// Lowercase hex, as ETags spell an MD5.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
     /// The fields of the object an upload makes (PUT, multipart initiate, resumable start): its metadata headers
     /// (``changes(_:)``), the canned ACL, and the keys it names — `x-goog-encryption-kms-key-name`, kept as the
     /// object's `kmsKeyName`, and a customer-supplied key, whose SHA-256 the object keeps (``CustomerEncryption``).
