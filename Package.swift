@@ -42,6 +42,8 @@ let package = Package(
         // epoll, eventfd and sendfile from libc's headers, which Swift's Glibc module leaves out (Linux only;
         // SiloEpollHTTP's).
         .systemLibrary(name: "CLinux"),
+        // Socket addresses as 16 bytes and a port, for both transports' shims (header-only, POSIX).
+        .systemLibrary(name: "CSocketAddress"),
         // Silo's own C: MD5 written for its dependency chain, with CRC-32C in the same pass (SiloHashing's).
         .target(name: "CMD5"),
 
@@ -55,7 +57,7 @@ let package = Package(
 
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CMD5", "CZlib"]),
-        .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD"]),
+        .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD", "CSocketAddress"]),
         // TLS for the epoll transport: server contexts, certificate loading and reload, per-connection sessions
         // (libssl; Linux only, as the transport).
         .target(
@@ -66,7 +68,8 @@ let package = Package(
         .target(
             name: "SiloEpollHTTP",
             dependencies: [
-                "SiloHTTP", "SiloCore", "SiloTLS", .target(name: "CLinux", condition: .when(platforms: [.linux])),
+                "SiloHTTP", "SiloCore", "SiloTLS", "CSocketAddress",
+                .target(name: "CLinux", condition: .when(platforms: [.linux])),
             ]
         ),
         // Thumbnails on libvips: SiloCore's ImageTransformer, every libvips handle owned here.
@@ -97,8 +100,13 @@ let package = Package(
         // draft rules compiled on request.
         .target(
             name: "SiloServer",
-            dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules"]
+            dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules"],
+            // docs/openapi.json and console/ compiled in (EmbeddedOpenAPI, EmbeddedConsole): one binary, no bundle.
+            plugins: ["EmbedFiles"]
         ),
+        // The build-time embedding of files into the server: a tool, and the plugin that runs it. In no product.
+        .executableTarget(name: "SiloEmbed"),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["SiloEmbed"]),
         // Storage events from a metadata store's outbox to webhooks (CloudEvents over HTTP, libcurl through SiloCurl).
         .target(name: "SiloEvents", dependencies: ["SiloCore", "SiloWire", "SiloCurl", "SiloHashing"]),
 
@@ -223,6 +231,6 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
 }

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "../CSocketAddress/socket_address.h"
 
 /// How many CPUs this thread may run on (its affinity mask: `taskset`, cpusets), at least 1. The raw system call,
 /// because glibc's CPU_COUNT needs _GNU_SOURCE.
@@ -43,43 +44,10 @@ static inline int silo_accept4_peer(int fd, int flags, uint8_t *_Nonnull peer) {
     struct sockaddr_storage storage;
     socklen_t length = sizeof(storage);
     int connection = accept4(fd, (struct sockaddr *) &storage, &length, flags);
+    uint16_t port;
     memset(peer, 0, 16);
-    if (connection >= 0) {
-        if (storage.ss_family == AF_INET) {
-            const struct sockaddr_in *v4 = (const struct sockaddr_in *) &storage;
-            peer[10] = 0xff;
-            peer[11] = 0xff;
-            memcpy(peer + 12, &v4->sin_addr, 4);
-        } else if (storage.ss_family == AF_INET6) {
-            const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &storage;
-            memcpy(peer, &v6->sin6_addr, 16);
-        }
-    }
+    if (connection >= 0) (void) silo_socket_address((const struct sockaddr *) &storage, peer, &port);
     return connection;
-}
-
-/// The local end of a socket (getsockname): its address into `address` as 16 bytes (IPv4 mapped, as for peers) and
-/// its port; -1 when it cannot be told.
-static inline int silo_local_address(int fd, uint8_t *_Nonnull address, uint16_t *_Nonnull port) {
-    struct sockaddr_storage storage;
-    socklen_t length = sizeof(storage);
-    memset(address, 0, 16);
-    *port = 0;
-    if (getsockname(fd, (struct sockaddr *) &storage, &length) != 0) return -1;
-    if (storage.ss_family == AF_INET) {
-        const struct sockaddr_in *v4 = (const struct sockaddr_in *) &storage;
-        address[10] = 0xff;
-        address[11] = 0xff;
-        memcpy(address + 12, &v4->sin_addr, 4);
-        *port = ntohs(v4->sin_port);
-    } else if (storage.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &storage;
-        memcpy(address, &v6->sin6_addr, 16);
-        *port = ntohs(v6->sin6_port);
-    } else {
-        return -1;
-    }
-    return 0;
 }
 
 // epoll_event is packed on x86_64; these keep Swift away from its layout.

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include "../CSocketAddress/socket_address.h"
 
 /// The URI log callback's shape (MHD passes it through varargs, so the header has no typedef for it).
 typedef void *_Nullable (*silo_mhd_uri_log_callback)(void *_Nullable cls, const char *_Nullable uri,
@@ -137,44 +138,21 @@ static inline struct MHD_Daemon *_Nullable silo_mhd_start(const silo_mhd_start_o
 
 /// The client's address as 16 bytes (IPv4 as ::ffff:a.b.c.d); all zero when unknown.
 static inline void silo_mhd_client_address(struct MHD_Connection *_Nonnull connection, uint8_t *_Nonnull peer) {
+    uint16_t port;
     memset(peer, 0, 16);
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (info == NULL || info->client_addr == NULL) return;
-    const struct sockaddr *address = info->client_addr;
-    if (address->sa_family == AF_INET) {
-        peer[10] = 0xff;
-        peer[11] = 0xff;
-        memcpy(peer + 12, &((const struct sockaddr_in *) address)->sin_addr, 4);
-    } else if (address->sa_family == AF_INET6) {
-        memcpy(peer, &((const struct sockaddr_in6 *) address)->sin6_addr, 16);
-    }
+    (void) silo_socket_address(info->client_addr, peer, &port);
 }
 
-/// The local end of the connection's socket (getsockname): the address into `address` as 16 bytes (IPv4 mapped)
-/// and the port; -1 when it cannot be told.
+/// The local end of the connection's socket, as ``silo_local_address`` gives it; -1 when it cannot be told.
 static inline int silo_mhd_local_address(
     struct MHD_Connection *_Nonnull connection, uint8_t *_Nonnull address, uint16_t *_Nonnull port) {
     memset(address, 0, 16);
     *port = 0;
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info == NULL) return -1;
-    struct sockaddr_storage storage;
-    socklen_t length = sizeof(storage);
-    if (getsockname(info->connect_fd, (struct sockaddr *) &storage, &length) != 0) return -1;
-    if (storage.ss_family == AF_INET) {
-        const struct sockaddr_in *v4 = (const struct sockaddr_in *) &storage;
-        address[10] = 0xff;
-        address[11] = 0xff;
-        memcpy(address + 12, &v4->sin_addr, 4);
-        *port = ntohs(v4->sin_port);
-    } else if (storage.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &storage;
-        memcpy(address, &v6->sin6_addr, 16);
-        *port = ntohs(v6->sin6_port);
-    } else {
-        return -1;
-    }
-    return 0;
+    return silo_local_address(info->connect_fd, address, port);
 }
 
 /// The port the daemon's listen socket is bound to (useful after binding port 0); 0 if unknown.

@@ -9,7 +9,7 @@ import Testing
 
 @testable import SiloServer
 
-/// `/console/`: the files of console/ served byte for byte from the binary (scripts/embed-console.sh), with their
+/// `/console/`: the files of console/ served byte for byte from the binary (embedded at build time), with their
 /// content types, a strict Content-Security-Policy, nosniff and revalidating cache headers.
 @Suite struct ConsoleTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -25,7 +25,7 @@ import Testing
         let client = server.client()
         let names = try Self.filesOnDisk()
         #expect(names.contains("index.html"))
-        #expect(Set(names) == Set(ConsoleAssets.files.keys), "console/ changed: run scripts/embed-console.sh")
+        #expect(Set(names) == Set(ConsoleAssets.files.keys), "the embedded console files are not console/'s")
         for name in names {
             let response = try client.get("/console/\(name)")
             #expect(response.status == 200, "\(name)")
@@ -40,7 +40,7 @@ import Testing
             }
             // Compared outside #expect, which would print both files byte by byte.
             let same = response.body == onDisk
-            #expect(same, "console/\(name) changed: run scripts/embed-console.sh")
+            #expect(same, "console/\(name) is not what is served")
             let expectedType =
                 name.hasSuffix(".html")
                 ? "text/html; charset=utf-8"

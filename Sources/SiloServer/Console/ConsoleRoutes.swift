@@ -2,10 +2,10 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// One file of the web console, as embedded by scripts/embed-console.sh.
+/// One file of the web console (``ConsoleAssets``).
 struct ConsoleAsset: Sendable {
     var contentType: String
-    /// A strong validator of the file's bytes (a hash prefix), computed when the file was embedded.
+    /// A strong validator of the file's bytes (a hash prefix, ``ConsoleAssets/etag(_:)``).
     var etag: String
     var text: String
 }

@@ -1,9 +1,6 @@
 import SiloHTTP
 
 extension OpenAPIDocument {
-    /// The document's bytes, converted once.
-    static let bytes = Array(json.utf8)
-
     private static let headers: HTTPHeaders = {
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         ContentIsolation.add(to: &headers)
