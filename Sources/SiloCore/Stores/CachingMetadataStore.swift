@@ -15,7 +15,7 @@ import Synchronization
 /// `epoch`). So the cache can miss, but never returns a version older than one a finished write made.
 ///
 /// Only live versions (`generation: nil` lookups, or the generation the cached live version has) are kept, at most
-/// `capacity` of them; past that an arbitrary entry makes room.
+/// `capacity` of them and `maxBytes` of records; past that CLOCK chooses what makes room (``ClockTable``).
 public final class CachingMetadataStore: MetadataStore {
     private struct Key: Hashable {
         var bucket: BucketName
@@ -32,21 +32,14 @@ public final class CachingMetadataStore: MetadataStore {
     }
 
     private struct State {
-        var live: [Key: ObjectRecord] = [:]
-        var bytes = 0
+        var live: ClockTable<Key, ObjectRecord>
         var writesInFlight = 0
         var epoch: UInt64 = 0
 
         /// Forgets `names`, or everything when nil.
         mutating func drop(_ names: [Key]?) {
-            guard let names else {
-                live.removeAll(keepingCapacity: true)
-                bytes = 0
-                return
-            }
-            for name in names {
-                if let gone = live.removeValue(forKey: name) { bytes -= gone.approximateBytes }
-            }
+            guard let names else { return live.removeAll() }
+            for name in names { live.removeValue(forKey: name) }
         }
     }
 
@@ -54,7 +47,7 @@ public final class CachingMetadataStore: MetadataStore {
     public let capacity: Int
     /// The records kept cost at most this many bytes (``ObjectRecord/approximateBytes``).
     public let maxBytes: Int
-    private let state = BlockingMutex(State())
+    private let state: BlockingMutex<State>
     /// ``cacheStamp(_:_:)``: `changes` counts bucket writes, writes of every object (nil names) and every
     /// ``forgetAll()``; `objectChanges` counts, per stripe of object names, the writes of those objects, when they
     /// start and when they end. So a write of one object leaves the stamps of all but about 1/4,096 of the others
@@ -76,11 +69,12 @@ public final class CachingMetadataStore: MetadataStore {
         self.soleWriterUntil = Atomic(soleWriter ? .max : 0)
         self.capacity = max(1, capacity)
         self.maxBytes = max(1, maxBytes)
+        state = BlockingMutex(State(live: ClockTable(capacity: self.capacity, maxBytes: self.maxBytes)))
     }
 
     /// How many live versions are cached now, and what they cost (for tests and diagnostics).
     public var count: Int { state.withLock { $0.live.count } }
-    public var bytes: Int { state.withLock { $0.bytes } }
+    public var bytes: Int { state.withLock { $0.live.bytes } }
 
     // MARK: Reads that may be served from memory
 
@@ -98,7 +92,7 @@ public final class CachingMetadataStore: MetadataStore {
         }
         let key = Key(bucket: bucket, name: name)
         let (hit, epoch, quiet) = state.withLock { state in
-            (state.live[key], state.epoch, state.writesInFlight == 0)
+            (state.live.value(for: key), state.epoch, state.writesInFlight == 0)
         }
         if let hit, generation == nil || generation == hit.generation {
             lookups.hit()
@@ -111,14 +105,7 @@ public final class CachingMetadataStore: MetadataStore {
         let bytes = found.approximateBytes
         state.withLock { state in
             guard state.epoch == epoch, state.writesInFlight == 0 else { return }
-            if let old = state.live.removeValue(forKey: key) { state.bytes -= old.approximateBytes }
-            // Arbitrary entries make room, by count and by bytes.
-            while !state.live.isEmpty && (state.live.count >= capacity || state.bytes + bytes > maxBytes) {
-                state.bytes -= state.live.remove(at: state.live.startIndex).value.approximateBytes
-            }
-            guard bytes <= maxBytes else { return }
-            state.live[key] = found
-            state.bytes += bytes
+            state.live.insert(found, for: key, cost: bytes)
         }
         return found
     }
@@ -126,7 +113,7 @@ public final class CachingMetadataStore: MetadataStore {
     /// The cached live version only: a lock and a dictionary lookup, never the inner store.
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
         guard isSoleWriter else { return nil }
-        let hit = state.withLock { $0.live[Key(bucket: bucket, name: name)] }
+        let hit = state.withLock { $0.live.value(for: Key(bucket: bucket, name: name)) }
         if hit != nil { lookups.hit() }
         return hit
     }
