@@ -19,18 +19,25 @@ enum FirebaseListing {
         let delimiterBytes = Array(delimiter.utf8)
         var cursor = startAfter
         var emitted = 0
+        // The common prefix just emitted: the names after it in the batch that start with it roll up into it. They
+        // are passed over in the batch; only when a batch ends inside one does the next fetch seek past it. (A fetch
+        // per prefix read up to a thousand rows to use one: pages of many small folders cost a query each.)
+        var rolledUp: [UInt8]?
+        var limit = 0
         while true {
-            // One more than the page needs, so a full page knows whether anything follows.
-            let limit = min(maxResults - emitted + 1, 1001)
+            // One more than the page needs, so a full page knows whether anything follows; at least twice the last
+            // batch, because names that roll up into prefixes fill a batch without filling the page.
+            limit = min(max(maxResults - emitted + 1, limit * 2), 1001)
             let batch = try store.listObjects(bucket, prefix: prefix, startAfter: cursor, limit: limit)
             if batch.isEmpty { return page }
-            var restart = false
             for record in batch {
+                let name = Array(record.name.rawValue.utf8)
+                if let rolledUp, name.starts(with: rolledUp) { continue }
+                rolledUp = nil
                 if emitted == maxResults {
                     page.cursor = cursor
                     return page
                 }
-                let name = Array(record.name.rawValue.utf8)
                 if !delimiterBytes.isEmpty, let end = find(delimiterBytes, in: name, from: prefixBytes.count) {
                     let commonPrefix = Array(name[..<(end + delimiterBytes.count)])
                     if isValidPath(commonPrefix.last == 0x2F ? Array(commonPrefix.dropLast()) : commonPrefix) {
@@ -38,8 +45,8 @@ enum FirebaseListing {
                         emitted += 1
                     }
                     cursor = ObjectName.keyAfterAllNames(startingWith: commonPrefix)
-                    restart = true
-                    break
+                    rolledUp = commonPrefix
+                    continue
                 }
                 if isValidPath(name) {
                     page.items.append(record.name.rawValue)
@@ -47,10 +54,8 @@ enum FirebaseListing {
                 }
                 cursor = name
             }
-            if !restart && batch.count < limit {
-                // The store returned fewer than asked: nothing left.
-                return page
-            }
+            // The store returned fewer than asked: nothing left.
+            if batch.count < limit { return page }
         }
     }
 

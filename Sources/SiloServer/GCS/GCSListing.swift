@@ -45,13 +45,19 @@ struct GCSListing {
         {
             cursor = before
         }
+        // The common prefix just emitted: names after it in the batch that start with it roll up into it and are
+        // passed over there; only a batch that ends inside one makes the next fetch seek past it.
+        var rolledUp: [UInt8]?
+        var limit = 0
         while true {
-            let limit = min(query.maxResults - emitted + 1, 1001)
+            // At least twice the last batch: names that roll up into prefixes fill a batch without filling the page.
+            limit = min(max(query.maxResults - emitted + 1, limit * 2), 1001)
             let batch = try fetch(bucket, query, after: cursor, limit: limit)
             if batch.isEmpty { return page }
-            var restart = false
             for record in batch {
                 let name = Array(record.name.rawValue.utf8)
+                if let rolledUp, name.starts(with: rolledUp) { continue }
+                rolledUp = nil
                 if let end, !name.lexicographicallyPrecedes(end) { return page }
                 scanned += 1
                 if emitted >= query.maxResults || (scanned > scanBudget && cursor != nil) {
@@ -71,8 +77,8 @@ struct GCSListing {
                     }
                     let skip = ObjectName.keyAfterAllNames(startingWith: common)
                     cursor = query.versions ? ObjectVersionKey(name: skip, generation: 0).bytes : skip
-                    restart = true
-                    break
+                    rolledUp = common
+                    continue
                 }
                 if try query.glob.map({ try $0.matches(record.name.rawValue) }) ?? true,
                     query.filter.map({ $0(ObjectContexts(json: record.fields.extras.contexts)) }) ?? true
@@ -82,7 +88,7 @@ struct GCSListing {
                 }
                 cursor = query.versions ? ObjectVersionKey(name: name, generation: record.generation).bytes : name
             }
-            if !restart && batch.count < limit { return page }
+            if batch.count < limit { return page }
         }
     }
 
