@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A cheap, deterministic performance guard for CI (no timing): counts the system calls `silo serve` makes per small
 # v0 download (`alt=media`, 1 KiB), per getMetadata and per 20-item listing, over a fixed run of keep-alive requests
-# traced with `strace -c -f`, and the user-space instructions per small download, getMetadata and never-repeating
-# download (the replay memo cannot answer it) under callgrind
+# traced with `strace -c -f`, and the user-space instructions per small download, getMetadata, never-repeating
+# download (the replay memo cannot answer it) and getMetadata of random names over 100,000 objects under callgrind
 # (bench/instructions.sh), and fails if any exceeds its ceiling in bench/thresholds.json. A regression such as
 # reopening small blobs per request, an extra SQLite lock round trip or a per-request write shows up here as a
 # changed count. Runs in under a minute (most of it valgrind). Usage: bench/guard.sh [--print]   (--print: show counts,
@@ -70,7 +70,7 @@ for name in small_get get_metadata list_20_items; do
     printf '%-14s %6s syscalls/request (ceiling %s) %s\n' "$name" "${counts[$name]}" "$limit" "$verdict"
 done
 # Instructions per request (callgrind, user space): deterministic for a binary, unlike any timing.
-for name in small_get:get get_metadata:metadata unique_get:unique; do
+for name in small_get:get get_metadata:metadata unique_get:unique random_metadata:random; do
     measured=$(BENCH_BIN=$(dirname "$binary") bench/instructions.sh "${name#*:}" 2>/dev/null \
         | awk '/instructions per request/ {print $(NF - 3)}')
     limit=$(python3 -c "import json; print(json.load(open('bench/thresholds.json'))['instructions_per_request']['${name%%:*}'])")

@@ -8,6 +8,8 @@
 #   bench/instructions.sh metadata   v0 getMetadata
 #   bench/instructions.sh unique     1 KiB v0 GETs whose heads never repeat (a counter in the query): what the
 #                                    replay memo costs a request it cannot answer
+#   bench/instructions.sh random     v0 getMetadata of random names in a bucket of RANDOM_OBJECTS (default 100,000)
+#                                    objects: the cold path, where caches miss and the store is asked
 #
 # One event loop, the same public rules file as bench/run, a warm-up, then INSTRUCTIONS_SECONDS (default 4) of
 # requests over 8 keep-alive connections (wrk; some thousands under valgrind), counted from a zeroed collector. Prints instructions per request and the top
@@ -16,12 +18,30 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-get}
-case "$mode" in get | metadata | unique) ;; *) echo "usage: bench/instructions.sh get|metadata|unique" >&2; exit 64 ;; esac
+case "$mode" in get | metadata | unique | random) ;; *) echo "usage: bench/instructions.sh get|metadata|unique|random" >&2; exit 64 ;; esac
 BENCH_WORK_PREFIX=silo-instructions
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 need_tools valgrind wrk
 release_silo
+head -c 1024 /dev/urandom >"$work/small.bin"
+if [ "$mode" = random ]; then
+    # SEEDING: one real upload, its row cloned RANDOM_OBJECTS times by SiloBenchSeed (as bench/run's listing does:
+    # real uploads would take minutes here). Every clone is a real row of the shape the server writes; they share
+    # the template's blob, so what this counts is the metadata side of a cold read.
+    objects=${RANDOM_OBJECTS:-100000}
+    seed_port=$(free_port)
+    "$bin/silo" serve --port "$seed_port" --data "$work/data" --rules "$work/public.rules" \
+        --create-buckets-on-upload true >"$work/seed.log" 2>&1 &
+    seed_pid=$!
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$seed_port/" && break; sleep 0.1; done
+    curl -sS -f -o /dev/null -X POST --data-binary @"$work/small.bin" \
+        "http://127.0.0.1:$seed_port/v0/b/bench.appspot.com/o?name=seed%2Ftemplate"
+    kill "$seed_pid"
+    wait "$seed_pid" 2>/dev/null || true
+    [ -x "$bin/SiloBenchSeed" ] || swift build -c release -Xswiftc -cross-module-optimization --product SiloBenchSeed >/dev/null
+    "$bin/SiloBenchSeed" "$work/data/metadata.sqlite" bench.appspot.com seed/template "$objects" >/dev/null
+fi
 
 port=$(free_port)
 mkdir -p "$work/cg"
@@ -30,11 +50,11 @@ valgrind --tool=callgrind --callgrind-out-file="$work/cg/out.%p" "$bin/silo" ser
 pids+=($!)
 base="http://127.0.0.1:$port"
 for _ in $(seq 600); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
-head -c 1024 /dev/urandom >"$work/small.bin"
 curl -sS -f -o /dev/null -X POST --data-binary @"$work/small.bin" "$base/v0/b/bench.appspot.com/o?name=small.bin"
 case "$mode" in
 get | unique) url="$base/v0/b/bench.appspot.com/o/small.bin?alt=media" ;;
 metadata) url="$base/v0/b/bench.appspot.com/o/small.bin" ;;
+random) url="$base/v0/b/bench.appspot.com/o/d00%2Fobj00000" ;;
 esac
 wrk_script=()
 if [ "$mode" = unique ]; then
@@ -47,10 +67,24 @@ request = function()
 end
 LUA
     wrk_script=(-s "$work/unique.lua")
+elif [ "$mode" = random ]; then
+    # SiloBenchSeed's names: dNN/objNNNNN, 10,000 under each dNN/. A fixed seed: the same names every run.
+    cat >"$work/random.lua" <<LUA
+local objects = $objects
+math.randomseed(42)
+request = function()
+  local i = math.random(0, objects - 1)
+  return wrk.format("GET", string.format("/v0/b/bench.appspot.com/o/d%02d%%2Fobj%05d", math.floor(i / 10000), i % 10000))
+end
+LUA
+    wrk_script=(-s "$work/random.lua")
 fi
 # The first v0 read gives the object its download token (a write); then every cache is warm.
 curl -sS -f -o /dev/null "$url"
-on_load wrk -t1 -c8 -d2s "${wrk_script[@]}" "$url" >/dev/null
+# Random names warm longer: each reader connection prepares its statements on first use.
+warm=2
+[ "$mode" = random ] && warm=6
+on_load wrk -t1 -c8 -d"${warm}s" "${wrk_script[@]}" "$url" >/dev/null
 callgrind_control -z >/dev/null
 out=$(on_load wrk -t1 -c8 -d"${INSTRUCTIONS_SECONDS:-4}s" "${wrk_script[@]}" "$url")
 served=$(awk '/requests in/ {print $1}' <<<"$out")

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""How Silo's costs grow with the number of objects in a bucket (run through bench/scale.sh).
+
+For each size it seeds one bucket with app-shaped names through the v0 upload API (the product's own write path:
+real uploads, each a blob, a hash and a committed row), restarts the server on that data, and measures:
+  - time from `silo serve` to a 200 from /healthz, and RSS when idle;
+  - p50/p99 of a 1 KiB GET (`alt=media`) and of getMetadata on random names: "cold" is the first run after the
+    restart over every name (Silo's caches hold none of them; the kernel's page cache is not dropped, which needs
+    root), "warm" a run over 1,000 names that an earlier run has read;
+  - p99 of a GCS JSON list of 1,000 results with a prefix and a delimiter, at the start, in the middle and on the
+    last page (`startOffset`);
+  - p99 of a 1 KiB upload to a new name and of a delete;
+  - RSS under load (the highest sample during the reads);
+  - bytes on disk per object: blobs, and metadata (SQLite file and WAL, or PostgreSQL's relations).
+
+Names: one in ten is `avatars/aNNNNNNNN.jpg`; the rest are `users/uNNNNNNN/photos/NNNNNNNN.jpg`, about five per
+user, so a delimited list of `users/` has a prefix per user and pages through all of them.
+
+Load comes from wrk (one thread, on its own CPU when there are two). Prints a Markdown table per store and writes
+the results as JSON (--json) for bench/scale_plot.py. Loopback only; every server started is stopped.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+BUCKET = "scale.appspot.com"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def name_lua() -> str:
+    """The name of object i, in Lua (wrk's scripts) and below in Python: the same function."""
+    return """
+local function name_of(i)
+  if i % 10 == 0 then return string.format("avatars%%2Fa%08d.jpg", i) end
+  return string.format("users%%2Fu%07d%%2Fphotos%%2F%08d.jpg", math.floor(i / 5), i)
+end
+"""
+
+
+def name_of(i: int) -> str:
+    if i % 10 == 0:
+        return f"avatars/a{i:08d}.jpg"
+    return f"users/u{i // 5:07d}/photos/{i:08d}.jpg"
+
+
+REPORT_LUA = """
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %.0f %.0f %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), summary.errors.status + summary.errors.connect +
+    summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+"""
+
+
+class Server:
+    def __init__(self, binary, data, extra, env):
+        self.binary, self.data, self.extra, self.env = binary, data, extra, env
+        self.process = None
+        self.port = None
+
+    def start(self) -> float:
+        """Starts `silo serve`; returns the seconds until /healthz answered 200."""
+        self.port = free_port()
+        log = open(os.path.join(self.data, "..", f"silo-{self.port}.log"), "w")
+        started = time.monotonic()
+        self.process = subprocess.Popen(
+            taskset("server") + [self.binary, "serve", "--port", str(self.port), "--data", self.data,
+                                 "--create-buckets-on-upload", "true", "--max-connections-per-client", "1000"]
+            + self.extra, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1) as answer:
+                    if answer.status == 200:
+                        return time.monotonic() - started
+            except OSError:
+                pass
+            if self.process.poll() is not None:
+                sys.exit(f"silo serve exited ({self.process.returncode}); see {log.name}")
+            if time.monotonic() - started > 120:
+                sys.exit("silo serve not ready in 120 s")
+            time.sleep(0.01)
+
+    def rss_kib(self) -> int:
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def taskset(role: str) -> list:
+    if (os.cpu_count() or 1) < 2 or not shutil.which("taskset"):
+        return []
+    return ["taskset", "-c", "0" if role == "server" else "1"]
+
+
+def wrk(work, script: str, url: str, seconds: float, connections: int, server=None, timeout="10s"):
+    """Runs wrk with `script` (plus the reporter); returns (requests, p50 µs, p99 µs, errors, peak RSS KiB)."""
+    path = os.path.join(work, "load.lua")
+    with open(path, "w") as f:
+        f.write(name_lua() + script + REPORT_LUA)
+    process = subprocess.Popen(
+        taskset("load") + ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", f"--timeout={timeout}", "-s", path,
+                           url], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0
+    while process.poll() is None:
+        if server:
+            peak = max(peak, server.rss_kib())
+        time.sleep(0.2)
+    out = process.stdout.read()
+    match = re.search(r"^RESULT (\d+) (\d+) (\d+) (\d+) (\d+)$", out, re.M)
+    if not match:
+        sys.exit(f"wrk printed no result:\n{out}")
+    requests, _, p50, p99, errors = map(int, match.groups())
+    if errors or not requests:
+        sys.exit(f"wrk: {requests} requests, {errors} errors for {url} with\n{script}\n{out}")
+    return requests, p50, p99, errors, peak
+
+
+def seed(work, server, start: int, count: int, connections: int):
+    """Uploads objects start..<start+count through v0 (1 KiB each) on `connections` keep-alive connections, each
+    taking the next index. Returns objects/s. (wrk cannot stop after a count: Debian's wrk ignores thread:stop.)"""
+    import http.client
+    import threading
+    from urllib.parse import quote
+
+    body = b"x" * 1024
+    lock = threading.Lock()
+    state = {"next": start, "failed": []}
+
+    def uploader():
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        while True:
+            with lock:
+                i = state["next"]
+                state["next"] += 1
+            if i >= start + count:
+                break
+            connection.request("POST", f"/v0/b/{BUCKET}/o?name={quote(name_of(i), safe='')}", body,
+                               {"Content-Type": "image/jpeg"})
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status != 200:
+                state["failed"].append((i, answer.status))
+        connection.close()
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=uploader) for _ in range(min(connections, max(count, 1)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if state["failed"]:
+        sys.exit(f"seeding: {len(state['failed'])} uploads failed, first {state['failed'][0]}")
+    return count / max(time.monotonic() - started, 1e-9)
+
+
+def random_reads(count: int, query: str, hot: int = 0) -> str:
+    hot = min(hot, count)
+    pick = f"math.random(0, {hot - 1}) * {count // hot}" if hot else f"math.random(0, {count - 1})"
+    return f"""
+math.randomseed(os.time())
+request = function()
+  return wrk.format("GET", "/v0/b/{BUCKET}/o/" .. name_of({pick}) .. "{query}")
+end
+"""
+
+
+def list_p99(server, start_offset: str, seconds: float) -> int:
+    """p99 (µs) of sequential GCS JSON list pages: up to 200 requests or `seconds`, at least 5. Sequential, not wrk:
+    a page that takes seconds must still be timed, not dropped for not finishing inside the run."""
+    import http.client
+    url = (f"/storage/v1/b/{BUCKET}/o?prefix=users%2F&delimiter=%2F&maxResults=1000&startOffset={start_offset}")
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
+    times = []
+    started = time.monotonic()
+    while len(times) < 5 or (len(times) < 200 and time.monotonic() - started < seconds):
+        begun = time.monotonic()
+        connection.request("GET", url)
+        answer = connection.getresponse()
+        page = json.loads(answer.read())
+        if answer.status != 200 or len(page.get("prefixes", [])) + len(page.get("items", [])) == 0:
+            sys.exit(f"list {url}: {answer.status} {str(page)[:200]}")
+        times.append(time.monotonic() - begun)
+    connection.close()
+    times.sort()
+    return round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6)
+
+
+def disk_bytes(path: str) -> int:
+    total = 0
+    for directory, _, files in os.walk(path):
+        for file in files:
+            try:
+                total += os.lstat(os.path.join(directory, file)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def measure(args, work, store, size, server, seconds):
+    row = {"store": store, "objects": size}
+    row["startup_s"] = server.start()
+    time.sleep(1)
+    row["rss_idle_kib"] = server.rss_kib()
+    for label, query in (("get", "?alt=media"), ("meta", "")):
+        for temperature, hot in (("cold", 0), ("warm", 1000)):
+            if hot:  # read the hot set once so it is cached
+                wrk(work, random_reads(size, query, hot), server.base, 2, 8)
+            _, p50, p99, errors, peak = wrk(work, random_reads(size, query, hot), server.base, seconds,
+                                            args.connections, server)
+            row[f"{label}_{temperature}_p50_us"], row[f"{label}_{temperature}_p99_us"] = p50, p99
+            row["rss_load_kib"] = max(row.get("rss_load_kib", 0), peak)
+            if errors:
+                sys.exit(f"{label} {temperature}: {errors} errors")
+    users = size // 5
+    for label, offset in (("start", ""), ("middle", f"users%2Fu{users // 2:07d}"),
+                          ("last", f"users%2Fu{max(0, users - 1000):07d}")):
+        row[f"list_{label}_p99_us"] = list_p99(server, offset, seconds)
+    upload = f"""
+math.randomseed(os.time())
+local body = string.rep("y", 1024)
+request = function()
+  return wrk.format("POST", "/v0/b/{BUCKET}/o?name=new%2F" .. math.random(1, 1000000000) .. "-" .. os.clock(),
+    {{["Content-Type"] = "image/jpeg"}}, body)
+end
+"""
+    _, _, row["upload_p99_us"], _, _ = wrk(work, upload, server.base, seconds, 16)
+    # Deletes of seeded names from the end (each exactly once), so reads above never miss one.
+    delete = f"""
+local next_index = {size - 1}
+request = function()
+  local i = next_index
+  next_index = next_index - 1
+  return wrk.format("DELETE", "/v0/b/{BUCKET}/o/" .. name_of(i))
+end
+"""
+    deleted, _, row["delete_p99_us"], _, _ = wrk(work, delete, server.base, min(seconds, 3), 16)
+    # Upload the deleted names again, so the next size starts complete.
+    seed(work, server, size - deleted, deleted, 16)
+    server.stop()
+    return row
+
+
+def metadata_bytes(store, data, env):
+    if store == "sqlite":
+        return sum(os.path.getsize(os.path.join(data, f)) for f in os.listdir(data) if f.startswith("metadata.sqlite"))
+    query = "select sum(pg_total_relation_size(oid)) from pg_class where relkind = 'r' and relnamespace = 'public'::regnamespace"
+    out = subprocess.run(["psql", env["SILO_TEST_POSTGRES_URL"], "-tAc", query], capture_output=True, text=True,
+                         check=True)
+    return int(out.stdout.strip() or 0)
+
+
+def run_store(args, store):
+    env = dict(os.environ)
+    results = []
+    work = tempfile.mkdtemp(prefix="silo-scale-")
+    try:
+        data = os.path.join(work, "data")
+        os.makedirs(data)
+        extra = []
+        if store == "postgres":
+            extra = ["--metadata", env["SILO_TEST_POSTGRES_URL"], "--blobs", env["SILO_TEST_S3_URL"]]
+        server = Server(args.binary, data, extra, env)
+        seeded = 0
+        for size in sorted(args.sizes):
+            server.start()
+            rate = seed(work, server, seeded, size - seeded, args.seed_connections)
+            server.stop()
+            print(f"{store}: seeded {size - seeded} objects at {rate:.0f}/s", file=sys.stderr)
+            seeded = size
+            # On disk, measured before any delete (whose garbage waits for a later collection).
+            if store == "sqlite":
+                blob_bytes = disk_bytes(os.path.join(data, "blobs")) / size
+            else:
+                blob_bytes = disk_bytes(env["SEAWEEDFS_DIR"]) / size if "SEAWEEDFS_DIR" in env else None
+            metadata = metadata_bytes(store, data, env) / size
+            row = measure(args, work, store, size, server, args.seconds)
+            row.update(seed_rate=round(rate), blob_bytes_per_object=blob_bytes, metadata_bytes_per_object=metadata)
+            results.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+COLUMNS = [
+    ("objects", "objects", "{:,}"), ("startup_s", "ready (s)", "{:.2f}"),
+    ("rss_idle_kib", "RSS idle (MiB)", "mib"), ("rss_load_kib", "RSS load (MiB)", "mib"),
+    ("get_cold_p50_us", "GET cold p50", "ms"), ("get_cold_p99_us", "GET cold p99", "ms"),
+    ("get_warm_p50_us", "GET warm p50", "ms"), ("get_warm_p99_us", "GET warm p99", "ms"),
+    ("meta_cold_p50_us", "meta cold p50", "ms"), ("meta_cold_p99_us", "meta cold p99", "ms"),
+    ("meta_warm_p50_us", "meta warm p50", "ms"), ("meta_warm_p99_us", "meta warm p99", "ms"),
+    ("list_start_p99_us", "list start p99", "ms"), ("list_middle_p99_us", "list middle p99", "ms"),
+    ("list_last_p99_us", "list last p99", "ms"), ("upload_p99_us", "upload p99", "ms"),
+    ("delete_p99_us", "delete p99", "ms"), ("blob_bytes_per_object", "blob B/obj", "{:,.0f}"),
+    ("metadata_bytes_per_object", "metadata B/obj", "{:,.0f}"),
+]
+
+
+def cell(value, style):
+    if value is None:
+        return "–"
+    if style == "ms":
+        return f"{value / 1000:.2f}"
+    if style == "mib":
+        return f"{value / 1024:.0f}"
+    return style.format(value)
+
+
+def table(rows):
+    lines = ["| " + " | ".join(title for _, title, _ in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(row.get(key), style) for key, _, style in COLUMNS) + " |")
+    smallest = rows[0]
+    ratios = ["| ratio largest/smallest |"]
+    largest = rows[-1]
+    for key, _, style in COLUMNS[1:]:
+        a, b = largest.get(key), smallest.get(key)
+        ratios.append(f" {a / b:.2f} |" if a is not None and b else " – |")
+    lines.append("".join(ratios))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/silo"))
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--seed-connections", type=int, default=32)
+    parser.add_argument("--json", help="append the rows to this JSON file (a list)")
+    args = parser.parse_args()
+    rows = run_store(args, args.store)
+    print(f"\n### {args.store}, {args.connections} connections, {args.seconds:g} s per figure (times in ms)\n")
+    print(table(rows))
+    if args.json:
+        existing = json.load(open(args.json)) if os.path.exists(args.json) else []
+        json.dump(existing + rows, open(args.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
