@@ -78,7 +78,11 @@ class Sampler(threading.Thread):
             WHERE datname = current_database() AND pid <> pg_backend_pid()
               AND state IN ('active', 'idle in transaction') AND backend_type = 'client backend'
         """
-        locks = "SELECT locktype || coalesce(':' || mode, '') FROM pg_locks WHERE NOT granted"
+        # What the waiting statements are: the first words of each query that waits on a lock.
+        locks = """
+            SELECT left(regexp_replace(a.query, '\\s+', ' ', 'g'), 60)
+            FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted
+        """
         while not self.stop.is_set():
             for (event,) in psql(self.url, activity):
                 self.waits[event] += 1
@@ -98,7 +102,7 @@ def wrk(script, port, connections, seconds, out):
     out.append(tuple(map(int, m.groups())) if m else None)
 
 
-def race(ports, rounds=20):
+def race(ports, tag, rounds=20):
     """Concurrent ifGenerationMatch=0 creates of one name from every node: exactly one wins each round."""
     failures = []
     for r in range(rounds):
@@ -106,7 +110,7 @@ def race(ports, rounds=20):
 
         def create(port, i):
             status, _, _ = request(port, "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media"
-                                   f"&name=race%2F{r}&ifGenerationMatch=0", f"{port}-{i}".encode(),
+                                   f"&name=race%2F{tag}{r}&ifGenerationMatch=0", f"{port}-{i}".encode(),
                                    {"Content-Type": "text/plain"})
             results.append(status)
 
@@ -144,7 +148,7 @@ def main():
             if not rows:
                 for i in range(SEEDED + 1):
                     request(ports[0], "POST", f"/v0/b/{BUCKET}/o?name=seed%2F{i}", os.urandom(1024))
-            failures = race(ports)
+            failures = race(ports, f"{count}-")
             if failures:
                 status = 1
                 print(f"FAIL {count} nodes: preconditioned creates {failures[:3]}", flush=True)
@@ -184,7 +188,7 @@ def main():
         for p in processes:
             p.wait(30)
     print("\n| nodes | uploads/s | upload p99 (ms) | GETs/s | GET p99 (ms) | errors | backends in a transaction, per "
-          "sample: running / waiting (top waits) | ungranted locks per sample |")
+          "sample: running / waiting (top waits) | statements waiting on a lock, per sample |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         n = max(row["samples"], 1)

@@ -153,6 +153,18 @@ enum Migrations {
         WHERE state = 'active' AND record::jsonb ? 'principal';
         UPDATE sessions SET record = (record::jsonb - 'principal')::text WHERE record::jsonb ? 'principal';
         """,
+        // 11: generations come from one counter row per stripe of names (GenerationStripes), each starting where the
+        // single row stood, and usage from one row per bucket and stripe of connections: one row for all made
+        // every write of every node wait on its lock. The single row goes, so that a node of an older version,
+        // which would hand out generations from it, fails its writes instead of reusing a number.
+        """
+        INSERT INTO counters (name, value)
+        SELECT 'generation/' || s, c.value FROM counters c, generate_series(0, 15) AS s WHERE c.name = 'last_generation';
+        DELETE FROM counters WHERE name = 'last_generation';
+        ALTER TABLE bucket_usage ADD COLUMN stripe smallint NOT NULL DEFAULT 0;
+        ALTER TABLE bucket_usage DROP CONSTRAINT bucket_usage_pkey;
+        ALTER TABLE bucket_usage ADD PRIMARY KEY (bucket, stripe);
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

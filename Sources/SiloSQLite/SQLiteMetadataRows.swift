@@ -112,7 +112,9 @@ public struct SQLiteMetadataRows: MetadataRows {
         try connection.row(SQLiteMetadataStore.selectGeneration, Self.key(bucket, name, generation), Codec.object)
     }
 
-    public mutating func nextGeneration(at time: Timestamp) throws -> Int64 {
+    /// One counter for every name: SQLite has one writer, so a counter row costs no waiting.
+    public mutating func nextGeneration(for bucket: BucketName, _ name: ObjectName, at time: Timestamp) throws -> Int64
+    {
         let generation = max(time.microseconds, lastGeneration + 1)
         try connection.run("UPDATE counters SET value = ? WHERE name = 'last_generation'", [.integer(generation)])
         lastGeneration = generation

@@ -44,7 +44,37 @@ struct PostgresMetadataStoreTests {
         #expect(versions.withLock { $0.sorted() } == [0, current, current, current, current, current])
         let store = try schema.open()
         #expect(try store.scalar("SELECT count(*)::text FROM silo_migrations") == String(current))
-        #expect(try store.scalar("SELECT count(*)::text FROM counters") == "2", "last_generation, writer_lease_epoch")
+        #expect(
+            try store.scalar("SELECT count(*)::text FROM counters") == "17", "16 generation stripes, writer_lease_epoch"
+        )
+    }
+
+    /// Writes of different names move different counter rows (one row for all serialized every node's writes), and
+    /// usage, kept in rows per stripe of connections, still adds up; one name's generations still only grow.
+    @Test func generationsAndUsageAreStripedAcrossRows() throws {
+        let schema = try PostgresTestSchema()
+        let store = try schema.open(poolSize: 4)
+        let start = try #require(
+            try store.scalar("SELECT max(value)::text FROM counters WHERE name LIKE 'generation/%'"))
+        var generations: [Int64] = []
+        for round in 0..<3 {
+            for index in 0..<64 {
+                let stored = try store.insertUploaded(
+                    draft("spread/\(index)", size: 10), conditions: .none,
+                    at: Timestamp(microseconds: Int64(round)))
+                if index == 7 { generations.append(stored.stored.generation) }
+            }
+        }
+        _ = try store.deleteObject(bucket, objectName("spread/7"), generation: nil, conditions: .none)
+        generations.append(
+            try store.insertUploaded(draft("spread/7", size: 10), conditions: .none, at: Timestamp(microseconds: 1))
+                .stored.generation)
+        #expect(generations == generations.sorted() && Set(generations).count == generations.count, "\(generations)")
+        let moved = try store.scalar(
+            "SELECT count(*)::text FROM counters WHERE name LIKE 'generation/%' AND value > \(start)")
+        #expect(Int(moved ?? "0") ?? 0 >= 8, "64 names moved \(moved ?? "?") of 16 rows")
+        #expect(try store.bucketUsage()[bucket]?.objects == 64)
+        #expect(try store.bucketUsage()[bucket]?.bytes == 640)
     }
 
     /// Sessions written before step 10 kept the starter's raw Authorization header as `principal`: the step drops it,
@@ -133,25 +163,26 @@ struct PostgresMetadataStoreTests {
         // Node B's clock is an hour behind node A's: its generations still follow A's.
         let timeA = Timestamp(microseconds: 1_700_000_000_000_000)
         let timeB = Timestamp(microseconds: timeA.microseconds - 3_600_000_000)
-        var last: Int64 = 0
+        var last: [String: Int64] = [:]
         for index in 0..<10 {
             let (node, time) = index.isMultiple(of: 2) ? (nodeA, timeA) : (nodeB, timeB)
-            let generation = try node.insertUploaded(draft("seq-\(index % 3)"), conditions: .none, at: time).stored
-                .generation
-            #expect(generation > last, "insert \(index)")
-            last = generation
+            let name = "seq-\(index % 3)"
+            let generation = try node.insertUploaded(draft(name), conditions: .none, at: time).stored.generation
+            #expect(generation > last[name, default: 0], "insert \(index)")
+            last[name] = generation
         }
-        // Concurrent inserts of many names from both nodes: all distinct, each thread's in increasing order.
-        let results = Mutex<[Int: [Int64]]>([:])
+        // Concurrent inserts of four names from both nodes: each name's generations all distinct, each thread's
+        // in increasing order per name, and after what the first round gave that name.
+        let results = Mutex<[Int: [(String, Int64)]]>([:])
         let failures = Mutex<[String]>([])
         onThreads(8) { thread in
-            var generations: [Int64] = []
+            var generations: [(String, Int64)] = []
             for index in 0..<20 {
                 do {
                     let node = thread.isMultiple(of: 2) ? nodeA : nodeB
+                    let name = "seq-\(index % 4)"
                     generations.append(
-                        try node.insertUploaded(draft("t\(thread)-\(index)"), conditions: .none, at: timeB).stored
-                            .generation)
+                        (name, try node.insertUploaded(draft(name), conditions: .none, at: timeB).stored.generation))
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
@@ -160,9 +191,15 @@ struct PostgresMetadataStoreTests {
         }
         #expect(failures.withLock { $0 } == [])
         let all = results.withLock { $0 }
-        for generations in all.values { #expect(generations == generations.sorted()) }
-        let flat = all.values.flatMap { $0 }
-        #expect(flat.count == 160 && Set(flat).count == 160 && flat.allSatisfy { $0 > last })
+        for name in (0..<4).map({ "seq-\($0)" }) {
+            for generations in all.values {
+                let mine = generations.filter { $0.0 == name }.map(\.1)
+                #expect(mine == mine.sorted(), "\(name)")
+            }
+            let every = all.values.flatMap { $0.filter { $0.0 == name }.map(\.1) }
+            #expect(every.count == 40 && Set(every).count == 40, "\(name)")
+            #expect(every.allSatisfy { $0 > last[name, default: 0] }, "\(name)")
+        }
     }
 
     @Test func aWriteOnOneNodeIsReadOnTheOther() throws {

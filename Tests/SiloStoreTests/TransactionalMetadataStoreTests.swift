@@ -209,9 +209,9 @@ private struct RecordingRows<Base: MetadataRows>: MetadataRows {
     mutating func version(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws -> ObjectRecord? {
         try base.version(bucket, name, generation: generation)
     }
-    mutating func nextGeneration(at time: Timestamp) throws -> Int64 {
+    mutating func nextGeneration(for bucket: BucketName, _ name: ObjectName, at time: Timestamp) throws -> Int64 {
         record("nextGeneration")
-        return try base.nextGeneration(at: time)
+        return try base.nextGeneration(for: bucket, name, at: time)
     }
     mutating func insertLiveVersion(_ r: ObjectRecord) throws {
         record("insertLiveVersion")

@@ -272,7 +272,7 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
         objects[ObjectKey(bucket: bucket, name: name)]?.byGeneration[generation]
     }
 
-    public mutating func nextGeneration(at time: Timestamp) -> Int64 {
+    public mutating func nextGeneration(for bucket: BucketName, _ name: ObjectName, at time: Timestamp) -> Int64 {
         lastGeneration = max(time.microseconds, lastGeneration + 1)
         return lastGeneration
     }

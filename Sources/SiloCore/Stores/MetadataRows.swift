@@ -38,9 +38,11 @@ public protocol MetadataRows {
     mutating func liveVersion(_ bucket: BucketName, _ name: ObjectName) throws -> ObjectRecord?
     /// The version `generation` of the name, live or noncurrent, locked.
     mutating func version(_ bucket: BucketName, _ name: ObjectName, generation: Int64) throws -> ObjectRecord?
-    /// The next generation: greater than any handed out before (even by other nodes), and at least `time` in
-    /// microseconds. Counted only if the transaction commits.
-    mutating func nextGeneration(at time: Timestamp) throws -> Int64
+    /// The next generation of `name`: greater than any handed out before for that name (even by other nodes, and
+    /// before a delete), and at least `time` in microseconds. Counted only if the transaction commits. A store may
+    /// hand the same number to two names (GCS promises order per name only), so that writes of different names
+    /// need not wait on one counter.
+    mutating func nextGeneration(for bucket: BucketName, _ name: ObjectName, at time: Timestamp) throws -> Int64
     /// Inserts `record` as the live version of its name (the caller has retired the one before).
     mutating func insertLiveVersion(_ record: ObjectRecord) throws
     /// Writes the metageneration, `updated` and fields of the stored version `record` names.

@@ -109,8 +109,8 @@ extension TransactionalMetadataStore {
                     current, versioning: bucket.versioning, softDeletion: draft.replacedSoftDeletion, at: time,
                     keeping: draft.blobID, into: &changes)
             }
-            // Late, so PostgreSQL's counter row (which every insert on every node updates) stays locked briefly.
-            let generation = try rows.nextGeneration(at: time)
+            // Late, so PostgreSQL's counter row (shared by the names of one stripe, on every node) stays locked briefly.
+            let generation = try rows.nextGeneration(for: draft.bucket, draft.name, at: time)
             let stored = ObjectRecord(
                 bucket: draft.bucket, name: draft.name, generation: generation, metageneration: 1, blob: draft.blob,
                 blobID: draft.blobID, fields: draft.fields, timeCreated: time, updated: time,
@@ -170,7 +170,7 @@ extension TransactionalMetadataStore {
             if let current {
                 try rows.retire(current, versioning: versioning, softDeletion: nil, at: time, into: &changes)
             }
-            let generation = try rows.nextGeneration(at: time)
+            let generation = try rows.nextGeneration(for: bucket, destination, at: time)
             let moved = ObjectRecord(
                 bucket: bucket, name: destination, generation: generation, metageneration: 1, blob: moving.blob,
                 blobID: moving.blobID, fields: moving.fields, timeCreated: time, updated: time,
@@ -227,7 +227,7 @@ extension TransactionalMetadataStore {
                 try rows.retire(current, versioning: versioning, softDeletion: nil, at: time, into: &changes)
             }
             try rows.deleteSoftDeletedVersion(bucket, name, generation: generation)
-            let next = try rows.nextGeneration(at: time)
+            let next = try rows.nextGeneration(for: bucket, name, at: time)
             var fields = old.fields
             try edit(&fields)
             let restored = ObjectRecord(
