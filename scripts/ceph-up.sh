@@ -8,7 +8,7 @@
 # Needs Debian's ceph-mon ceph-mgr ceph-osd radosgw (scripts/install-deps.sh ceph). Everything runs as the calling
 # user from a temp dir: the OSD's block device is a file (bluestore_block_create), so no disk or root is needed.
 # Ports (below 32768, where Linux's ephemeral range starts): S3 on $S3_PORT, the monitor on $CEPH_BASE_PORT, the
-# manager's and OSD's messengers in $CEPH_BASE_PORT+1..+99. Both are picked at random among free ports unless given.
+# manager's and OSD's messengers in $CEPH_BASE_PORT+1..+99; unless given, a free run of ports picked at random.
 # Everything but the final export lines goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,8 +43,10 @@ else:
     raise SystemExit("no free port range")
 PY
 }
-BASE=${CEPH_BASE_PORT:-$(free_ports 100)}
-S3_PORT=${S3_PORT:-$(free_ports 1)}
+# One free run of 101 ports: the monitor, 99 for the messengers, then the gateway (unless the ports are given).
+RUN=$(free_ports 101)
+BASE=${CEPH_BASE_PORT:-$RUN}
+S3_PORT=${S3_PORT:-$((RUN + 100))}
 ACCESS=${S3_ACCESS_KEY:-siloaccess}
 SECRET=${S3_SECRET_KEY:-silosecret}
 BUCKET=${S3_BUCKET:-silo-test}
@@ -61,6 +63,7 @@ fail() {
     [ -n "${CEPH_KEEP_ON_FAILURE:-}" ] || scripts/ceph-down.sh "$DIR"
     exit 1
 }
+trap 'fail "interrupted"' INT TERM
 
 # Everything in this directory and on loopback: the monitor's address pins the cluster's, and the messenger's port
 # range keeps the other daemons beside it, clear of anyone else's ports.
