@@ -81,23 +81,26 @@ struct S3Client: Sendable {
         } catch {
             throw S3Error(.unavailable, "\(operation.summary): \(error)")
         }
-        guard (200..<300).contains(reply.status) else { throw Self.failure(reply, operation.summary) }
+        guard (200..<300).contains(reply.status) else {
+            throw Self.failure(status: reply.status, body: reply.body, operation.summary)
+        }
         return reply
     }
 
-    /// The error for a non-2xx reply, with S3's `<Code>` and `<Message>` when the body has them.
-    static func failure(_ reply: CurlBufferedResponse, _ summary: String) -> S3Error {
-        let xml = Substring(decoding: reply.body.prefix(64 << 10), as: UTF8.self)
-        let s3Code = XMLText.value("Code", in: xml)
-        let s3Message = XMLText.value("Message", in: xml)
+    /// The error for a non-2xx reply, with S3's `<Code>` and `<Message>` when the body has them. Ceph RGW sends
+    /// every `<Message>` empty (docs/s3-engines.md): then the code, which ``S3Error/description`` shows, says it.
+    static func failure(status: Int, body: [UInt8], _ summary: String) -> S3Error {
+        let xml = Substring(decoding: body.prefix(64 << 10), as: UTF8.self)
+        let s3Code = XMLText.value("Code", in: xml).flatMap { $0.isEmpty ? nil : $0 }
+        let s3Message = XMLText.value("Message", in: xml).flatMap { $0.isEmpty ? nil : $0 }
         let code: S3Error.Code =
-            switch reply.status {
+            switch status {
             case 404: .notFound
             case 401, 403: .accessDenied
             case 408, 429, 500...599: .unavailable
             default: .rejected
             }
         let detail = s3Message.map { ": \($0)" } ?? ""
-        return S3Error(code, "\(summary) failed\(detail)", status: reply.status, s3Code: s3Code)
+        return S3Error(code, "\(summary) failed\(detail)", status: status, s3Code: s3Code)
     }
 }

@@ -55,8 +55,7 @@ extension S3BlobStore {
     static func refuseErrorBody(_ reply: CurlBufferedResponse, _ summary: String) throws(S3Error) {
         let xml = Substring(decoding: reply.body, as: UTF8.self)
         if !XMLText.elements("Error", in: xml).isEmpty {
-            throw S3Client.failure(
-                CurlBufferedResponse(head: CurlResponseHead(status: 500, headers: []), body: reply.body), summary)
+            throw S3Client.failure(status: 500, body: reply.body, summary)
         }
     }
 }

@@ -121,6 +121,28 @@ import Testing
         }
     }
 
+    /// Error replies as two engines send them: SeaweedFS fills `<Message>`, Ceph RGW leaves it empty (its 404 verbatim,
+    /// from docs/s3-engines.md). Neither leaves a dangling ": " in the message; the code is kept either way.
+    @Test func errorRepliesWithAndWithoutAMessage() {
+        let rgw = Array(
+            ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message></Message>"
+                + "<BucketName>silo-test</BucketName><RequestId>tx0000006f749050dd8f33d-006b1638aa-1016-default"
+                + "</RequestId><HostId>1016-default-default</HostId></Error>").utf8)
+        let fromRGW = S3Client.failure(status: 404, body: rgw, "GET blobs/x/seg-0")
+        #expect(fromRGW.message == "GET blobs/x/seg-0 failed")
+        #expect(fromRGW.s3Code == "NoSuchKey")
+        #expect(fromRGW.code == .notFound)
+        #expect(fromRGW.description == "notFound: GET blobs/x/seg-0 failed (HTTP 404 NoSuchKey)")
+
+        let seaweed = Array(
+            "<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>".utf8)
+        let fromSeaweed = S3Client.failure(status: 404, body: seaweed, "GET blobs/x/seg-0")
+        #expect(fromSeaweed.message == "GET blobs/x/seg-0 failed: The specified key does not exist.")
+
+        let empty = S3Client.failure(status: 503, body: [], "PUT blobs/x/seg-0")
+        #expect(empty.message == "PUT blobs/x/seg-0 failed" && empty.s3Code == nil && empty.code == .unavailable)
+    }
+
     @Test func anUnreachableEndpointIsUnavailable() throws {
         var configuration = try S3BlobStore.Configuration(
             url: "s3://bucket?endpoint=http://127.0.0.1:1", environment: environment)

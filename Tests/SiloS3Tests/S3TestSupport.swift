@@ -12,9 +12,12 @@ final class LiveS3 {
     let configuration: S3BlobStore.Configuration
     let store: S3BlobStore
 
-    init(partSize: Int? = nil, maxReadAhead: Int? = nil, maxCopyBytes: Int64? = nil) throws {
+    /// `prefixStem` starts the fresh prefix (what an operator may put in the `s3://bucket/prefix` URL).
+    init(partSize: Int? = nil, maxReadAhead: Int? = nil, maxCopyBytes: Int64? = nil, prefixStem: String = "s3tests-")
+        throws
+    {
         var configuration = try S3BlobStore.Configuration(url: liveS3URL ?? "")
-        configuration.prefix += (configuration.prefix.isEmpty ? "" : "/") + "s3tests-\(BlobID.random())"
+        configuration.prefix += (configuration.prefix.isEmpty ? "" : "/") + prefixStem + "\(BlobID.random())"
         if let partSize { configuration.partSize = partSize }
         if let maxReadAhead { configuration.maxReadAhead = maxReadAhead }
         if let maxCopyBytes { configuration.maxCopyBytes = maxCopyBytes }
