@@ -50,7 +50,10 @@ esac
 
 head -c 1024 /dev/urandom >"$work/small.bin"
 mkdir -p "$work/m"
-start_silo "$work/data" "${flags[@]}"
+# /metrics needs an admin key when rules are set.
+admin_key=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
+echo "$admin_key" >"$work/admin.keys"
+start_silo "$work/data" --admin-key-file "$work/admin.keys" "${flags[@]}"
 [ -n "$silo_port" ] || { cat "$work/data.log" >&2; exit 1; }
 base="http://127.0.0.1:$silo_port/v0/b/bench.appspot.com/o"
 # The first upload creates the bucket.
@@ -78,10 +81,10 @@ done
 
 # The bytes came back as uploaded (one object; the crash test checks every acknowledged one).
 # (wrk calls the request function a few times before it sends, so the first name's counter is not 1.)
-listing=$(curl -sS "$base?prefix=r1/c1/&maxResults=1")
+listing=$(curl -sS "$base?prefix=r1/c${conns[0]}/&maxResults=1")
 first=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["items"][0]["name"])' "$listing") || { echo "listing: $listing" >&2; exit 1; }
 cmp -s <(curl -sS "$base/${first//\//%2F}?alt=media") "$work/small.bin" || { echo "$first differs" >&2; exit 1; }
-metrics=$(curl -sS "http://127.0.0.1:$silo_port/metrics" || true)
+metrics=$(curl -sS -H "Authorization: Bearer $admin_key" "http://127.0.0.1:$silo_port/metrics" || true)
 metric() { awk -v n="$1" '$1 == n {print $2}' <<<"$metrics"; }
 stop_silo
 bytes_line=""
