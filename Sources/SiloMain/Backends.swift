@@ -32,6 +32,12 @@ enum Backends {
         throw StorageError(.invalidArgument, "--metadata must be sqlite:PATH or postgres://…, not \(redacted(url))")
     }
 
+    /// The store's own metrics, where it has some (SQLite: its commits and commit groups).
+    static func metrics(of store: any MetadataStore) -> (any MetricsSource)? {
+        let inner = (store as? CachingMetadataStore)?.inner ?? store
+        return inner as? SQLiteMetadataStore
+    }
+
     /// Whether other processes may write the metadata store `url` names at the same time (PostgreSQL, shared by
     /// nodes); SQLite is locked to one process.
     static func sharesMetadata(_ url: String?) -> Bool {

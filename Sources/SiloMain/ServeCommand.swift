@@ -115,6 +115,7 @@ struct ServeCommand: ParsableCommand {
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
             if options.rulesFile != nil { observability.register(security.rulesStatistics) }
             observability.register(BucketUsageMetrics(store: metadata))
+            if let storeMetrics = Backends.metrics(of: metadata) { observability.register(storeMetrics) }
             if let file = options.imagesFile {
                 configuration.images = try ServeImages.settings(file: file, dataDirectory: options.dataDirectory)
             }

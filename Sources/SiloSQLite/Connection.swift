@@ -86,11 +86,16 @@ final class Connection {
         return statement
     }
 
+    /// Bytes of the values bound to statements run with ``run(_:_:)`` (the writes) since the connection opened: what
+    /// a commit group's byte bound counts (``GroupCommitWriter/Bounds``).
+    private(set) var boundBytes = 0
+
     /// Runs a statement to completion.
     func run(_ sql: String, _ values: [SQLValue] = []) throws {
         let statement = try statement(sql)
         defer { statement.reset() }
         try statement.bind(values)
+        for value in values { boundBytes += value.byteCount }
         while try statement.step() {}
     }
 
@@ -111,6 +116,9 @@ final class Connection {
         try statement.bind(values)
         return try statement.step() ? decode(statement) : nil
     }
+
+    /// Whether a transaction is open (SQLite rolls one back by itself after some errors: SQLITE_FULL, I/O errors).
+    var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     /// Number of rows the last INSERT/UPDATE/DELETE changed.
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }

@@ -3,15 +3,16 @@ internal import SiloWire
 
 /// A ``MetadataStore`` in one SQLite file (`<data>/metadata.sqlite`), in WAL mode.
 ///
-/// One writer connection behind a lock runs every write as one `BEGIN IMMEDIATE` transaction, so preconditions
-/// and generation assignment see a stable state; a pool of reader connections serves lookups and listings beside it.
+/// One writer connection runs the writes one at a time, each in its own savepoint of a `BEGIN IMMEDIATE`
+/// transaction, so preconditions and generation assignment see a stable state; writes that are ready together share
+/// one `COMMIT` and its WAL fsync (group commit, ``GroupCommitWriter``), and each returns only after it. A pool of
+/// reader connections serves lookups and listings beside it.
 ///
-/// The writer's lock is a ``BlockingMutex``: it is held across a whole transaction, WAL fsync included, so a writer
-/// waiting for it should sleep, not spin (`Synchronization.Mutex` spins first, and waiters spinning through another
-/// thread's fsync burn the cores that thread needs; docs/architecture-notes.md has the measurement).
+/// Waiting for the writer sleeps (pthread condition variables), never spins: waiters spinning through another
+/// thread's fsync burn the cores that thread needs (docs/architecture-notes.md has the measurement).
 ///
 /// Its writes are ``TransactionalMetadataStore``'s, over ``SQLiteMetadataRows``.
-public final class SQLiteMetadataStore: TransactionalMetadataStore {
+public final class SQLiteMetadataStore: TransactionalMetadataStore, MetricsSource {
     public struct Configuration: Sendable {
         /// SQLite's durability level. FULL fsyncs the WAL at every commit, so an acknowledged write survives power
         /// loss, not only a crash of the process.
@@ -36,19 +37,17 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
         public var lockAgainstOtherProcesses = false
         /// Whether object writes append storage events to the outbox (``TransactionalMetadataStore/recordsEvents``).
         public var recordsEvents = false
+        /// How large a commit group may grow: at most this many transactions, and this many bytes of written row
+        /// values, share one `COMMIT` (docs/architecture-notes.md, "Group commit").
+        public var maxGroupTransactions = 64
+        public var maxGroupBytes = 1 << 20
 
         public init() {}
     }
 
-    private struct Writer {
-        let connection: Connection
-        /// The highest generation assigned so far; the next is `max(now, lastGeneration + 1)`.
-        var lastGeneration: Int64
-    }
-
     public let path: String
     private let configuration: Configuration
-    private let writer: BlockingMutex<Writer>
+    private let writer: GroupCommitWriter
     private let readers: ReaderPool
     /// Released (closed) with the store.
     private let processLock: ProcessLock?
@@ -74,7 +73,9 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
                 "SELECT max((SELECT value FROM counters WHERE name = 'last_generation'), "
                     + "coalesce((SELECT max(generation) FROM objects), 0))"
             ) { $0.int64(0) } ?? 0
-        writer = BlockingMutex(Writer(connection: connection, lastGeneration: lastGeneration))
+        writer = GroupCommitWriter(
+            connection: connection, lastGeneration: lastGeneration,
+            bounds: .init(members: configuration.maxGroupTransactions, bytes: configuration.maxGroupBytes))
         let busyTimeout = configuration.busyTimeoutMilliseconds
         let trace = configuration.trace
         readers = ReaderPool(maxIdle: configuration.maxIdleReaders) {
@@ -88,7 +89,7 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
     /// Closes every connection. Later calls throw `.unavailable`. Also done when the store is released.
     public func close() {
         readers.close()
-        writer.withLock { $0.connection.close() }
+        writer.withConnection { $0.close() }
         processLock?.release()
     }
 
@@ -100,15 +101,28 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
         try readers.read(body)
     }
 
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writer connection.
+    /// Runs `body` on the writer connection, in a savepoint of its own inside a `BEGIN IMMEDIATE` transaction that
+    /// the writes ready at the same time share; returns (or throws what `body` threw, its changes rolled back) only
+    /// after that transaction's `COMMIT` returned.
     public func transaction<Result>(_ body: (inout SQLiteMetadataRows) throws -> Result) throws -> Result {
-        try writer.withLock { writer in
-            var rows = SQLiteMetadataRows(connection: writer.connection, lastGeneration: writer.lastGeneration)
-            let result = try writer.connection.transaction { try body(&rows) }
-            // Only a committed transaction moves the counter on.
-            writer.lastGeneration = rows.lastGeneration
-            return result
-        }
+        try writer.transaction(body)
+    }
+
+    /// Committed transactions, and the `COMMIT`s (durability steps) that covered them.
+    public var commitCounts: (commits: UInt64, groups: UInt64) {
+        let counts = writer.counts
+        return (counts.commits, counts.groups)
+    }
+
+    public func collect(into text: inout MetricsText) {
+        let counts = writer.counts
+        text.family(
+            "silo_metadata_commits_total", .counter, help: "Write transactions committed by the metadata store.")
+        text.sample("silo_metadata_commits_total", counts.commits)
+        text.family(
+            "silo_metadata_commit_groups_total", .counter,
+            help: "Durability steps (one COMMIT and WAL fsync each) that covered those commits (group commit).")
+        text.sample("silo_metadata_commit_groups_total", counts.groups)
     }
 
     public func currentTime() -> Timestamp { configuration.now() }
@@ -326,11 +340,14 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore {
 
     /// Runs SQL on the writer connection outside the store's API (to simulate other versions or damage).
     @_spi(Testing) public func executeOnWriter(_ sql: String) throws {
-        try writer.withLock { try $0.connection.execute(sql) }
+        try writer.withConnection { try $0.execute(sql) }
     }
 
     /// Statements left running on the writer connection; must be 0 between calls.
     @_spi(Testing) public func busyStatementCount() -> Int {
-        writer.withLock { $0.connection.busyStatementCount() }
+        writer.withConnection { $0.busyStatementCount() }
     }
+
+    /// Threads waiting for the writer connection now: a test lets a group go once the queue it wants has formed.
+    @_spi(Testing) public var queuedWriters: Int { writer.queued }
 }

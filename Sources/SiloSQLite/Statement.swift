@@ -9,6 +9,18 @@ enum SQLValue {
     case blob([UInt8])
 }
 
+extension SQLValue {
+    /// The value's size as stored: 8 for an integer, the bytes of a text or blob.
+    var byteCount: Int {
+        switch self {
+        case .null: 0
+        case .integer: 8
+        case .text(let text): text.utf8.count
+        case .blob(let bytes): bytes.count
+        }
+    }
+}
+
 extension Optional where Wrapped == String {
     var sqlValue: SQLValue { map(SQLValue.text) ?? .null }
 }

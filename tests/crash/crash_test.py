@@ -7,6 +7,9 @@ it and checks that:
   * every readable object is exactly one of the versions written under its name (no torn or mixed bytes), and its
     md5Hash/size metadata matches the bytes served;
   * every acknowledged upload is there: the name exists with a generation at least the acknowledged one;
+  * beside them, many concurrent 1 KiB uploads to names of their own (--small-writers; the server commits such
+    uploads in groups, one WAL fsync for all that are ready together): every acknowledged one is there with its
+    bytes, and one that was not acknowledged is either there with its bytes or absent;
   * after the restart's first maintenance pass (in the background, once it serves), the blob folder holds exactly
     one file per live object (no orphans);
   * resumable uploads the kill interrupted (in a chunk or in finalize) are retried after the restart as a client
@@ -50,6 +53,9 @@ class Ledger:
         self.acknowledged = 0   # uploads answered 200
         self.interrupted = []   # (session path, name, data) of resumable uploads cut by the kill
         self.retried = {"final": 0, "resumed": 0, "replaced": 0, "failed": 0}
+        self.small = {}         # name -> (md5 hex, acknowledged generation or 0) of the small uploads not yet verified
+        self.small_live = 0     # small objects verified present (each name is written once, and never deleted)
+        self.small_acknowledged = 0
 
     def attempt(self, name, digest):
         with self.lock:
@@ -157,9 +163,55 @@ def writer(port, ledger, stop, rng):
             ledger.ack(name, int(meta["generation"]))
 
 
-def verify(port, ledger, data_dir):
+def small_writer(port, ledger, stop, prefix):
+    """1 KiB media uploads, each to a new name, as fast as the server answers them."""
+    n = 0
+    while not stop.is_set():
+        n += 1
+        name = f"{prefix}/{n}"
+        data = os.urandom(1024)
+        with ledger.lock:
+            ledger.small[name] = (hashlib.md5(data).hexdigest(), 0)
+        try:
+            status, _, body = request(port, "POST", f"/v0/b/{BUCKET}/o?name={q(name)}", data)
+        except (OSError, http.client.HTTPException):
+            continue
+        if status == 200:
+            meta = json.loads(body)
+            if base64.b64decode(meta["md5Hash"]).hex() != hashlib.md5(data).hexdigest():
+                raise SystemExit(f"server acknowledged {name} with a wrong md5")
+            with ledger.lock:
+                ledger.small[name] = (ledger.small[name][0], int(meta["generation"]))
+                ledger.small_acknowledged += 1
+
+
+def verify_small(port, ledger):
+    """Checks the small uploads since the last check; returns the problems seen."""
     problems = []
-    live = 0
+    with ledger.lock:
+        pending, ledger.small = ledger.small, {}
+    for name, (digest, acked) in pending.items():
+        status, _, body = request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}")
+        if status == 404:
+            if acked:
+                problems.append(f"{name}: acknowledged small upload (generation {acked}) lost")
+            continue
+        if status != 200:
+            problems.append(f"{name}: metadata status {status}")
+            continue
+        ledger.small_live += 1
+        meta = json.loads(body)
+        if acked and int(meta["generation"]) != acked:
+            problems.append(f"{name}: generation {meta['generation']}, acknowledged {acked}")
+        status, _, data = request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}?alt=media")
+        if status != 200 or hashlib.md5(data).hexdigest() != digest:
+            problems.append(f"{name}: small upload reads back as status {status}, other bytes")
+    return problems
+
+
+def verify(port, ledger, data_dir):
+    problems = verify_small(port, ledger)
+    live = ledger.small_live
     for name in NAMES:
         status, _, body = request(port, "GET", f"/v0/b/{BUCKET}/o/{q(name)}")
         acked = ledger.acked.get(name)
@@ -196,6 +248,8 @@ def main():
     parser.add_argument("--binary", default=".build/release/silo")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--small-writers", type=int, default=16,
+                        help="threads uploading 1 KiB objects to names of their own, beside the writers")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--corrupt-one-blob", action="store_true",
                         help="self-check: flip a byte in one blob between rounds; the test must then fail")
@@ -219,6 +273,8 @@ def main():
             stop = threading.Event()
             threads = [threading.Thread(target=writer, args=(port, ledger, stop, random.Random(rng.random())), daemon=True)
                        for _ in range(args.writers)]
+            threads += [threading.Thread(target=small_writer, args=(port, ledger, stop, f"small/{round_number}/{i}"),
+                                         daemon=True) for i in range(args.small_writers)]
             for t in threads:
                 t.start()
             time.sleep(rng.uniform(0.3, 2.0))
@@ -254,7 +310,8 @@ def main():
         shutil.rmtree(data_dir, ignore_errors=True)
     acked = sum(1 for v in ledger.acked.values() if v)
     print(f"crash test: {args.rounds} kill -9 rounds, seed {args.seed}, {ledger.acknowledged} uploads acknowledged "
-          f"across {acked} names, interrupted resumable uploads retried after restart: {ledger.retried}, "
+          f"across {acked} names and {ledger.small_acknowledged} small uploads to names of their own, "
+          f"interrupted resumable uploads retried after restart: {ledger.retried}, "
           f"{time.time() - started:.1f}s")
     print(f"{args.rounds - min(failures, args.rounds)} passed, {min(failures, args.rounds)} failed" if failures else
           f"{args.rounds} passed, 0 failed")
