@@ -38,6 +38,7 @@ unit: deps
 integration: release
 	python3 tests/integration/serve_test.py --binary .build/release/silo
 	python3 tests/integration/cli_test.py --binary .build/release/silo
+	python3 tests/integration/emulator_control_test.py --binary .build/release/silo
 
 # The metadata conformance suite and the PostgreSQL store's own tests against a throwaway PostgreSQL 15 cluster on
 # 127.0.0.1 (scripts/with-postgres.sh starts it and stops it, also on failure).

@@ -113,16 +113,13 @@ struct ServeCommand: ParsableCommand {
             configuration.trustedProxies = options.trustedProxies
             configuration.maxInflatedBytesPerCallerPerMinute = options.limits.maxInflatedBytesPerCaller
             let observability = Observability(accessLog: try options.accessLog.map { try AccessLog($0) })
-            if options.rulesFile != nil { observability.register(security.rulesStatistics) }
+            if !options.rules.isEmpty { observability.register(security.rulesStatistics) }
+            configuration.rulesStatistics = security.rulesStatistics
             observability.register(BucketUsageMetrics(store: metadata))
             if let storeMetrics = Backends.metrics(of: metadata) { observability.register(storeMetrics) }
             if let file = options.imagesFile {
                 configuration.images = try ServeImages.settings(file: file, dataDirectory: options.dataDirectory)
             }
-            app = SiloServerApp(
-                configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
-                credentials: security.verifier, logger: logger, observability: observability)
-            app.resumeThumbnailPresets()
             // The served buckets exist from the start, as the emulator's default bucket does (GCS clients list and
             // upload without creating them); in emulator mode so does the project's default bucket.
             var defaults = options.buckets
@@ -132,6 +129,11 @@ struct ServeCommand: ParsableCommand {
                 defaults.append(bucket)
             }
             for bucket in defaults { _ = try metadata.ensureBucket(bucket) }
+            configuration.defaultBuckets = defaults
+            app = SiloServerApp(
+                configuration: configuration, metadata: metadata, blobs: blobs, policy: security.policy,
+                credentials: security.verifier, logger: logger, observability: observability)
+            app.resumeThumbnailPresets()
             let handler: any HTTPHandler =
                 options.testFaults
                 ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: options.limits.maxJSONBodyBytes) : app
@@ -151,7 +153,7 @@ struct ServeCommand: ParsableCommand {
             Silo is serving the Firebase Storage API at \(tls.scheme)://\(shownHost):\(server.port)
               data:    \(options.dataDirectory)
               buckets: \(bucketsLine(options, creates: options.createBucketsOnUpload ?? security.posture.emulatorTokens))
-              rules:   \(options.rulesFile ?? "none")
+              rules:   \(rulesLine(options))
               events:  \(ServeEvents.describe(options))
             \((security.posture.notices.map { "  note:    \($0)" } + faultsNotice(options)).joined(separator: "\n"))
               Swift:   storage.useEmulator(withHost: "\(options.host == "::1" ? "::1" : options.host)", port: \(server.port))
@@ -229,6 +231,17 @@ struct ServeCommand: ParsableCommand {
         return creates
             ? "any (created on first upload)"
             : "any that exists (create with the GCS API or --create-buckets-on-upload)"
+    }
+
+    /// The rules files, each with the bucket it is for; and the firebase.json they came from, if found.
+    private static func rulesLine(_ options: ServeOptions) -> String {
+        let files =
+            options.rules.isEmpty
+            ? "none"
+            : options.rules.map { ($0.bucket.map { $0.rawValue + "=" } ?? "") + $0.path }.joined(separator: ", ")
+        guard let path = options.firebaseJSON else { return files }
+        return files
+            + "\n  project: \(options.projectID) (from \(path)\(options.firebaseJSONDetected ? ", found in the working directory" : ""))"
     }
 
     private static func faultsNotice(_ options: ServeOptions) -> [String] {

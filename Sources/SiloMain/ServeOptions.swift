@@ -1,4 +1,5 @@
 import Foundation
+import SiloAuth
 import SiloCLI
 import SiloCore
 import SiloEvents
@@ -16,7 +17,11 @@ struct ServeOptions {
     var metadataURL: String?
     /// `file:PATH` (default `file:<data>/blobs`) or `s3://bucket?endpoint=…&region=…`.
     var blobsURL: String?
-    var rulesFile: String?
+    /// `--rules FILE` (every bucket) and `--rules BUCKET=FILE` (one bucket), repeatable; else firebase.json's.
+    var rules: [RulesFile] = []
+    /// The firebase.json read (`--firebase-json`, or `./firebase.json` found), and whether it was found.
+    var firebaseJSON: String?
+    var firebaseJSONDetected = false
     /// `--images FILE`: thumbnail settings (buckets, sizes, presets, limits; docs/images.md).
     var imagesFile: String?
     var emulator = false
@@ -104,10 +109,15 @@ struct ServeOptions {
                 help:
                     "blob store: file:PATH (default file:DIR/blobs) or s3://bucket?endpoint=URL&region=R (credentials from AWS_* variables)"
             ),
-            .value(
-                "rules", valueName: "FILE",
+            .repeating(
+                "rules", valueName: "[BUCKET=]FILE",
                 help:
-                    "enforce these Firebase Security Rules (reloaded on SIGHUP and when the file changes; a file that fails to compile keeps the old rules)"
+                    "enforce these Firebase Security Rules, for every bucket or, as BUCKET=FILE (repeatable), for one (reloaded on SIGHUP and when a file changes; rules that fail to compile keep the old ones)"
+            ),
+            .value(
+                "firebase-json", valueName: "PATH",
+                help:
+                    "read storage rules (and deploy targets from .firebaserc beside it), emulators.storage.host/port and the default project from this firebase.json (default: ./firebase.json when there is one); flags win"
             ),
             .value(
                 "images", valueName: "FILE",
@@ -302,7 +312,15 @@ struct ServeOptions {
         insecureAllowAll = try values.flag("insecure-allow-all")
         metadataURL = values.value("metadata")
         blobsURL = values.value("blobs")
-        rulesFile = values.value("rules")
+        for text in values.values("rules") {
+            let file = try RulesFile(argument: text)
+            guard !rules.contains(where: { $0.bucket == file.bucket }) else {
+                throw ValidationError(
+                    file.bucket.map { "--rules names bucket \($0.rawValue) twice" }
+                        ?? "--rules gives two files for every bucket; give one, and BUCKET=FILE for the others")
+            }
+            rules.append(file)
+        }
         imagesFile = values.value("images")
         emulator = try values.flag("emulator")
         authKeysFile = values.value("auth-keys")
@@ -423,6 +441,29 @@ struct ServeOptions {
         limits.maxInflatedBytesPerCaller =
             try values.byteCount("max-inflated-bytes-per-caller", in: 0...(1 << 60))
             ?? limits.maxInflatedBytesPerCaller
+        try applyFirebaseJSON(values)
+    }
+
+    /// firebase.json (with `.firebaserc`) fills in what no flag, variable or config line gave: the rules, the host
+    /// and port, the project; and, on a loopback address, emulator mode, which its rules assume (unsigned tokens,
+    /// `owner`) unless `--emulator false` says otherwise.
+    private mutating func applyFirebaseJSON(_ values: ParsedValues) throws {
+        if let path = values.value("firebase-json") {
+            firebaseJSON = path
+        } else if FileManager.default.fileExists(atPath: FirebaseProject.defaultPath) {
+            firebaseJSON = FirebaseProject.defaultPath
+            firebaseJSONDetected = true
+        }
+        guard let path = firebaseJSON else { return }
+        let project = try FirebaseProject(path: path, project: self.project)
+        let given = { (name: String) in values.resolved(name).source != .defaultValue }
+        if !given("host"), let host = project.host { self.host = host }
+        if !given("port"), let port = project.port { self.port = port }
+        if self.project == nil { self.project = project.projectID }
+        if !given("rules") { rules = project.rules }
+        if !given("emulator"), !rules.isEmpty, project.rules == rules, SecurityPosture.isLoopback(host) {
+            emulator = true
+        }
     }
 
     /// Dot-separated labels of letters, digits and hyphens (RFC 1123 §2.1), at most 253 bytes.

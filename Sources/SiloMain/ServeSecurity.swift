@@ -15,18 +15,18 @@ final class ServeSecurity: Sendable {
     let policy: SwappableAccessPolicy
     /// The `--service-account` keys, with the tokens issued for them and the hosts URLs are signed for.
     let serviceAccounts: ServiceAccountAuthority
-    private let rulesFile: String?
+    private let rulesFiles: [RulesFile]
     private let keys: KeySet?
     private let logger: Logger
     /// Counts the rules' decisions across reloads (`/metrics`).
     let rulesStatistics = RulesStatistics()
-    /// (mtime seconds, mtime nanoseconds, size) of the rules file when last loaded.
-    private let rulesStamp = Mutex<[Int]>([])
+    /// (mtime seconds, mtime nanoseconds, size) of each rules file when last loaded.
+    private let rulesStamps = Mutex<[[Int]]>([])
 
     init(_ options: ServeOptions, logger: Logger) throws {
         var postureOptions = SecurityPosture.Options()
         postureOptions.bindAddress = options.host
-        postureOptions.hasRules = options.rulesFile != nil
+        postureOptions.hasRules = !options.rules.isEmpty
         postureOptions.emulator = options.emulator
         postureOptions.insecureAllowAll = options.insecureAllowAll
         postureOptions.hasVerifiableCredentials =
@@ -56,14 +56,14 @@ final class ServeSecurity: Sendable {
         if let path = options.adminKeyFile { configuration.adminKeys = try AdminKeys(contentsOfFile: path) }
         verifier = TokenVerifier(configuration)
 
-        rulesFile = options.rulesFile
+        rulesFiles = options.rules
         self.logger = logger
-        if let path = options.rulesFile {
-            let (program, stamp) = try Self.compileRules(path)
-            policy = SwappableAccessPolicy(RulesAccessPolicy(program: program, statistics: rulesStatistics))
-            rulesStamp.withLock { $0 = stamp }
-        } else {
+        if options.rules.isEmpty {
             policy = SwappableAccessPolicy(AllowAllPolicy())
+        } else {
+            let (rules, stamps) = try Self.compileRules(options.rules, statistics: rulesStatistics)
+            policy = SwappableAccessPolicy(rules)
+            rulesStamps.withLock { $0 = stamps }
         }
     }
 
@@ -80,30 +80,39 @@ final class ServeSecurity: Sendable {
         }
     }
 
-    /// Reloads the rules if the file changed since they were loaded (polled; cheap: one stat).
+    /// Reloads the rules if one of their files changed since they were loaded (polled; cheap: one stat a file). All
+    /// files are compiled again and swapped in together, replacing rules set through `/internal/setRules` too.
     func reloadRules(force: Bool = false) {
-        guard let path = rulesFile else { return }
-        guard force || Self.stamp(path) != rulesStamp.withLock({ $0 }) else { return }
+        guard !rulesFiles.isEmpty else { return }
+        guard force || rulesFiles.map({ Self.stamp($0.path) }) != rulesStamps.withLock({ $0 }) else { return }
+        let names = rulesFiles.map(\.path).joined(separator: ", ")
         do {
-            let (program, stamp) = try Self.compileRules(path)
-            policy.replace(with: RulesAccessPolicy(program: program, statistics: rulesStatistics))
-            rulesStamp.withLock { $0 = stamp }
-            logger.notice("rules reloaded", metadata: ["silo.rules.file": path])
+            let (rules, stamps) = try Self.compileRules(rulesFiles, statistics: rulesStatistics)
+            policy.replace(with: rules)
+            rulesStamps.withLock { $0 = stamps }
+            logger.notice("rules reloaded", metadata: ["silo.rules.file": names])
         } catch {
-            // Remember the broken file's stamp so it is reported once, not on every poll.
-            rulesStamp.withLock { $0 = Self.stamp(path) }
+            // Remember the broken files' stamps so they are reported once, not on every poll.
+            rulesStamps.withLock { $0 = rulesFiles.map { Self.stamp($0.path) } }
             logger.error(
                 "rules did not compile; keeping the rules loaded before", metadata: ["silo.rules.errors": "\(error)"])
         }
     }
 
-    private static func compileRules(_ path: String) throws -> (RulesProgram, [Int]) {
-        let stamp = stamp(path)
-        let source = try readFile(path)
+    /// Every file read and compiled (stamped before it is read: a change while reading shows at the next poll).
+    private static func compileRules(
+        _ files: [RulesFile], statistics: RulesStatistics
+    ) throws -> (any AccessPolicy, [[Int]]) {
+        var stamps: [[Int]] = []
+        var sources: [RulesSource] = []
+        for file in files {
+            stamps.append(stamp(file.path))
+            sources.append(RulesSource(name: file.path, content: try readFile(file.path), bucket: file.bucket))
+        }
         do {
-            return (try RulesProgram.compile(source: source, fileName: path), stamp)
+            return (try RulesSource.policy(sources, statistics: statistics), stamps)
         } catch {
-            throw StorageError(.invalidArgument, error.formatted)
+            throw StorageError(.invalidArgument, error.diagnostics)
         }
     }
 

@@ -1,6 +1,7 @@
 public import SiloAuth
 public import SiloCore
 public import SiloHTTP
+public import SiloRules
 
 /// Everything the protocol layer needs to know that is not a store. Defaults are what `silo serve` uses.
 public struct ServerConfiguration: Sendable {
@@ -10,6 +11,11 @@ public struct ServerConfiguration: Sendable {
     /// turns it on in emulator mode; `--create-buckets-on-upload` decides). The GCS JSON API never does: it answers
     /// 404 for a bucket that was never created, as GCS does.
     public var createBucketsOnUpload = true
+    /// The buckets that exist from the start (`silo serve` makes them before serving); `POST /internal/reset` makes
+    /// them again, so that after it the server is as if freshly started.
+    public var defaultBuckets: [BucketName] = []
+    /// Where rules set with `PUT /internal/setRules` count their decisions (the same counters as rules from files).
+    public var rulesStatistics: RulesStatistics?
     /// Upload granularity advertised to resumable clients (GTM rounds chunk sizes to it).
     public var chunkGranularity = 262_144
     /// Bodies parsed as JSON (metadata, resumable start) are refused beyond this size.

@@ -24,6 +24,8 @@ public final class SiloServerApp: HTTPHandler {
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger,
         observability: Observability = Observability()
     ) {
+        // Replaceable whatever the caller passed: `PUT /internal/setRules` swaps the rules in force.
+        let policy = policy as? SwappableAccessPolicy ?? SwappableAccessPolicy(policy)
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
             logger: logger)

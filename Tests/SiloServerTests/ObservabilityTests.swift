@@ -12,7 +12,8 @@ import Testing
 /// `/metrics`, `/healthz`, `/readyz`, `X-Request-Id` and the access log, on a live server on a socket.
 @Suite struct ObservabilityTests {
     static let routeNames: Set<String> = [
-        "probe", "firebase_bucket", "firebase_object", "internal_reset", "openapi_document", "gcs_buckets",
+        "probe", "firebase_bucket", "firebase_object", "internal_reset", "internal_set_rules", "internal_export",
+        "openapi_document", "gcs_buckets",
         "gcs_bucket", "gcs_objects", "gcs_object", "gcs_copy", "gcs_compose", "gcs_upload", "gcs_bucket_sub",
         "gcs_object_sub", "gcs_service_account", "gcs_hmac_keys", "gcs_unimplemented", "oauth_token", "batch",
         "xml_bucket", "xml_object", "xml_subresource", "xml_buckets", "metrics", "healthz", "readyz", "unknown",

@@ -51,14 +51,13 @@ struct Exporter {
                         endpoint: connection.endpoint)
                 }
                 try handle.synchronize()
-                let metadata = EmulatorExportLayout.emulatorMetadata(fromV0: v0)
+                let metadata = EmulatorExportFormat.emulatorMetadata(fromV0: v0)
                 try write(.object(metadata), to: storageRoot + "/metadata/" + diskName + ".json")
                 summary.objects += 1
                 summary.bytes += metadata["size"]?.int64Value ?? 0
             }
         }
-        let bucketList = JSONValue.object(["buckets": .array(buckets.map { .object(["id": .string($0)]) })])
-        try write(bucketList, to: storageRoot + "/buckets.json")
+        try write(EmulatorExportFormat.bucketList(buckets), to: storageRoot + "/" + EmulatorExportFormat.bucketsFile)
 
         // Keep what other emulators exported into the target.
         var rootMetadata = JSONObject()
@@ -67,9 +66,9 @@ struct Exporter {
         {
             rootMetadata = old
         }
-        rootMetadata["version"] = rootMetadata["version"] ?? .string(EmulatorExportLayout.version)
+        rootMetadata["version"] = rootMetadata["version"] ?? .string(EmulatorExportFormat.version)
         rootMetadata["storage"] = .object([
-            "version": .string(EmulatorExportLayout.version), "path": .string(EmulatorExportLayout.defaultStoragePath),
+            "version": .string(EmulatorExportFormat.version), "path": .string(EmulatorExportLayout.defaultStoragePath),
         ])
         try write(.object(rootMetadata), to: temporary + "/" + EmulatorExportLayout.rootMetadataFile)
         if LocalFiles.isDirectory(target) {

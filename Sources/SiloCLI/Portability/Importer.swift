@@ -73,7 +73,7 @@ struct Importer {
         for (key, value) in json["customMetadata"]?.objectValue?.members ?? [] {
             if let text = value.stringValue { custom[key] = text }
         }
-        let tokens = EmulatorExportLayout.downloadTokens(json)
+        let tokens = EmulatorExportFormat.downloadTokens(json)
         if !tokens.isEmpty { custom["firebaseStorageDownloadTokens"] = tokens.joined(separator: ",") }
         if !custom.isEmpty { metadata.customMetadata = custom }
         let reference = try connection.reference(address)

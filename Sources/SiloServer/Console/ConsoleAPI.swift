@@ -79,7 +79,7 @@ struct ConsoleAPI: Sendable {
 
     private func explain(_ body: [UInt8], time: Timestamp) throws -> HTTPResponse {
         let input = try SimulatedRequest(json: body)
-        var program = Self.program(service.policy)
+        var program = Self.program(service.policy, bucket: input.bucket)
         var rulesName = "current"
         if let draft = input.draftRules {
             do {
@@ -141,9 +141,15 @@ struct ConsoleAPI: Sendable {
         ])
     }
 
-    /// The rules program behind the server's policy, if it is one (the executable wraps it to reload it).
-    static func program(_ policy: any AccessPolicy) -> RulesProgram? {
+    /// The rules program behind the server's policy, if it is one (the executable wraps it to reload it): the one
+    /// for `bucket` when rules differ by bucket, else the one for every bucket (or the first bucket's).
+    static func program(_ policy: any AccessPolicy, bucket: BucketName? = nil) -> RulesProgram? {
         let current = (policy as? SwappableAccessPolicy)?.policy ?? policy
+        if let byBucket = current as? BucketRulesPolicy {
+            if let bucket { return byBucket.rules(for: bucket)?.program }
+            let first = byBucket.buckets.min { $0.key.rawValue < $1.key.rawValue }?.value
+            return (byBucket.fallback ?? first)?.program
+        }
         return (current as? RulesAccessPolicy)?.program
     }
 

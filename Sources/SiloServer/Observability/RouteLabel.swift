@@ -1,7 +1,8 @@
 /// The route a request took, as a metric label and an access-log field: one name per case of ``Route``, the
 /// router's own list, so a label can never carry a raw path or a bucket name from the request.
 enum RouteLabel: Int, CaseIterable, Sendable {
-    case probe, firebaseBucket, firebaseObject, internalReset, openAPIDocument, gcsBuckets, gcsBucket, gcsObjects
+    case probe, firebaseBucket, firebaseObject, internalReset, internalSetRules, internalExport, openAPIDocument
+    case gcsBuckets, gcsBucket, gcsObjects
     case gcsObject, gcsCopy, gcsCompose, gcsUpload, gcsBucketSub, gcsObjectSub, gcsServiceAccount, gcsHMACKeys
     case gcsUnimplemented, oauthToken, batch, xmlBucket, xmlObject, xmlSubresource, xmlBuckets
     case metrics, healthz, readyz, console
@@ -19,6 +20,8 @@ enum RouteLabel: Int, CaseIterable, Sendable {
             case .firebaseBucket: .firebaseBucket
             case .firebaseObject: .firebaseObject
             case .internalReset: .internalReset
+            case .internalSetRules: .internalSetRules
+            case .internalExport: .internalExport
             case .openAPIDocument: .openAPIDocument
             case .gcsBuckets: .gcsBuckets
             case .gcsBucket: .gcsBucket
@@ -50,7 +53,8 @@ enum RouteLabel: Int, CaseIterable, Sendable {
     var name: String { Self.names[rawValue] }
 
     private static let names = [
-        "probe", "firebase_bucket", "firebase_object", "internal_reset", "openapi_document", "gcs_buckets",
+        "probe", "firebase_bucket", "firebase_object", "internal_reset", "internal_set_rules", "internal_export",
+        "openapi_document", "gcs_buckets",
         "gcs_bucket", "gcs_objects", "gcs_object", "gcs_copy", "gcs_compose", "gcs_upload", "gcs_bucket_sub",
         "gcs_object_sub", "gcs_service_account", "gcs_hmac_keys", "gcs_unimplemented", "oauth_token", "batch",
         "xml_bucket", "xml_object", "xml_subresource", "xml_buckets", "metrics", "healthz", "readyz", "console",
@@ -66,7 +70,8 @@ enum RouteLabel: Int, CaseIterable, Sendable {
             .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .batch:
             .json
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: .xml
-        case .probe, .internalReset, .openAPIDocument, .oauthToken, .metrics, .healthz, .readyz, .console, .preflight:
+        case .probe, .internalReset, .internalSetRules, .internalExport, .openAPIDocument, .oauthToken, .metrics,
+            .healthz, .readyz, .console, .preflight:
             .other
         case .unknown, .invalid:
             if rawPath.hasPrefix("/v0/") {

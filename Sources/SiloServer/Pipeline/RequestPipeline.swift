@@ -252,17 +252,8 @@ struct RequestPipeline: Sendable {
             return try firebase.bucket(context, bucket)
         case .firebaseObject(let bucket, let name):
             return try firebase.object(context, bucket, name)
-        case .internalReset:
-            guard head.method == "POST" else { break }
-            guard context.principal?.isAdmin == true || service.configuration.openAdminAPI else {
-                return .respond(Reply.firebaseError(StorageError(.permissionDenied, "Missing admin credentials.")))
-            }
-            do {
-                try service.metadata.reset()
-                return .respond(Reply.empty(200))
-            } catch {
-                return .respond(Reply.firebaseError(error))
-            }
+        case .internalReset, .internalSetRules, .internalExport:
+            if let disposition = EmulatorControl(service: service).handle(route, context) { return disposition }
         case .batch:
             return batch.handle(context) { [self] head, body in dispatchBatchCall(head, body) }
         case .openAPIDocument:

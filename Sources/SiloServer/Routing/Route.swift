@@ -12,6 +12,10 @@ enum Route: Equatable {
     case firebaseObject(BucketName, ObjectName)
     /// `POST /internal/reset` (firebase-tools' conformance hook).
     case internalReset
+    /// `PUT /internal/setRules`: the running rules replaced (firebase-tools' and `@firebase/rules-unit-testing`'s).
+    case internalSetRules
+    /// `POST /internal/export`: the emulator export written to a directory (`firebase emulators:export`).
+    case internalExport
     /// `GET /openapi.json`: the OpenAPI document of this server.
     case openAPIDocument
     /// `/console[/…]`: the web console's files and its admin API (`/console/api/…`), the raw segments after
@@ -83,7 +87,14 @@ enum Route: Equatable {
         // segments[0] is the empty string before the leading slash.
         guard segments.count >= 2, segments[0].isEmpty else { return .unknown }
         if segments.count == 2 && segments[1].isEmpty { return .probe }
-        if segments.count == 3 && segments[1] == "internal" && segments[2] == "reset" { return .internalReset }
+        if segments.count == 3 && segments[1] == "internal" {
+            switch segments[2] {
+            case "reset": return .internalReset
+            case "setRules": return .internalSetRules
+            case "export": return .internalExport
+            default: break
+            }
+        }
         if segments.count == 2 && segments[1] == "openapi.json" { return .openAPIDocument }
         if segments[1] == "console" { return .console(segments.dropFirst(2).map(String.init)) }
         if segments.count == 2, let endpoint = OperationsEndpoint(rawValue: String(segments[1])) {

@@ -11,7 +11,8 @@ extension Route {
             [bucket]
         case .gcsCopy(let source, _, let destination, _, _):
             source == destination ? [source] : [source, destination]
-        case .probe, .internalReset, .openAPIDocument, .console, .gcsBuckets, .gcsServiceAccount, .gcsHMACKeys,
+        case .probe, .internalReset, .internalSetRules, .internalExport, .openAPIDocument, .console, .gcsBuckets,
+            .gcsServiceAccount, .gcsHMACKeys,
             .gcsUnimplemented, .oauthToken, .batch, .xmlBuckets, .operations, .unknown:
             []
         }
