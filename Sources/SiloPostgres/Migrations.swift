@@ -159,10 +159,11 @@ enum Migrations {
         // which would hand out generations from it, fails its writes instead of reusing a number.
         """
         INSERT INTO counters (name, value)
-        SELECT 'generation/' || s, c.value FROM counters c, generate_series(0, 15) AS s WHERE c.name = 'last_generation';
+        SELECT 'generation/' || s, c.value FROM counters c, generate_series(0, 15) AS s WHERE c.name = 'last_generation'
+        ON CONFLICT (name) DO NOTHING;
         DELETE FROM counters WHERE name = 'last_generation';
-        ALTER TABLE bucket_usage ADD COLUMN stripe smallint NOT NULL DEFAULT 0;
-        ALTER TABLE bucket_usage DROP CONSTRAINT bucket_usage_pkey;
+        ALTER TABLE bucket_usage ADD COLUMN IF NOT EXISTS stripe smallint NOT NULL DEFAULT 0;
+        ALTER TABLE bucket_usage DROP CONSTRAINT IF EXISTS bucket_usage_pkey;
         ALTER TABLE bucket_usage ADD PRIMARY KEY (bucket, stripe);
         """,
     ]

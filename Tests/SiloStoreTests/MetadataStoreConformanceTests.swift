@@ -1016,10 +1016,10 @@ import Testing
         #expect(try store.session(id: "persisted") == session)
         #expect(try store.buckets() == buckets)
         #expect(try store.garbageBlobs(registeredBefore: Timestamp(microseconds: 9), limit: 10) == [pending])
-        // The generation counter is restored too: a frozen clock still moves forward.
+        // The generation counter is restored too: a frozen clock still moves the name forward.
         #expect(
-            try store.insertUploaded(draft("x"), conditions: .none, at: Timestamp(microseconds: 1)).stored.generation
-                > stored.generation)
+            try store.insertUploaded(draft(stored.name.rawValue), conditions: .none, at: Timestamp(microseconds: 1))
+                .stored.generation > updated.generation)
     }
 
     // MARK: GCS object semantics

@@ -95,7 +95,7 @@ struct PostgresMetadataStoreTests {
         _ = try store.textRows(
             "UPDATE sessions SET record = (record::jsonb || '{\"principal\":\"Bearer legacy-admin-key\"}')::text "
                 + "WHERE id IN ('\(active.id)', '\(finished.id)') RETURNING ''")
-        _ = try store.textRows("DELETE FROM silo_migrations WHERE version = 10 RETURNING ''")
+        _ = try store.textRows("DELETE FROM silo_migrations WHERE version >= 10 RETURNING ''")
         store.close()
 
         let migrated = try schema.open()
