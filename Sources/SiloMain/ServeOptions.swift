@@ -227,7 +227,7 @@ struct ServeOptions {
             .value(
                 "create-buckets-on-upload", valueName: "BOOL",
                 help:
-                    "whether a Firebase (v0) upload creates a bucket that does not exist, as the Firebase emulator does (default: in emulator mode only; the GCS API never does)"
+                    "whether an upload (v0, GCS JSON or XML) creates a bucket that does not exist, as the Firebase emulator does (default: in emulator mode only)"
             ),
             .repeating(
                 "virtual-host-suffix", valueName: "HOST",

@@ -107,9 +107,10 @@ final class ObjectService: Sendable {
         guard try metadata.bucket(bucket) != nil else { throw StorageError.noSuchBucket(bucket) }
     }
 
-    /// Before a v0 upload stores anything: a bucket that does not exist is a 404 unless uploads create buckets.
+    /// Before an upload stores anything, on any API: a bucket that does not exist is a 404 unless uploads create
+    /// buckets (emulator mode, as the Firebase emulator serves any bucket; the commit then creates it).
     func checkUploadBucket(_ bucket: BucketName) throws {
-        // Served: checked by the pipeline, on the route's bucket.
+        try checkServed(bucket)
         if !configuration.createBucketsOnUpload { try requireBucket(bucket) }
     }
 

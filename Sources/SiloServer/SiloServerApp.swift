@@ -106,12 +106,12 @@ public final class SiloServerApp: HTTPHandler {
 
     /// How a resumable session commits: as the principal that started it (verified then; the session keeps it
     /// without the credential), decided again against the version the commit replaces — by Security Rules for a v0
-    /// session, by bucket IAM and ACLs for a GCS JSON or XML one. v0 sessions may create the bucket.
+    /// session, by bucket IAM and ACLs for a GCS JSON or XML one. Any session may create the bucket in emulator mode.
     private static func sessionCommit(_ service: ObjectService) -> SessionCommit {
         SessionCommit(
             principal: { $0.starter },
             access: { $0.api == .firebase ? .securityRules : .gcs },
-            createsBucket: { $0.api == .firebase && service.configuration.createBucketsOnUpload })
+            createsBucket: { _ in service.configuration.createBucketsOnUpload })
     }
 
     /// What the app was built with (the executable reads the maintenance schedule from it).

@@ -181,11 +181,12 @@ public final class FaultInjectingMetadataStore: MetadataStore {
 
     public func restoreObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
-        editing edit: (inout ObjectFields) throws -> Void
+        replacedSoftDeletion: SoftDeletion?, editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
         try hooks.around(object("restoreObject", bucket, name)) {
             try inner.restoreObject(
-                bucket, name, generation: generation, conditions: conditions, at: time, editing: edit)
+                bucket, name, generation: generation, conditions: conditions, at: time,
+                replacedSoftDeletion: replacedSoftDeletion, editing: edit)
         }
     }
 

@@ -39,8 +39,8 @@ public enum GCSJSON {
         }
         if !custom.isEmpty { o["metadata"] = .object(FirebaseMetadata.stringMap(custom)) }
         if let count = record.componentCount { o["componentCount"] = .number(count) }
-        if extras.temporaryHold { o["temporaryHold"] = .bool(true) }
-        if extras.eventBasedHold { o["eventBasedHold"] = .bool(true) }
+        if let held = extras.temporaryHold { o["temporaryHold"] = .bool(held) }
+        if let held = extras.eventBasedHold { o["eventBasedHold"] = .bool(held) }
         if let mode = extras.retentionMode, let until = extras.retainUntil {
             o["retention"] = .object(["mode": .string(mode), "retainUntilTime": .string(until.rfc3339Precise)])
         }
@@ -69,7 +69,6 @@ public enum GCSJSON {
         o["storageClass"] = .string("STANDARD")
         o["etag"] = .string(Base64.encode(Array("\(record.name.rawValue)/\(record.metageneration)".utf8)))
         o["generation"] = .string(String(record.generation))
-        o["versioning"] = .object(["enabled": .bool(record.versioning)])
         for (key, value) in extra.members { o[key] = value }
         return .object(o)
     }

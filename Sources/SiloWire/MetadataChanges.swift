@@ -123,6 +123,22 @@ public struct MetadataChanges: Sendable, Equatable {
         fields = result
     }
 
+    /// GCS lets a metadata update move `customTime` only forward: once set, an earlier time or its removal is
+    /// refused (a new upload or a rewrite starts a new object, which may have any). Called with the version's fields
+    /// before and after an update.
+    public static func checkCustomTime(from old: ObjectFields, to new: ObjectFields, object: String) throws {
+        guard let before = old.customTime else { return }
+        guard let after = new.customTime else {
+            throw StorageError(.invalidArgument, "The customTime of \(object) cannot be removed once set")
+        }
+        if after < before {
+            throw StorageError(
+                .invalidArgument,
+                "The customTime of \(object) cannot be decreased: \(after.rfc3339Precise) is before "
+                    + before.rfc3339Precise)
+        }
+    }
+
     private func merge(into fields: inout ObjectFields) {
         contentType.apply(to: &fields.contentType)
         contentEncoding.apply(to: &fields.contentEncoding)

@@ -120,7 +120,8 @@ public struct ObjectExtrasChanges: Sendable, Equatable {
     public func apply(to extras: inout ObjectExtras, replacing: Bool, now: Timestamp) throws {
         if let storageClass { extras.storageClass = storageClass }
         if replacing {
-            extras.temporaryHold = temporaryHold ?? false
+            // A replacement that leaves a hold out releases it; one never set stays unset.
+            extras.temporaryHold = temporaryHold ?? extras.temporaryHold.map { _ in false }
             extras.eventBasedHold = eventBasedHold ?? extras.eventBasedHold
         } else {
             if let temporaryHold { extras.temporaryHold = temporaryHold }

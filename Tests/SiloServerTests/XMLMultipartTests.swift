@@ -158,7 +158,9 @@ import Testing
             XMLText.elements("PartNumber", in: Substring(try client.get(Self.path("e") + "?uploadId=\(uploadID)").text))
                 == ["1"], "refused parts were not kept")
 
-        let noBucket = try client.send(method: "POST", target: "/no-such-bucket/x?uploads")
+        // Outside emulator mode (where uploads create their bucket).
+        let secured = try Self.securedServer()
+        let noBucket = try secured.client().send(method: "POST", target: "/no-such-bucket/x?uploads")
         #expect(noBucket.status == 404 && Self.code(noBucket) == "NoSuchBucket")
         let get = try client.send(method: "GET", target: Self.path("e") + "?uploads")
         #expect(get.status == 405 && Self.code(get) == "MethodNotAllowed")
@@ -467,6 +469,13 @@ import Testing
     }
 
     /// The XML API's path of an object, every segment percent-encoded (as object_store and google-cloud-storage do).
+    /// A server outside emulator mode: uploads to a bucket that does not exist are 404 there.
+    static func securedServer() throws -> TestServer {
+        var configuration = ServerConfiguration()
+        configuration.createBucketsOnUpload = false
+        return try TestServer(configuration: configuration)
+    }
+
     static func path(_ name: String) -> String { "/\(bucket)/" + PercentCoding.encodeComponent(name) }
     static func gcs(_ name: String) -> String { "/storage/v1/b/\(bucket)/o/" + PercentCoding.encodeComponent(name) }
 

@@ -111,7 +111,9 @@ import Testing
             method: "POST", target: XMLMultipartTests.path("b"),
             headers: ["x-goog-resumable": "start", "x-goog-custom-time": "yesterday"])
         #expect(badTime.status == 400)
-        let noBucket = try client.send(
+        // Outside emulator mode (where uploads create their bucket).
+        let secured = try XMLMultipartTests.securedServer()
+        let noBucket = try secured.client().send(
             method: "POST", target: "/missing-bucket/b", headers: ["x-goog-resumable": "start"])
         #expect(noBucket.status == 404)
         let session = try start("exists-not", headers: ["x-goog-if-generation-match": "0"])

@@ -1901,9 +1901,113 @@ def check_12(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# 13. IAM Conditions: a conditional binding grants only where its condition holds — on the object the request
+# addresses, at the moment each decision is made — by every route to the bytes; and a policy with conditions is
+# written and read only as version 3, so a client unaware of conditions cannot drop them by writing back.
+
+def c13_policy(srv, bindings, version=3):
+    policy = {"version": version, "bindings": [
+        {"role": role, "members": [member], **({"condition": {"title": "t", "expression": expr}} if expr else {})}
+        for role, member, expr in bindings]}
+    return srv.req("PUT", f"/storage/v1/b/{BUCKET}/iam", json.dumps(policy).encode(),
+                   [srv.admin(), ("Content-Type", "application/json")], what="set IAM policy")
+
+
+def check_13(ctx):
+    a = ctx.row("13a", "a resource.name condition: no route reaches another name (read, XML, copy, rewrite, compose, "
+                       "list, write, delete)")
+    b = ctx.row("13b", "a request.time condition: a session started in time and finished after it is refused at commit")
+    c = ctx.row("13c", "a conditional policy is written and read as version 3 only")
+    keys = tempfile.mkdtemp(prefix="c13-keys-", dir=Silo.work_root)
+    writer = ServiceAccount(keys, SA_WRITER)
+    srv = ctx.server("c13-conditions", extra=["--service-account", writer.key_file])
+    admin = srv.admin()
+    json_h = ("Content-Type", "application/json")
+    r = srv.req("PATCH", f"/storage/v1/b/{BUCKET}", b'{"iamConfiguration":{"uniformBucketLevelAccess":{"enabled":true}}}',
+                [admin, json_h], what="uniform bucket-level access on")
+    if r.status != 200:
+        raise RuntimeError(f"uniform bucket-level access could not be turned on: {r.short()}")
+    for name in ["open/a.txt", "closed/secret.txt"]:
+        gcs_upload(srv, name, b"bytes of " + name.encode(), admin)
+    member = f"serviceAccount:{SA_WRITER}"
+    open_prefix = f"projects/_/buckets/{BUCKET}/objects/open/"
+    r = c13_policy(srv, [("roles/storage.objectUser", member, f'resource.name.startsWith("{open_prefix}")')])
+    expect_status(a, r, 200, "the conditional binding (setup)")
+    cred = writer.token(srv)
+
+    # 13a
+    expect_status(a, srv.req("GET", gcs_object("open/a.txt", "alt=media"), headers=[cred]), 200,
+                  "a read inside the condition")
+    attempts = [
+        ("JSON media", "GET", gcs_object("closed/secret.txt", "alt=media"), b"", []),
+        ("JSON metadata", "GET", gcs_object("closed/secret.txt"), b"", []),
+        ("XML GET", "GET", f"/{BUCKET}/closed/secret.txt", b"", []),
+        ("copyTo into open/", "POST", f"/storage/v1/b/{BUCKET}/o/{q('closed/secret.txt')}/copyTo/b/{BUCKET}/o/"
+         f"{q('open/copied')}", b"{}", [json_h]),
+        ("rewriteTo into open/", "POST", f"/storage/v1/b/{BUCKET}/o/{q('closed/secret.txt')}/rewriteTo/b/{BUCKET}/o/"
+         f"{q('open/rewritten')}", b"{}", [json_h]),
+        ("XML copy into open/", "PUT", f"/{BUCKET}/open/xml-copied", b"",
+         [("x-goog-copy-source", f"/{BUCKET}/closed/secret.txt")]),
+        ("compose into open/", "POST", f"/storage/v1/b/{BUCKET}/o/{q('open/composed')}/compose",
+         json.dumps({"sourceObjects": [{"name": "closed/secret.txt"}]}).encode(), [json_h]),
+        ("listing", "GET", f"/storage/v1/b/{BUCKET}/o?prefix=closed/", b"", []),
+        ("JSON upload", "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={q('closed/secret.txt')}",
+         b"overwritten", []),
+        ("XML PUT", "PUT", f"/{BUCKET}/closed/secret.txt", b"overwritten", []),
+        ("resumable start", "POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=resumable&name=closed/new.txt",
+         b"{}", [json_h]),
+        ("delete", "DELETE", gcs_object("closed/secret.txt"), b"", []),
+        ("encoded name", "GET", f"/storage/v1/b/{BUCKET}/o/open%2F..%2Fclosed%2Fsecret.txt?alt=media", b"", []),
+    ]
+    for what, method, target, body, extra in attempts:
+        resp = srv.req(method, target, body, [cred] + extra, what=f"conditional grantee: {what}")
+        if what == "encoded name":
+            # open/../closed/secret.txt is a name of its own inside the condition, not a way out of it.
+            expect_status(a, resp, 404, f"{what} outside the condition")
+        else:
+            expect_status(a, resp, 403, f"{what} outside the condition")
+        a.expect(b"bytes of closed" not in resp.body, f"{what}: the protected bytes were served")
+    a.expect(admin_bytes(srv, "closed/secret.txt") == b"bytes of closed/secret.txt", "closed/secret.txt changed")
+    for name in ["open/copied", "open/rewritten", "open/xml-copied", "open/composed"]:
+        expect_absent(a, srv, name, f"a copy of closed/secret.txt ({name})")
+
+    # 13b
+    deadline = time.time() + 6
+    until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline))
+    r = c13_policy(srv, [("roles/storage.objectUser", member, f'request.time < timestamp("{until}")')])
+    expect_status(b, r, 200, "the time-bound binding (setup)")
+    started = srv.req("POST", f"/upload/storage/v1/b/{BUCKET}/o?uploadType=resumable&name=late.txt", b"{}",
+                      [cred, json_h], what="JSON resumable start in time")
+    xml_started = srv.req("POST", f"/{BUCKET}/late-xml.txt", b"", [cred, ("x-goog-resumable", "start")],
+                          what="XML resumable start in time")
+    if expect_status(b, started, 200, "JSON resumable start in time") and \
+            expect_status(b, xml_started, 201, "XML resumable start in time"):
+        time.sleep(max(0.0, deadline - time.time()) + 1.5)
+        late = srv.req("PUT", path_of(started.header("Location")), b"late bytes", what="JSON final PUT after the end")
+        expect_status(b, late, 403, "the JSON session's commit after the binding's end")
+        late = srv.req("PUT", path_of(xml_started.header("Location")), b"late bytes", what="XML final PUT after the end")
+        expect_status(b, late, 403, "the XML session's commit after the binding's end")
+        expect_absent(b, srv, "late.txt", "the JSON session's object")
+        expect_absent(b, srv, "late-xml.txt", "the XML session's object")
+        expect_status(b, srv.req("GET", gcs_object("open/a.txt", "alt=media"), headers=[cred]), 403,
+                      "a read after the binding's end")
+
+    # 13c
+    r = c13_policy(srv, [("roles/storage.objectViewer", member, 'resource.name.startsWith("x")')], version=1)
+    expect_status(c, r, 400, "a conditional binding in a version-1 policy")
+    expect_status(c, srv.req("GET", f"/storage/v1/b/{BUCKET}/iam", headers=[admin]), 400,
+                  "reading a conditional policy without optionsRequestedPolicyVersion=3")
+    r = c13_policy(srv, [("roles/storage.objectViewer", member, None)], version=1)
+    expect_status(c, r, 400, "a version-1 write over a conditional policy (it would drop the conditions)")
+    r = srv.req("GET", f"/storage/v1/b/{BUCKET}/iam?optionsRequestedPolicyVersion=3", headers=[admin])
+    if expect_status(c, r, 200, "reading it as version 3"):
+        c.expect(any("condition" in x for x in (r.json() or {}).get("bindings", [])), "the condition was lost")
+
+
+# ---------------------------------------------------------------------------------------------------------------
 
 CHECKS = {1: check_1, 2: check_2, 3: check_3, 4: check_4, 5: check_5, 6: check_6, 7: check_7, 8: check_8, 9: check_9,
-          10: check_10, 11: check_11, 12: check_12}
+          10: check_10, 11: check_11, 12: check_12, 13: check_13}
 
 
 def run(numbers):

@@ -57,8 +57,10 @@ public struct ObjectFields: Sendable, Equatable, Codable {
 /// class); contexts and ACL as the JSON text of their GCS form, which the GCS API layer owns.
 public struct ObjectExtras: Sendable, Equatable, Codable {
     public var storageClass: String?
-    public var temporaryHold: Bool
-    public var eventBasedHold: Bool
+    /// The holds: nil until a write names them, then the value last set, `false` included (GCS shows a hold in the
+    /// resource once it has been set, and never before).
+    public var temporaryHold: Bool?
+    public var eventBasedHold: Bool?
     /// Object retention (`enableObjectRetention` buckets): `Locked` or `Unlocked`, until `retainUntil`.
     public var retentionMode: String?
     public var retainUntil: Timestamp?
@@ -74,7 +76,7 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
     public var customerKeySHA256: String?
 
     public init(
-        storageClass: String? = nil, temporaryHold: Bool = false, eventBasedHold: Bool = false,
+        storageClass: String? = nil, temporaryHold: Bool? = nil, eventBasedHold: Bool? = nil,
         retentionMode: String? = nil, retainUntil: Timestamp? = nil, contexts: String? = nil, acl: String? = nil,
         owner: String? = nil, kmsKeyName: String? = nil, customerKeySHA256: String? = nil
     ) {
@@ -99,8 +101,8 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             storageClass: try c.decodeIfPresent(String.self, forKey: .storageClass),
-            temporaryHold: try c.decodeIfPresent(Bool.self, forKey: .temporaryHold) ?? false,
-            eventBasedHold: try c.decodeIfPresent(Bool.self, forKey: .eventBasedHold) ?? false,
+            temporaryHold: try c.decodeIfPresent(Bool.self, forKey: .temporaryHold),
+            eventBasedHold: try c.decodeIfPresent(Bool.self, forKey: .eventBasedHold),
             retentionMode: try c.decodeIfPresent(String.self, forKey: .retentionMode),
             retainUntil: try c.decodeIfPresent(Timestamp.self, forKey: .retainUntil),
             contexts: try c.decodeIfPresent(String.self, forKey: .contexts),
@@ -113,8 +115,8 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(storageClass, forKey: .storageClass)
-        if temporaryHold { try c.encode(true, forKey: .temporaryHold) }
-        if eventBasedHold { try c.encode(true, forKey: .eventBasedHold) }
+        try c.encodeIfPresent(temporaryHold, forKey: .temporaryHold)
+        try c.encodeIfPresent(eventBasedHold, forKey: .eventBasedHold)
         try c.encodeIfPresent(retentionMode, forKey: .retentionMode)
         try c.encodeIfPresent(retainUntil, forKey: .retainUntil)
         try c.encodeIfPresent(contexts, forKey: .contexts)
@@ -125,7 +127,7 @@ public struct ObjectExtras: Sendable, Equatable, Codable {
     }
 
     /// Either hold stops the object from being deleted or replaced.
-    public var isHeld: Bool { temporaryHold || eventBasedHold }
+    public var isHeld: Bool { temporaryHold == true || eventBasedHold == true }
 }
 
 /// What a writer knows about bytes it stored: size and checksums.

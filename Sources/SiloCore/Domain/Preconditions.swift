@@ -23,7 +23,7 @@ public struct Preconditions: Sendable, Equatable, Codable {
         public func check(_ record: ObjectRecord, describing object: String) throws {
             let extras = record.fields.extras
             if extras.isHeld {
-                let kind = extras.eventBasedHold ? "Event-Based hold" : "Temporary hold"
+                let kind = extras.eventBasedHold == true ? "Event-Based hold" : "Temporary hold"
                 throw StorageError(
                     .permissionDenied,
                     "Object '\(object)' is under active \(kind) and cannot be deleted, overwritten or archived until "

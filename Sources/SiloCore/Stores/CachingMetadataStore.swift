@@ -217,11 +217,12 @@ public final class CachingMetadataStore: MetadataStore {
 
     public func restoreObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
-        editing edit: (inout ObjectFields) throws -> Void
+        replacedSoftDeletion: SoftDeletion?, editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
         try writing([Key(bucket: bucket, name: name)]) {
             try inner.restoreObject(
-                bucket, name, generation: generation, conditions: conditions, at: time, editing: edit)
+                bucket, name, generation: generation, conditions: conditions, at: time,
+                replacedSoftDeletion: replacedSoftDeletion, editing: edit)
         }
     }
 

@@ -104,10 +104,11 @@ public protocol MetadataStore: Sendable {
 
     /// Makes a soft-deleted version live again as a new generation (metageneration 1, same blob and metadata as
     /// `edit` leaves them), in one transaction with `conditions` checked against the live version it replaces (kept
-    /// noncurrent in a versioned bucket, else its blob becomes garbage, as with an insert). Throws `.notFound`.
+    /// noncurrent in a versioned bucket, else soft-deleted with `replacedSoftDeletion` or, without, its blob becomes
+    /// garbage, as with an insert). Throws `.notFound`.
     func restoreObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
-        editing edit: (inout ObjectFields) throws -> Void
+        replacedSoftDeletion: SoftDeletion?, editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?)
 
     /// Forgets soft-deleted versions (and buckets) whose hard-delete time is at or before `time`, at most `limit`
@@ -200,7 +201,9 @@ extension MetadataStore {
     public func restoreObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
-        try restoreObject(bucket, name, generation: generation, conditions: conditions, at: time, editing: { _ in })
+        try restoreObject(
+            bucket, name, generation: generation, conditions: conditions, at: time, replacedSoftDeletion: nil,
+            editing: { _ in })
     }
 
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? { nil }

@@ -212,7 +212,7 @@ extension TransactionalMetadataStore {
 
     public func restoreObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
-        editing edit: (inout ObjectFields) throws -> Void
+        replacedSoftDeletion: SoftDeletion?, editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) {
         try transaction { rows in
             try rows.lockName(bucket, name)
@@ -224,7 +224,9 @@ extension TransactionalMetadataStore {
             let versioning = try rows.bucket(bucket, lock: .share)?.versioning ?? false
             var changes = Changes(bucket: bucket, time: time)
             if let current {
-                try rows.retire(current, versioning: versioning, softDeletion: nil, at: time, into: &changes)
+                try rows.retire(
+                    current, versioning: versioning, softDeletion: replacedSoftDeletion, at: time,
+                    keeping: old.blobID, into: &changes)
             }
             try rows.deleteSoftDeletedVersion(bucket, name, generation: generation)
             let next = try rows.nextGeneration(for: bucket, name, at: time)

@@ -10,6 +10,9 @@ import SiloHTTP
 /// generation — never another generation's ACL: every generation has its own, as in GCS.
 struct GCSAccess {
     let service: ObjectService
+    /// `request.time` for IAM Conditions: when the decision is made (the request's arrival for the decision before
+    /// its body, the commit's moment for the decision again at commit).
+    var time = Timestamp.now()
 
     /// What the decision about one request found: why not (401 for an anonymous caller, else 403), or the live
     /// versions it granted on by their own ACL alone — the handler must serve or change those versions and no later
@@ -21,6 +24,12 @@ struct GCSAccess {
 
     /// The decision about a request, before its handler runs.
     func decide(_ route: Route, _ context: RequestContext) -> Decision {
+        var access = self
+        access.time = context.time
+        return access.decideAtTime(route, context)
+    }
+
+    private func decideAtTime(_ route: Route, _ context: RequestContext) -> Decision {
         var decided: [DecidedVersion] = []
         let refusal = refusal(GCSPermissions.required(route, context), context.principal, decided: &decided)
         return Decision(refusal: refusal, decided: decided)
@@ -177,7 +186,9 @@ struct GCSAccess {
         guard !permission.isProjectLevel, let resource, IAMGrants.scopeAllows(permission, principal) else {
             return .failure(denied)
         }
-        let grants = IAMGrants(resource: resource, principal: principal)
+        let grants = IAMGrants(
+            resource: resource, principal: principal,
+            attributes: IAMCondition.Attributes(time: time, bucket: bucket, object: target.name))
         if grants.onBucket.contains(permission) { return .success(nil) }
         guard IAMGrants.objectACLRoles.values.contains(where: { $0.contains(permission) }) else {
             return .failure(denied)

@@ -5,8 +5,9 @@ import SiloWire
 /// What a bucket's IAM policy and its ACLs grant one caller, evaluated as GCS evaluates them:
 ///
 /// - IAM: every unconditional binding whose members name the caller (`serviceAccount:EMAIL`, `user:EMAIL`,
-///   `allAuthenticatedUsers` for any verified caller, `allUsers` for anyone) gives its role's permissions.
-///   Conditional bindings grant nothing here (Silo does not evaluate CEL), and the project-convenience members
+///   `allAuthenticatedUsers` for any verified caller, `allUsers` for anyone) gives its role's permissions; a
+///   conditional binding gives them only where its condition (``IAMCondition``) holds for the decision's time and
+///   resource. The project-convenience members
 ///   (`projectOwner:`, `projectEditor:`, `projectViewer:`) match no caller: Silo has no project IAM.
 /// - ACLs, only while uniform bucket-level access is off: a bucket ACL entry naming the caller (`user-EMAIL`,
 ///   `allAuthenticatedUsers`, `allUsers`) gives READER, WRITER or OWNER on the bucket; an object's ACL gives
@@ -15,6 +16,8 @@ import SiloWire
 struct IAMGrants {
     let resource: BucketResource
     let principal: Principal?
+    /// What conditional bindings are evaluated against; nil: they grant nothing.
+    var attributes: IAMCondition.Attributes? = nil
 
     /// The predefined Cloud Storage roles.
     static let roles: [String: Set<GCSPermission>] = {
@@ -99,14 +102,21 @@ struct IAMGrants {
         }
     }
 
-    /// What the bucket's IAM policy and (uniform access off) its ACL give the caller on the bucket and every object.
+    /// What the bucket's IAM policy and (uniform access off) its ACL give the caller on the bucket and every object
+    /// — conditional bindings only on the resource and at the time of ``attributes``.
     var onBucket: Set<GCSPermission> {
         var granted: Set<GCSPermission> = []
         for binding in BucketIAM.policy(resource).bindings {
-            guard let o = binding.objectValue, o["condition"] == nil, let role = o["role"]?.stringValue,
+            guard let o = binding.objectValue, let role = o["role"]?.stringValue,
                 let permissions = Self.roles[role],
                 (o["members"]?.arrayValue ?? []).contains(where: { $0.stringValue.map(names(member:)) == true })
             else { continue }
+            if let condition = o["condition"] {
+                // A stored expression was parsed when it was set; one that no longer parses grants nothing.
+                guard let attributes, let expression = condition.objectValue?["expression"]?.stringValue,
+                    let parsed = try? IAMCondition(expression), parsed.holds(attributes)
+                else { continue }
+            }
             granted.formUnion(permissions)
         }
         if !resource.uniformBucketLevelAccess {

@@ -152,7 +152,11 @@ struct FirebaseRoutes {
                         guard existing != nil else { throw StorageError.objectNotFound(bucket, name) }
                     } write: { pins in
                         try service.metadata.updateObject(bucket, name, conditions: pins, at: context.time) {
-                            try changes.apply(to: &$0)
+                            fields in
+                            let existing = fields
+                            try changes.apply(to: &fields)
+                            try MetadataChanges.checkCustomTime(
+                                from: existing, to: fields, object: "\(bucket)/\(name)")
                         }
                     }
                     return Reply.json(200, FirebaseMetadata.json(record))

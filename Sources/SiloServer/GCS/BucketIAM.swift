@@ -4,36 +4,69 @@ import SiloWire
 
 /// A bucket's IAM policy (`GET`/`PUT /b/{b}/iam`, `GET /b/{b}/iam/testPermissions`), kept in the bucket resource
 /// under ``BucketResource/iamPolicyKey``. Checked as GCS checks it: conditional bindings need uniform bucket-level
-/// access (412) and policy version 3 (400); public access prevention refuses `allUsers` and
-/// `allAuthenticatedUsers` (412). A bucket that never had one set shows GCS's legacy default bindings.
+/// access (412) and policy version 3 (400), and so does replacing a policy that has them; reading a policy with
+/// conditions needs `optionsRequestedPolicyVersion=3` (400), so that a client unaware of conditions cannot read and
+/// write back a policy without them; public access prevention refuses `allUsers` and `allAuthenticatedUsers`
+/// (412). A bucket that never had one set shows GCS's legacy default bindings. Conditions are evaluated by
+/// ``IAMGrants`` (``IAMCondition``).
 struct BucketIAM {
     let service: ObjectService
 
     static let maxBindings = 100
     static let maxMembers = 1_500
 
+    /// The policy versions IAM knows; only 3 can carry conditions.
+    static let versions: Set<Int64> = [0, 1, 3]
+
     func get(_ context: RequestContext, _ name: BucketName) throws -> HTTPResponse {
+        var requested: Int64 = 1
+        if let text = context.query["optionsRequestedPolicyVersion"] {
+            guard let version = Int64(text), Self.versions.contains(version) else {
+                throw StorageError(
+                    .invalidArgument, "Invalid argument: optionsRequestedPolicyVersion must be 0, 1 or 3")
+            }
+            requested = version
+        }
         guard let record = try service.metadata.bucket(name) else { throw StorageError.noSuchBucket(name) }
-        return Reply.json(200, Self.rendered(Self.policy(BucketResource(record)), name, record))
+        let policy = Self.policy(BucketResource(record))
+        if requested < 3, policy.bindings.contains(where: Self.isConditional) {
+            throw StorageError(
+                .invalidArgument,
+                "The IAM policy of bucket \(name) has conditions: read it with optionsRequestedPolicyVersion=3")
+        }
+        return Reply.json(200, Self.rendered(policy, name, record))
     }
 
     func set(_ context: RequestContext, _ name: BucketName, _ body: JSONObject) throws -> HTTPResponse {
         let bindings = try Self.validated(body["bindings"])
-        let version = body["version"]?.int64Value ?? 1
+        let version: Int64
+        switch body["version"] {
+        case nil, .null?: version = 1
+        case let value?:
+            guard let number = value.int64Value, Self.versions.contains(number) else {
+                throw StorageError(.invalidArgument, "Invalid argument: an IAM policy's version must be 0, 1 or 3")
+            }
+            version = number
+        }
         let record = try service.metadata.updateBucket(name, at: context.time) { record in
             let resource = BucketResource(record)
-            if bindings.contains(where: { $0.objectValue?["condition"] != nil }) {
+            if bindings.contains(where: Self.isConditional) {
                 guard resource.uniformBucketLevelAccess else {
                     throw StorageError(
                         .preconditionFailed,
                         "IAM policies with conditions on bucket \(name) require you to enable uniform bucket-level "
                             + "access first")
                 }
-                guard version >= 3 else {
-                    throw StorageError(
-                        .invalidArgument,
-                        "IAM policies with conditions must have a version of at least 3 (bucket \(name))")
-                }
+            }
+            // Writing conditions, or over a policy that has them, must say version 3: a version-1 client would
+            // otherwise drop conditions it never saw.
+            if version != 3,
+                bindings.contains(where: Self.isConditional)
+                    || Self.policy(resource).bindings.contains(where: Self.isConditional)
+            {
+                throw StorageError(
+                    .invalidArgument,
+                    "IAM policies with conditions must have version 3 (bucket \(name)): set version to 3")
             }
             if resource.publicAccessPreventionEnforced, bindings.contains(where: Self.isPublic) {
                 throw StorageError(
@@ -92,14 +125,20 @@ struct BucketIAM {
         )
     }
 
+    /// As GCS shows a policy: version 3 when it has conditions, else 1, whatever version it was set with.
     static func rendered(_ policy: (version: Int64, bindings: [JSONValue]), _ name: BucketName, _ record: BucketRecord)
         -> JSONValue
     {
-        .object([
+        let version = policy.bindings.contains(where: isConditional) ? 3 : 1
+        return .object([
             "kind": .string("storage#policy"), "resourceId": .string("projects/_/buckets/\(name.rawValue)"),
-            "version": .number(String(policy.version)), "bindings": .array(policy.bindings),
+            "version": .number(String(version)), "bindings": .array(policy.bindings),
             "etag": .string(Base64.encode(Array("iam/\(record.metageneration)".utf8))),
         ])
+    }
+
+    static func isConditional(_ binding: JSONValue) -> Bool {
+        binding.objectValue?["condition"] != nil
     }
 
     private static func isPublic(_ binding: JSONValue) -> Bool {
@@ -129,9 +168,11 @@ struct BucketIAM {
                 throw bad("unknown field '\(key.prefix(80))' in a binding")
             }
             if let condition = o["condition"] {
-                guard let c = condition.objectValue, c["expression"]?.stringValue != nil else {
+                guard let c = condition.objectValue, let expression = c["expression"]?.stringValue else {
                     throw bad("the condition of binding \(role) needs an expression")
                 }
+                // Parsed now, so a condition this server could not evaluate is never stored.
+                _ = try IAMCondition(expression)
                 for (key, value) in c.members {
                     guard ["title", "description", "expression"].contains(key), value.stringValue != nil else {
                         throw bad("a condition has only string title, description and expression")

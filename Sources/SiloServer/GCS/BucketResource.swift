@@ -106,7 +106,10 @@ struct BucketResource {
         }
         // The IAM policy has its own calls; ACLs survive an update that does not name them.
         if replacing {
-            for (key, value) in previous.fields.members where key.hasPrefix("_") { fields[key] = value }
+            for (key, value) in previous.fields.members
+            where key.hasPrefix("_") && !(key == Self.versioningSetKey && body["versioning"] != nil) {
+                fields[key] = value
+            }
             for key in ["acl", "defaultObjectAcl"] where body[key] == nil { fields[key] = previous.fields[key] }
         }
         // Set at creation only, and owned by the server: they survive an update that leaves them out.
@@ -134,13 +137,16 @@ struct BucketResource {
             }
             if key == "versioning" {
                 switch value {
-                case .null: versioning = false
+                case .null:
+                    versioning = false
+                    fields[Self.versioningSetKey] = nil
                 case .object(let o):
                     guard let enabled = o["enabled"] else { continue }
                     guard case .bool(let on) = enabled else {
                         throw StorageError(.invalidArgument, "versioning.enabled must be true or false")
                     }
                     versioning = on
+                    fields[Self.versioningSetKey] = .bool(true)
                 default: throw StorageError(.invalidArgument, "versioning must be an object or null")
                 }
                 continue
@@ -309,7 +315,8 @@ struct BucketResource {
                 let old = previous.fields["retentionPolicy"]?.objectValue
                 policy["effectiveTime"] =
                     old?["retentionPeriod"] == policy["retentionPeriod"] ? (old?["effectiveTime"] ?? stamp) : stamp
-                policy["isLocked"] = old?["isLocked"] ?? .bool(false)
+                // GCS shows `isLocked` only once the policy is locked.
+                policy["isLocked"] = old?["isLocked"] == .bool(true) ? .bool(true) : nil
                 fields["retentionPolicy"] = .object(policy)
             }
         }
@@ -424,6 +431,24 @@ struct BucketResource {
         fields["hierarchicalNamespace"]?.objectValue?["enabled"] == .bool(true)
     }
 
+    /// Where the project a bucket was created in (`POST /b?project=`, `x-goog-project-id`) is kept in ``fields``.
+    static let projectKey = "_project"
+
+    /// The project `record` belongs to: the one it was created in, else the one its name says for a Firebase default
+    /// bucket (`P.appspot.com`, `P.firebasestorage.app`: the buckets the emulator and v0 uploads create), else nil —
+    /// a bucket of no known project, which every project's listing shows (one server is one project by default).
+    static func project(of record: BucketRecord) -> String? {
+        if let stored = BucketResource(record).fields[projectKey]?.stringValue { return stored }
+        let name = record.name.rawValue
+        for suffix in [".appspot.com", ".firebasestorage.app"] where name.hasSuffix(suffix) {
+            return String(name.dropLast(suffix.count))
+        }
+        return nil
+    }
+
+    /// Marks, in the stored fields, that `versioning` was set at least once (keys starting with `_` are not shown).
+    static let versioningSetKey = "_versioningSet"
+
     /// The stored form.
     var json: String { JSONValue.object(fields).serializedString }
 
@@ -435,7 +460,23 @@ struct BucketResource {
         out["location"] = .string(location)
         out["locationType"] = .string(locationType)
         if fields["rpo"] == nil && locationType != "region" { out["rpo"] = .string("DEFAULT") }
-        out["versioning"] = .object(["enabled": .bool(versioning)])
+        // GCS shows `versioning` once it has been set (`enabled: false` after suspending), never on a bucket that was
+        // created without it.
+        out["versioning"] =
+            versioning || fields[Self.versioningSetKey] != nil ? .object(["enabled": .bool(versioning)]) : nil
+        if var policy = out["retentionPolicy"]?.objectValue, policy["isLocked"] == .bool(false) {
+            // Stored before `isLocked` was left out until locked.
+            policy["isLocked"] = nil
+            out["retentionPolicy"] = .object(policy)
+        }
+        // Every GCS bucket has an IAM configuration, uniform access off until it is turned on.
+        if out["iamConfiguration"] == nil {
+            let off = JSONValue.object(["enabled": .bool(false)])
+            out["iamConfiguration"] = .object([
+                "bucketPolicyOnly": off, "uniformBucketLevelAccess": off,
+                "publicAccessPrevention": .string("inherited"),
+            ])
+        }
         out["acl"] = nil
         out["defaultObjectAcl"] = nil
         // Keys the server keeps for itself (IAM policy, managed folders) start with `_`.

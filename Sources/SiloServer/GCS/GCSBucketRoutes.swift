@@ -41,7 +41,7 @@ struct GCSBucketRoutes {
                         if !deleted.isEmpty { o["items"] = .array(deleted.map { render($0, context) }) }
                         return Reply.json(200, .object(o))
                     }
-                    var records = try listed()
+                    var records = try listed(project: context.query["project"])
                     if let prefix = context.query["prefix"], !prefix.isEmpty {
                         records = records.filter { $0.name.rawValue.hasPrefix(prefix) }
                     }
@@ -57,7 +57,7 @@ struct GCSBucketRoutes {
                 let record = try create(
                     try BucketName(name), json,
                     enableObjectRetention: context.query["enableObjectRetention"]?.lowercased() == "true",
-                    time: context.time
+                    project: context.query["project"], time: context.time
                 ) { try Self.applyPredefined(context.query, to: &$0) }
                 return Reply.json(200, render(record, context))
             }
@@ -66,11 +66,13 @@ struct GCSBucketRoutes {
         }
     }
 
-    /// The buckets a listing shows: all, or those `--bucket` serves. The XML API's `GET /` lists them too.
-    func listed() throws -> [BucketRecord] {
-        let records = try service.metadata.buckets()
-        guard let served = service.configuration.buckets else { return records }
-        return records.filter { served.contains($0.name) }
+    /// The buckets a listing shows: all, or those `--bucket` serves; with `project`, only that project's (see
+    /// ``BucketResource/project(of:)``). The XML API's `GET /` lists them too.
+    func listed(project: String?) throws -> [BucketRecord] {
+        var records = try service.metadata.buckets()
+        if let served = service.configuration.buckets { records = records.filter { served.contains($0.name) } }
+        guard let project, !project.isEmpty else { return records }
+        return records.filter { BucketResource.project(of: $0).map { $0 == project } ?? true }
     }
 
     func bucket(_ context: RequestContext, _ name: BucketName) -> RequestDisposition {
@@ -122,11 +124,17 @@ struct GCSBucketRoutes {
     /// Creates `bucket` from its JSON resource (validated, GCS's defaults filled in), `adjust`ed before it is
     /// stored; throws 409 when it exists. The XML API's bucket PUT makes one from its name alone.
     func create(
-        _ bucket: BucketName, _ json: JSONObject, enableObjectRetention: Bool, time: Timestamp,
+        _ bucket: BucketName, _ json: JSONObject, enableObjectRetention: Bool, project: String?, time: Timestamp,
         adjust: (inout BucketResource) throws -> Void = { _ in }
     ) throws -> BucketRecord {
         try service.checkServed(bucket)
         var resource = try BucketResource.inserted(json, enableObjectRetention: enableObjectRetention, now: time)
+        if let project, !project.isEmpty {
+            guard project.utf8.count <= 100, FieldText.isValid(project) else {
+                throw StorageError(.invalidArgument, "Invalid argument: project \(project.prefix(40))")
+            }
+            resource.fields[BucketResource.projectKey] = .string(project)
+        }
         try adjust(&resource)
         return try service.metadata.createBucket(
             BucketRecord(

@@ -109,6 +109,8 @@ struct GCSObjectRoutes {
                                 changes.extras, to: &fields, existing: existing, bucket: resource, query: context.query,
                                 principal: context.principal, replacing: replace, now: context.time,
                                 object: "\(bucket)/\(name)")
+                            try MetadataChanges.checkCustomTime(
+                                from: existing, to: fields, object: "\(bucket)/\(name)")
                         }
                     } catch {
                         throw context.changed(bucket, name, named: named, error)
@@ -156,13 +158,16 @@ struct GCSObjectRoutes {
         }
         let resource = try service.bucketResource(bucket)
         let keepACL = context.query["copySourceAcl"]?.lowercased() == "true"
+        let softDeletion = ObjectService.softDeletion(resource, at: context.time)
         let conditions = try GCSConditions.destination(context.query)
             .protecting(ObjectService.protection(resource, at: context.time))
         let (restored, replaced) = try service.gcsPinned(
             bucket, name, conditions: conditions, principal: context.principal
         ) { pins in
+            // The live version it replaces is soft-deleted, as an overwrite's is (noncurrent if the bucket versions).
             try service.metadata.restoreObject(
-                bucket, name, generation: generation, conditions: pins, at: context.time
+                bucket, name, generation: generation, conditions: pins, at: context.time,
+                replacedSoftDeletion: softDeletion
             ) { fields in
                 guard !keepACL else { return }
                 fields.extras.acl =
@@ -170,7 +175,7 @@ struct GCSObjectRoutes {
                     ? nil : ACLEntry.json(ObjectResource.defaultACL(resource, owner: fields.extras.owner))
             }
         }
-        if let replaced { service.release(replaced) }
+        if let replaced, softDeletion == nil { service.release(replaced) }
         return Reply.json(200, service.gcsObject(restored, context, bucket: resource))
     }
 

@@ -10,8 +10,9 @@ struct GCSUploads {
     let firebaseResumable: FirebaseResumable
 
     func handle(_ context: RequestContext, _ bucket: BucketName) -> RequestDisposition {
-        // GCS never creates a bucket on upload: decided before the body is read.
-        do { try service.requireBucket(bucket) } catch { return .respond(Reply.gcsError(error)) }
+        // Production GCS never creates a bucket on upload; emulator mode does, as for v0 uploads. Decided before the
+        // body is read.
+        do { try service.checkUploadBucket(bucket) } catch { return .respond(Reply.gcsError(error)) }
         if context.query.contains("upload_id") {
             // Both flavours on the session URL: X-Goog-Upload-Command means the v0 protocol (the emulator's own
             // tests send it), otherwise Content-Range semantics.
@@ -68,7 +69,7 @@ struct GCSUploads {
             bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
             fields: try fields(changes, fallbackContentType: fallbackContentType, context, bucket, name),
             conditions: try GCSConditions.destination(context.query), principal: context.principal, access: .gcs,
-            time: Timestamp.now(), createsBucket: false)
+            time: Timestamp.now(), createsBucket: service.configuration.createBucketsOnUpload)
         return Reply.json(200, service.gcsObject(record, context))
     }
 

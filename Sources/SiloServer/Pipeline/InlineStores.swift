@@ -114,7 +114,7 @@ struct InlineMetadataView: MetadataStore {
     }
     func restoreObject(
         _ bucket: BucketName, _ name: ObjectName, generation: Int64, conditions: Preconditions, at time: Timestamp,
-        editing edit: (inout ObjectFields) throws -> Void
+        replacedSoftDeletion: SoftDeletion?, editing edit: (inout ObjectFields) throws -> Void
     ) throws -> (restored: ObjectRecord, replaced: ObjectRecord?) { throw refuse("an object write") }
     func purgeSoftDeleted(hardDeletedBy time: Timestamp, limit: Int) throws -> Int { throw refuse("a purge") }
     func listObjects(_ bucket: BucketName, prefix: String, startAfter: [UInt8]?, limit: Int) throws -> [ObjectRecord] {

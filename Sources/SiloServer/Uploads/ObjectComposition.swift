@@ -37,7 +37,9 @@ extension ObjectService {
             let crc32c = sources.reduce(UInt32(0)) { CRC32C.combine($0, $1.crc32c, secondLength: $1.size) }
             let draft = ObjectDraft(
                 bucket: bucket, name: name, blob: BlobSummary(size: size, md5: [], crc32c: crc32c), blobID: blobID,
-                fields: fields, componentCount: componentCount, createsBucket: false)
+                fields: fields, componentCount: componentCount,
+                // An XML multipart upload (the one that finalizes a session) creates its bucket in emulator mode.
+                createsBucket: sessionID != nil && configuration.createBucketsOnUpload)
             return try gcsPinned(bucket, name, conditions: conditions, principal: principal) { pins in
                 try commit(draft, conditions: pins, time: Timestamp.now(), finalizing: sessionID)
             }

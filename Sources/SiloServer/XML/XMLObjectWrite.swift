@@ -6,7 +6,7 @@ extension XMLRoutes {
     /// conditions and declared digests are checked before the first byte is read; the digests against the bytes
     /// before the version is made live.
     func upload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        if let missing = missingBucket(bucket) { return .respond(missing) }
+        if let missing = missingUploadBucket(bucket) { return .respond(missing) }
         let digests: XMLObjectHeaders.Digests
         do { digests = try XMLObjectHeaders.Digests(context.headers) } catch {
             return .respond(Reply.xmlError(error, code: XMLErrorCode.invalidDigest))
@@ -30,7 +30,7 @@ extension XMLRoutes {
                     let record = try service.commitUpload(
                         bucket: bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
                         conditions: conditions, principal: context.principal, access: .gcs, time: Timestamp.now(),
-                        createsBucket: false)
+                        createsBucket: service.configuration.createBucketsOnUpload)
                     return Reply.empty(200, headers: XMLObjectHeaders.written(record))
                 })
         } catch {

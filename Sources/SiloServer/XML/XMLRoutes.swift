@@ -50,13 +50,13 @@ struct XMLRoutes {
     /// XML multipart uploads: `POST ?uploads`, `PUT ?partNumber=&uploadId=`, `GET`/`POST`/`DELETE ?uploadId=`
     /// (docs/xml-multipart.md).
     func multipartUpload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        if let missing = missingBucket(bucket) { return .respond(missing) }
+        if let missing = missingUploadBucket(bucket) { return .respond(missing) }
         return uploads.multipart(context, bucket, name)
     }
 
     /// XML resumable uploads: `POST` with `x-goog-resumable: start`, then `PUT ?upload_id=` (docs/xml-multipart.md).
     func resumableUpload(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        if let missing = missingBucket(bucket) { return .respond(missing) }
+        if let missing = missingUploadBucket(bucket) { return .respond(missing) }
         return uploads.resumable(context, bucket, name)
     }
 
@@ -75,7 +75,8 @@ struct XMLRoutes {
             CollectingSink(limit: service.configuration.maxJSONBodyBytes, refuse: { Reply.xmlError($0) }) { _ in
                 do {
                     _ = try GCSBucketRoutes(service: service).create(
-                        bucket, ["name": .string(bucket.rawValue)], enableObjectRetention: false, time: context.time)
+                        bucket, ["name": .string(bucket.rawValue)], enableObjectRetention: false,
+                        project: context.headers["x-goog-project-id"], time: context.time)
                     return Reply.empty(200)
                 } catch let error as StorageError where error.code == .alreadyExists || error.code == .conflict {
                     return Reply.xmlError(error, code: XMLErrorCode.bucketAlreadyOwnedByYou)
@@ -110,6 +111,17 @@ struct XMLRoutes {
     func missingBucket(_ bucket: BucketName) -> HTTPResponse? {
         do {
             try service.requireBucket(bucket)
+            return nil
+        } catch {
+            return Reply.xmlError(error, code: XMLErrorCode.noSuchBucket)
+        }
+    }
+
+    /// ``missingBucket(_:)`` for an upload, which in emulator mode creates the bucket it names
+    /// (``ObjectService/checkUploadBucket(_:)``).
+    func missingUploadBucket(_ bucket: BucketName) -> HTTPResponse? {
+        do {
+            try service.checkUploadBucket(bucket)
             return nil
         } catch {
             return Reply.xmlError(error, code: XMLErrorCode.noSuchBucket)

@@ -10,11 +10,11 @@ extension XMLRoutes {
         (head.method == "GET" || head.method == "HEAD") && head.headers["x-goog-project-id"] != nil
     }
 
-    /// `GET /` with `x-goog-project-id`: `<ListAllMyBucketsResult>` of the buckets the JSON API lists (one server,
-    /// one project, so the project named is not checked against anything).
+    /// `GET /` with `x-goog-project-id`: `<ListAllMyBucketsResult>` of the buckets the JSON API lists for that
+    /// project.
     func buckets(_ context: RequestContext) -> HTTPResponse {
         do {
-            let records = try GCSBucketRoutes(service: service).listed()
+            let records = try GCSBucketRoutes(service: service).listed(project: context.headers["x-goog-project-id"])
             var xml = XMLWriter()
             xml.element("ListAllMyBucketsResult", attributes: ["xmlns": "http://doc.s3.amazonaws.com/2006-03-01"]) {
                 xml in
