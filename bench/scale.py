@@ -142,7 +142,10 @@ def wrk(work, script: str, url: str, seconds: float, connections: int, server=No
     if not match:
         sys.exit(f"wrk printed no result:\n{out}")
     requests, _, p50, p99, errors = map(int, match.groups())
-    if errors or not requests:
+    if errors:
+        print(f"wrk: {errors} of {requests} requests failed ({url})", file=sys.stderr)
+    # A few failures in a run are reported, not fatal (a name a cut-off delete removed); more mean a broken run.
+    if not requests or errors > requests // 1000:
         sys.exit(f"wrk: {requests} requests, {errors} errors for {url} with\n{script}\n{out}")
     return requests, p50, p99, errors, peak
 
@@ -266,8 +269,10 @@ request = function()
 end
 """
     deleted, _, row["delete_p99_us"], _, _ = wrk(work, delete, server.base, min(seconds, 3), 16)
-    # Upload the deleted names again, so the next size starts complete.
-    seed(work, server, size - deleted, deleted, 16)
+    # Upload the deleted names again, so the next size starts complete: wrk counts the answers it read, and up to a
+    # connection's worth of deletes more may have been sent when it stopped.
+    again = min(size, deleted + 16)
+    seed(work, server, size - again, again, 16)
     server.stop()
     return row
 
