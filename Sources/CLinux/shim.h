@@ -35,6 +35,11 @@ static inline void silo_name_this_thread(const char *_Nonnull name) {
     prctl(PR_SET_NAME, (unsigned long) name, 0UL, 0UL, 0UL);
 }
 
+/// Gives free heap memory back to the kernel, in every arena (glibc's malloc_trim, from <malloc.h>, which the Glibc
+/// module does not include): free() returns a small block to its arena, and the arena keeps the pages.
+extern int malloc_trim(size_t pad);
+static inline void silo_release_free_heap(void) { (void) malloc_trim(0); }
+
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without; it is in every glibc.
 extern int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 

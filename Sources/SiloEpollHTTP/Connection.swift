@@ -174,6 +174,33 @@ final class Connection {
             && !outputBlocked
     }
 
+    /// Bytes of the buffers this connection owns (a sink's lent buffer is the sink's).
+    var heldBufferBytes: Int {
+        inbound.count + out.capacity + (streamBuffer?.count ?? 0) + (bodyBuffer?.count ?? 0)
+            + (spareBuffer?.count ?? 0)
+    }
+
+    /// An idle connection (``isIdle``) gives its buffers back; the next request allocates them again.
+    func releaseIdleBuffers() {
+        guard isIdle else { return }
+        if inbound.baseAddress != nil {
+            inbound.deallocate()
+            inbound = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        }
+        start = 0
+        end = 0
+        headScanResume = 0
+        if outStart >= out.count {
+            out.removeAll(keepingAtMost: 0)
+            outStart = 0
+        }
+        if case .none = outBody {
+            streamBuffer?.deallocate()
+            streamBuffer = nil
+        }
+        releaseBodyBuffer()
+    }
+
     // MARK: - Events
 
     func handle(events: UInt32) {

@@ -84,6 +84,10 @@ public final class EpollHTTPServer: HTTPServer, Sendable {
     /// Requests that reached the handler and have not completed yet.
     public var requestsInFlight: Int { state.inFlight.load(ordering: .relaxed) }
 
+    /// Bytes of buffers the open connections hold (heads, queued output, body and stream blocks), as the loops
+    /// counted them at their last once-a-second sweep.
+    public var connectionBufferBytes: Int { state.connectionBufferBytes.load(ordering: .relaxed) }
+
     deinit {
         let running = loops.withLock { loops in
             let taken = loops

@@ -35,6 +35,8 @@ final class EventLoop {
     private var connections: [ObjectIdentifier: Connection] = [:]
     private var listening = false
     private var lastSweep: Double = 0
+    /// What this loop's connections held at the last sweep (its share of ``ServerState/connectionBufferBytes``).
+    private var sweptBufferBytes = 0
     /// Connections waiting out a staged stall (``TransportFault``) and when each resumes; empty unless the handler
     /// stages faults, so an ordinary loop only checks `isEmpty`.
     private var timers: [(deadline: Double, connection: ObjectIdentifier)] = []
@@ -135,6 +137,8 @@ final class EventLoop {
         }
         stopListening()
         for connection in Array(connections.values) { connection.close(reason: "server stopped") }
+        state.connectionBufferBytes.subtract(sweptBufferBytes, ordering: .relaxed)
+        sweptBufferBytes = 0
         // Calls finished or never run are released as a closed connection would (sinks aborted, answers dropped).
         for call in mailbox.close() { call.releaseUnclaimed() }
         for call in waitingForRoom { call.releaseUnrun() }
@@ -258,15 +262,36 @@ final class EventLoop {
         }
     }
 
+    /// Once a second: closes connections past their timeouts, and has keep-alive connections that have waited a
+    /// second or more for their next request give their buffers back. Thousands of such connections (phones
+    /// between requests) then cost what their objects and sockets take, under a KiB each, rather than a head
+    /// buffer and the capacity of their largest in-memory response each (bench/results/connections.md); a busy
+    /// connection keeps its buffers from one request to the next.
     private func sweep(idle idleLimit: Double, head headLimit: Double) {
-        for connection in Array(connections.values) where !connection.waitsForCall {
-            let idle = now - connection.lastActivity
-            let headAge = connection.headAge(now: now)
-            // A lingering close waits for the client's last bytes only briefly.
-            if idle > idleLimit || headAge > headLimit || (connection.isLingering && idle > 2) {
-                connection.close(reason: headAge > headLimit ? "head timeout" : "idle timeout")
+        var held = 0
+        var released = 0
+        for connection in Array(connections.values) {
+            if !connection.waitsForCall {
+                let idle = now - connection.lastActivity
+                let headAge = connection.headAge(now: now)
+                // A lingering close waits for the client's last bytes only briefly.
+                if idle > idleLimit || headAge > headLimit || (connection.isLingering && idle > 2) {
+                    connection.close(reason: headAge > headLimit ? "head timeout" : "idle timeout")
+                    continue
+                }
+                if idle >= 1 && connection.isIdle {
+                    let before = connection.heldBufferBytes
+                    connection.releaseIdleBuffers()
+                    released += before - connection.heldBufferBytes
+                }
             }
+            held += connection.heldBufferBytes
         }
+        state.connectionBufferBytes.add(held - sweptBufferBytes, ordering: .relaxed)
+        sweptBufferBytes = held
+        // Thousands of small blocks freed at once (a crowd of connections gone quiet) stay in malloc's arenas, as
+        // resident as before, unless handed back; a MiB or more is worth the walk over the heap.
+        if released >= 1 << 20 { silo_release_free_heap() }
     }
 
     /// Reads what OpenSSL holds for the connections listed, once each; one that still has more (its buffer filled

@@ -19,6 +19,8 @@ final class ServerState: Sendable {
     let inFlight = Atomic<Int>(0)
     /// Open connections across all loops, for the connection limit.
     let connections = Atomic<Int>(0)
+    /// Bytes of buffers held by open connections, each loop adding what changed since its last sweep.
+    let connectionBufferBytes = Atomic<Int>(0)
     /// Set when shutdown begins: no more accepts, idle connections close, responses carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     /// Set when the drain is over: loops close everything and exit.

@@ -1,4 +1,5 @@
 import Foundation
+import SiloEpollHTTP
 import SiloHTTP
 import SiloTesting
 import Synchronization
@@ -397,6 +398,38 @@ import Glibc
                 _ = try? socket.readUntilClose()
             }
             #expect(try HTTPTestClient(port: server.port).send(method: "GET", target: "/alive").text == "x")
+        }
+    }
+
+    @Test(.enabled(if: Engine.epollAvailable)) func idleKeepAliveConnectionsHoldNoBuffers() throws {
+        // Each connection once received a 100 KiB answer held in memory; waiting for its next request it must not
+        // keep that capacity (nor its head buffer): thousands of idle phones would otherwise cost gigabytes.
+        let body = String(repeating: "a", count: 100 * 1024) + "END"
+        try withServer(.epoll, configure: { $0.threadPoolSize = 1 }, { _ in text(body) }) { server, _ in
+            #if os(Linux)
+            let epoll = try #require(server as? EpollHTTPServer)
+            let sockets = try (0..<40).map { _ in try RawSocket(port: server.port) }
+            // Each its own target, so that no answer is a replay of another (ReplayMemo) and each is framed in `out`;
+            // then the start of a next request, so the connections are busy, not idle, and keep their buffers.
+            for (index, socket) in sockets.enumerated() {
+                try socket.write("GET /big/\(index) HTTP/1.1\r\nHost: x\r\n\r\nGET /next/\(index) HTTP/1.1\r\n")
+                #expect(try socket.readUntil("END").contains("200"))
+            }
+            // The loops count what their connections hold once a second: the answers' capacity, while busy…
+            #expect(waitUntil(seconds: 5) { epoll.connectionBufferBytes > 40 * 64 * 1024 })
+            for socket in sockets {
+                try socket.write("Host: x\r\n\r\n")
+                #expect(try socket.readUntil("END").contains("200"))
+            }
+            // …then nothing, once they have waited a second for their next request.
+            let bound = 40 * 1024
+            #expect(waitUntil(seconds: 5) { epoll.connectionBufferBytes <= bound }, "\(epoll.connectionBufferBytes)")
+            // They still serve their next request.
+            for (index, socket) in sockets.enumerated() {
+                try socket.write("GET /again/\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try socket.readUntil("END").contains("200"))
+            }
+            #endif
         }
     }
 }

@@ -218,6 +218,39 @@ import Testing
         #expect(writer.writes.count == 4)
     }
 
+    /// An upload whose bytes trickle in (a phone on a slow link) keeps one small buffer, however long it runs; one
+    /// whose small batch fills quickly moves to full batches and the pipeline. The clock is the test's.
+    @Test(arguments: [true, false])
+    func aSlowUploadKeepsOneSmallBuffer(slow: Bool) throws {
+        let writer = RecordingWriter()
+        var now: UInt64 = 0
+        let small = 4 * Self.batch
+        let appender = BlobAppender(
+            writer: writer, hasher: ObjectHasher(), batchBytes: 16 * Self.batch,
+            longBatches: (64 * Self.batch, LongBatchSlots(limit: 1)), slowBatchBytes: small, clock: { now })
+        let data = pattern(200 * Self.batch + 5, seed: 7)
+        var largest = 0
+        for piece in stride(from: 0, to: data.count, by: 40) {
+            // One piece a second when slow; no time passes when fast.
+            if slow { now += 1_000_000_000 }
+            try data[piece..<min(data.count, piece + 40)].withUnsafeBytes { try appender.append($0) }
+            largest = max(largest, appender.bufferBytes)
+        }
+        try appender.flush()
+        #expect(Array(writer.writes.joined()) == data)
+        #expect(
+            appender.takeHasher()?.finalize()
+                == BlobSummary(size: Int64(data.count), md5: MD5Hasher.digest(data), crc32c: CRC32C.checksum(data)))
+        if slow {
+            #expect(largest == small, "a slow upload held \(largest) bytes of buffers")
+            #expect(writer.writes.dropLast().allSatisfy { $0.count == small })
+        } else {
+            #expect(largest > small)
+            #expect(writer.writes.first?.count == small)
+            #expect(writer.writes.dropFirst().dropLast().allSatisfy { $0.count > small })
+        }
+    }
+
     @Test func aFailedWriteIsNotRepeatedByFlush() throws {
         let writer = RecordingWriter()
         writer.failAfter = 1

@@ -22,6 +22,10 @@ import Synchronization
 /// fills): each batch is then one device write, and per-write costs (a virtio notification, an interrupt, two thread
 /// hand-offs) are paid eight times less often. The slots bound that memory process-wide, so many concurrent uploads
 /// stay at the small size.
+/// Every upload starts with one small buffer (``defaultSlowBatchBytes``) and keeps it while its bytes trickle in,
+/// as a phone's on a slow link do: only a small batch that fills quickly (``fastFillNanoseconds``) moves it to full
+/// batches and the pipeline. Thousands of slow uploads then hold 16 KiB each rather than two full buffers
+/// (bench/results/connections.md); a fast upload pays one small batch first.
 /// Bytes still in the buffer are not in the blob: ``flush()`` must run before the writer is synced (``BlobIngest``
 /// and ``ResumableChunkSink`` do).
 final class BlobAppender {
@@ -30,6 +34,11 @@ final class BlobAppender {
     static let defaultBatchBytes = 128 << 10
     /// 1 MiB, for the few uploads that get a slot: a direct write of this size keeps the device ahead of MD5.
     static let defaultLongBatchBytes = 1 << 20
+    /// 16 KiB: the first batches' size, kept by an upload whose bytes arrive slowly. A divisor of the batch sizes,
+    /// so batches still end at multiples of the size in use.
+    static let defaultSlowBatchBytes = 16 << 10
+    /// A small batch that fills within 100 ms (160 KiB/s and up) moves the upload to full batches.
+    static let fastFillNanoseconds: UInt64 = 100_000_000
 
     /// A page: what direct I/O needs of a buffer's address.
     private static let bufferAlignment = 4096
@@ -57,14 +66,21 @@ final class BlobAppender {
     /// The long batch size and where its slots come from, nil for none; `holdsLongSlot` once this upload has one.
     private let longBatches: (bytes: Int, slots: LongBatchSlots)?
     private var holdsLongSlot = false
+    /// The batch size once the upload has shown it is fast; `buffer` is smaller until then.
+    private let fullBatchBytes: Int
+    /// Monotonic nanoseconds (a parameter, so tests can pace an upload); when the small batch now filling began.
+    private let clock: () -> UInt64
+    private var fillStarted: UInt64
 
     /// - Parameters:
     ///   - pipelined: whether full batches may be hashed on a second thread (tests check both ways agree).
     ///   - longBatches: the batch size once the pipeline runs, if one of `slots` is free; nil keeps `batchBytes`.
+    ///   - slowBatchBytes: the first batches' size (kept while bytes arrive slowly), when smaller than `batchBytes`.
     init(
         writer: any BlobWriter, hasher: ObjectHasher?, batchBytes: Int = BlobAppender.defaultBatchBytes,
         longBatches: (bytes: Int, slots: LongBatchSlots)? = (BlobAppender.defaultLongBatchBytes, .shared),
-        pipelined: Bool = true
+        slowBatchBytes: Int = BlobAppender.defaultSlowBatchBytes, pipelined: Bool = true,
+        clock: @escaping () -> UInt64 = MonotonicClock.nanoseconds
     ) {
         precondition(batchBytes > 0, "BlobAppender needs a positive batch size")
         precondition(
@@ -74,7 +90,13 @@ final class BlobAppender {
         self.pipelined = pipelined
         self.longBatches = longBatches
         handedOver = writer.offset
-        buffer = .allocate(byteCount: batchBytes, alignment: Self.bufferAlignment)
+        precondition(
+            slowBatchBytes > 0 && batchBytes % min(slowBatchBytes, batchBytes) == 0,
+            "BlobAppender's slow batches must divide its batches")
+        fullBatchBytes = batchBytes
+        self.clock = clock
+        fillStarted = clock()
+        buffer = .allocate(byteCount: min(slowBatchBytes, batchBytes), alignment: Self.bufferAlignment)
     }
 
     deinit {
@@ -87,6 +109,9 @@ final class BlobAppender {
 
     /// Bytes appended so far, including those still buffered.
     var appended: Int64 { handedOver + Int64(buffered) }
+
+    /// The memory this upload's buffers take.
+    var bufferBytes: Int { buffer.count + (spares + inFlight).reduce(0) { $0 + $1.count } }
 
     /// The free part of the batch being filled: bytes placed at its start and then passed to ``append(_:)`` are
     /// taken where they lie, with no copy (the transport reads request bodies straight into it). Never empty; valid
@@ -114,6 +139,8 @@ final class BlobAppender {
                 try target.write(piece)
                 handedOver += Int64(n)
                 hasher?.update(piece)
+                // A batch's worth at once: a fast upload.
+                useFullBatches()
                 startPipeline()
                 rest = UnsafeRawBufferPointer(rebasing: rest[n...])
                 continue
@@ -174,14 +201,24 @@ final class BlobAppender {
         }
         try target.write(batch)
         handedOver += Int64(batch.count)
-        guard let hasher else { return }
-        if pipeline == nil, full {
-            // Hashed here, so that the pipeline may start with buffers of another size.
-            hasher.update(batch)
-            startPipeline()
-            return
+        // Hashed here, so that the pipeline may start with buffers of another size.
+        hasher?.update(batch)
+        if buffer.count < fullBatchBytes {
+            let now = clock()
+            let quick = now &- fillStarted < Self.fastFillNanoseconds
+            fillStarted = now
+            // Bytes trickling in: the small buffer is enough, and a pipeline would only hold more memory.
+            guard full && quick else { return }
+            useFullBatches()
         }
-        hasher.update(batch)
+        if full { startPipeline() }
+    }
+
+    /// Replaces the small first buffer with a full-size one; called with the buffer empty and nothing in flight.
+    private func useFullBatches() {
+        guard buffer.count < fullBatchBytes else { return }
+        buffer.deallocate()
+        buffer = .allocate(byteCount: fullBatchBytes, alignment: Self.bufferAlignment)
     }
 
     /// Stops hashing and returns the hasher with every flushed byte in it (the caller finalizes or keeps it).
