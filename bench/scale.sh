@@ -22,5 +22,5 @@ for store in ${SCALE_STORES:-sqlite postgres}; do
 done
 scripts/python-venv.sh .venv/bench-plot bench/plot-requirements.txt
 .venv/bench-plot/bin/python bench/scale_plot.py "$results" bench/results/scale.svg
-cp "$results" bench/results/scale.json
+cp "$results" bench/results/scale.json   # overwrites the committed rows
 echo "plot: bench/results/scale.svg; rows: bench/results/scale.json"

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 SERIES = [
     ("get_cold_p99_us", "GET cold"), ("get_warm_p99_us", "GET warm"), ("meta_cold_p99_us", "getMetadata cold"),
-    ("meta_warm_p99_us", "getMetadata warm"), ("list_middle_p99_us", "list (middle page)"),
+    ("meta_warm_p99_us", "getMetadata warm"), ("list_middle_p99_us", "list (middle page)"), ("list_last_p99_us", "list (last page)"),
     ("upload_p99_us", "upload"), ("delete_p99_us", "delete"),
 ]
 
@@ -28,6 +28,7 @@ def main(source, target):
         axis.set_xlabel("objects in the bucket")
         axis.set_ylabel("p99 (ms)")
         axis.set_title({"sqlite": "SQLite + disk", "postgres": "PostgreSQL + SeaweedFS"}.get(store, store))
+        axis.set_yscale("log")
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=8)
     figure.tight_layout()
