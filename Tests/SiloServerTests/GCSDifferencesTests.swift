@@ -39,6 +39,51 @@ import Testing
         try response.json()["items"]?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []
     }
 
+    @Test("Deleting every generation a versions listing shows empties a versioned bucket, which then deletes")
+    func emptyingAVersionedBucket() throws {
+        let name = "versioned-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(
+            try json("POST", "/storage/v1/b?project=p", #"{"name":"\#(name)","versioning":{"enabled":true}}"#).status
+                == 200)
+        for object in ["a.txt", "a.txt", "dir/b.txt", "dir/b.txt", "dir/sub/c.txt"] {
+            #expect(try gcsUpload(object, object, bucket: name).status == 200)
+        }
+        #expect(try client.send(method: "DELETE", target: gcs("dir/sub/c.txt", bucket: name)).status == 204)
+        // A version-aware recursive delete as gcsfs and gsutil do it: page through versions=true (small pages, so
+        // deletes and pages interleave), delete each generation; the last one over the XML API.
+        var versions: [(String, String)] = []
+        var token: String?
+        repeat {
+            let page = try client.get(
+                "/storage/v1/b/\(name)/o?versions=true&maxResults=2"
+                    + (token.map { "&pageToken=" + PercentCoding.encodeComponent($0) } ?? "")
+            ).json()
+            for item in page["items"]?.arrayValue ?? [] {
+                if let object = item.objectValue, let n = object["name"]?.stringValue,
+                    let g = object["generation"]?.stringValue
+                {
+                    versions.append((n, g))
+                }
+            }
+            token = page["nextPageToken"]?.stringValue
+        } while token != nil
+        #expect(versions.count == 5)
+        for (object, generation) in versions.dropLast() {
+            #expect(
+                try client.send(method: "DELETE", target: gcs(object, bucket: name) + "?generation=\(generation)")
+                    .status == 204)
+        }
+        let (object, generation) = try #require(versions.last)
+        #expect(
+            try client.send(
+                method: "DELETE",
+                target: "/\(name)/" + PercentCoding.encodeComponent(object) + "?generation=\(generation)"
+            ).status == 204)
+        #expect(try client.get("/storage/v1/b/\(name)/o?versions=true").json()["items"] == nil)
+        #expect(try client.send(method: "DELETE", target: "/storage/v1/b/\(name)").status == 204)
+        #expect(try client.get("/storage/v1/b/\(name)").status == 404)
+    }
+
     @Test("GET /b?project=P lists P's buckets: those created in P and P's default bucket, not another project's")
     func bucketListingByProject() throws {
         #expect(try json("POST", "/storage/v1/b?project=alpha", #"{"name":"alpha-data"}"#).status == 200)

@@ -256,14 +256,19 @@ def test_versions(client, bucket):
         b.blob("v.txt", generation=old.generation).download_as_bytes()
 
 
-def test_missing_bucket_is_404(client):
-    # GCS never creates a bucket on upload or list; neither does Silo's GCS API.
+def test_missing_bucket_reads_are_404_and_an_upload_creates_it(client):
+    # Reads and listings of a bucket that does not exist are 404, as on GCS. This server runs in emulator mode, where
+    # an upload creates the bucket on every API, as the Firebase emulator does (secured mode answers 404:
+    # GCSDifferencesTests).
     missing = client.bucket("never-created-bucket")
-    with pytest.raises(exceptions.NotFound):
-        missing.blob("x").upload_from_string(b"x")
     with pytest.raises(exceptions.NotFound):
         list(client.list_blobs(missing))
     assert not missing.exists()
+    with pytest.raises(exceptions.NotFound):
+        missing.blob("x").download_as_bytes()
+    missing.blob("x").upload_from_string(b"x")
+    assert missing.exists()
+    assert missing.blob("x").download_as_bytes() == b"x"
 
 
 def test_buckets(client):

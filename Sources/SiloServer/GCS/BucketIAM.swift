@@ -66,7 +66,7 @@ struct BucketIAM {
             {
                 throw StorageError(
                     .invalidArgument,
-                    "IAM policies with conditions must have version 3 (bucket \(name)): set version to 3")
+                    "IAM policies with conditions must have version at least 3 (bucket \(name)): set version to 3")
             }
             if resource.publicAccessPreventionEnforced, bindings.contains(where: Self.isPublic) {
                 throw StorageError(
