@@ -63,7 +63,9 @@ const enc = encodeURIComponent;
 
 // GCS JSON API paths.
 export const gcs = {
-  buckets: () => "/storage/v1/b?project=silo&maxResults=1000",
+  // No `project`: with one, the listing keeps that project's buckets only, and the console shows every bucket the
+  // server serves (GCS requires the parameter; Silo lists all without it).
+  buckets: () => "/storage/v1/b?maxResults=1000",
   list: (bucket, prefix, pageToken, pageSize) => {
     const q = new URLSearchParams({ delimiter: "/", prefix, maxResults: String(pageSize) });
     if (pageToken) q.set("pageToken", pageToken);

@@ -1,5 +1,6 @@
 import SiloCore
 import SiloHTTP
+import SiloHashing
 import SiloServer
 import SiloTestStores
 import SiloTesting
@@ -37,6 +38,54 @@ import Testing
 
     func bucketNames(_ response: TestResponse) throws -> [String] {
         try response.json()["items"]?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []
+    }
+
+    @Test("The contentEncoding upload parameter sets the stored encoding on media, multipart and resumable uploads")
+    func contentEncodingUploadParameter() throws {
+        let plain = pattern(20_000).map { $0 % 16 + 65 }
+        let compressed = try GzipDeflater.compress(plain)
+        let upload = "/upload/storage/v1/b/\(bucket)/o?contentEncoding=gzip"
+        // Media, multipart (the parameter wins over the metadata's encoding, as on GCS), resumable (set at the start).
+        #expect(
+            try client.send(
+                method: "POST", target: upload + "&uploadType=media&name=media.txt",
+                headers: ["Content-Type": "text/plain"], body: compressed
+            ).status == 200)
+        let boundary = "b0undary"
+        var multipart = bytes(
+            "--\(boundary)\r\nContent-Type: application/json\r\n\r\n"
+                + #"{"name":"multi.txt","contentType":"text/plain","contentEncoding":"identity"}"#
+                + "\r\n--\(boundary)\r\nContent-Type: text/plain\r\n\r\n")
+        multipart += compressed + bytes("\r\n--\(boundary)--\r\n")
+        #expect(
+            try client.send(
+                method: "POST", target: upload + "&uploadType=multipart",
+                headers: ["Content-Type": "multipart/related; boundary=\(boundary)"], body: multipart
+            ).status == 200)
+        let start = try client.send(
+            method: "POST", target: upload + "&uploadType=resumable&name=resumed.txt",
+            headers: ["Content-Type": "application/json", "X-Upload-Content-Type": "text/plain"], body: bytes("{}"))
+        let location = try #require(start.headers["Location"])
+        // http://HOST:PORT/upload/…: the path is what follows the third slash.
+        let parts = location.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        let path = "/" + (parts.count == 4 ? String(parts[3]) : "")
+        #expect(try client.send(method: "PUT", target: path, body: compressed).status == 200)
+        for name in ["media.txt", "multi.txt", "resumed.txt"] {
+            #expect(try client.get(gcs(name)).json()["contentEncoding"]?.stringValue == "gzip", "\(name)")
+            let decoded = try client.get(gcs(name) + "?alt=media")
+            #expect(decoded.body == plain && decoded.headers["Content-Encoding"] == nil, "\(name)")
+            #expect(decoded.headers["X-Goog-Stored-Content-Encoding"] == "gzip", "\(name)")
+            let raw = try client.get(gcs(name) + "?alt=media", headers: ["Accept-Encoding": "gzip"])
+            #expect(raw.body == compressed && raw.headers["Content-Encoding"] == "gzip", "\(name)")
+        }
+        // It can reach a response header, so it is checked like the metadata field.
+        #expect(
+            try client.send(
+                method: "POST",
+                target:
+                    "/upload/storage/v1/b/\(bucket)/o?contentEncoding=gz%0D%0AX-Evil:%201&uploadType=media&name=evil.txt",
+                body: compressed
+            ).status == 400)
     }
 
     @Test("Deleting every generation a versions listing shows empties a versioned bucket, which then deletes")

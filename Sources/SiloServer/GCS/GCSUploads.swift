@@ -41,14 +41,21 @@ struct GCSUploads {
     /// Fields of a GCS upload: the JSON's, content type from JSON, else the protocol's header, else octet-stream.
     /// Unlike v0 uploads, no download token and no content disposition are invented.
     /// The GCS-only keys (holds, ACL, retention, contexts) are applied as to a new object of `bucket`.
+    /// The `contentEncoding` query parameter (media, multipart, and the request that starts a resumable upload) sets
+    /// the stored encoding as the metadata's `contentEncoding` would, and wins over it, as on GCS.
     func fields(
         _ changes: MetadataChanges?, fallbackContentType: String?, _ context: RequestContext, _ bucket: BucketName,
         _ name: ObjectName
     ) throws -> ObjectFields {
-        try service.newObjectFields(
+        var fields = try service.newObjectFields(
             changes, fallbackContentType: fallbackContentType, bucket, name,
             predefinedACL: ObjectResource.predefinedACL(context.query), principal: context.principal,
             time: context.time)
+        if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
+            fields.contentEncoding = encoding
+            try fields.validate()
+        }
+        return fields
     }
 
     /// Whether the caller may write `name` as it is now (`objects.create`, and `objects.delete` when it replaces a
