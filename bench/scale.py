@@ -315,6 +315,9 @@ def run_store(args, store):
             results.append(row)
             print(json.dumps(row), file=sys.stderr)
     finally:
+        # Also when a figure fails (sys.exit): no server outlives the run.
+        if "server" in locals():
+            server.stop()
         shutil.rmtree(work, ignore_errors=True)
     return results
 
