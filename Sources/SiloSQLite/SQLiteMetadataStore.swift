@@ -203,16 +203,25 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore, MetricsSourc
         -> [ObjectRecord]
     {
         guard limit > 0 else { return [] }
-        let lower = Array(prefix.utf8)
-        let upper = ObjectName.keyAfterAllNames(startingWith: lower)
+        let prefixBytes = Array(prefix.utf8)
+        let upper = ObjectName.keyAfterAllNames(startingWith: prefixBytes)
+        // One lower bound, the larger one (as VersionListingRange does): given the prefix and the cursor as two
+        // parameters, SQLite seeks by one of them and filters by the other row by row, so a page deep into a large
+        // prefix walked every name before it.
+        let (comparison, lower) =
+            if let startAfter, !startAfter.lexicographicallyPrecedes(prefixBytes) {
+                (">", startAfter)
+            } else {
+                (">=", prefixBytes)
+            }
         return try read { connection in
             try connection.rows(
                 """
                 SELECT \(Codec.objectColumns) FROM objects
-                WHERE bucket = ? AND live = 1 AND name >= ? AND name < ? AND name > ?
+                WHERE bucket = ? AND live = 1 AND name \(comparison) ? AND name < ?
                 ORDER BY name LIMIT ?
                 """,
-                [.text(bucket.rawValue), .blob(lower), .blob(upper), .blob(startAfter ?? []), .integer(Int64(limit))],
+                [.text(bucket.rawValue), .blob(lower), .blob(upper), .integer(Int64(limit))],
                 Codec.object)
         }
     }

@@ -151,6 +151,23 @@ final class SQLRecorder: Sendable {
         #expect(try store.session(id: "old") == expected)
     }
 
+    /// A page deep into a prefix seeks to its cursor: the statement has one lower bound on the name. With the prefix
+    /// and the cursor both as parameters, SQLite sought by the prefix and filtered up to the cursor row by row (the
+    /// middle and last pages of a 100,000-object listing took 2-3x the first).
+    @Test func liveListingsHaveOneLowerBound() throws {
+        let directory = try TempDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (store, recorded) = try tracedStore(directory)
+        _ = try store.listObjects(bucketName(), prefix: "a", startAfter: nil, limit: 5)  // opens a reader
+        for startAfter in [nil, Array("ab".utf8), Array("0".utf8)] {
+            recorded.withLock { $0 = [] }
+            _ = try store.listObjects(bucketName(), prefix: "a", startAfter: startAfter, limit: 5)
+            let sql = try #require(recorded.withLock { $0 }.first)
+            let lowerBounds = ["name > ?", "name >= ?"].map { sql.components(separatedBy: $0).count - 1 }.reduce(0, +)
+            #expect(lowerBounds == 1, "\(sql)")
+        }
+    }
+
     @Test func versionListingsSeekThePrimaryKeyInOrder() throws {
         let directory = try TempDirectory()
         defer { withExtendedLifetime(directory) {} }
