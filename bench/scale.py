@@ -150,18 +150,18 @@ def wrk(work, script: str, url: str, seconds: float, connections: int, server=No
     return requests, p50, p99, errors, peak
 
 
-def seed(work, server, start: int, count: int, connections: int):
-    """Uploads objects start..<start+count through v0 (1 KiB each) on `connections` keep-alive connections, each
-    taking the next index. Returns objects/s. (wrk cannot stop after a count: Debian's wrk ignores thread:stop.)"""
+def each_name(server, method: str, start: int, count: int, connections: int, body=None, ok=(200,)):
+    """Sends `method` for objects start..<start+count through v0 on `connections` keep-alive connections, each
+    taking the next index (wrk cannot stop after a count: Debian's wrk ignores thread:stop). Returns (seconds,
+    sorted per-request seconds); exits if any answer is not in `ok`."""
     import http.client
     import threading
     from urllib.parse import quote
 
-    body = b"x" * 1024
     lock = threading.Lock()
-    state = {"next": start, "failed": []}
+    state = {"next": start, "times": [], "failed": []}
 
-    def uploader():
+    def sender():
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
         while True:
             with lock:
@@ -169,23 +169,33 @@ def seed(work, server, start: int, count: int, connections: int):
                 state["next"] += 1
             if i >= start + count:
                 break
-            connection.request("POST", f"/v0/b/{BUCKET}/o?name={quote(name_of(i), safe='')}", body,
-                               {"Content-Type": "image/jpeg"})
+            name = quote(name_of(i), safe="")
+            path = f"/v0/b/{BUCKET}/o?name={name}" if method == "POST" else f"/v0/b/{BUCKET}/o/{name}"
+            begun = time.monotonic()
+            connection.request(method, path, body, {"Content-Type": "image/jpeg"} if body else {})
             answer = connection.getresponse()
             answer.read()
-            if answer.status != 200:
-                state["failed"].append((i, answer.status))
+            with lock:
+                state["times"].append(time.monotonic() - begun)
+                if answer.status not in ok:
+                    state["failed"].append((i, answer.status))
         connection.close()
 
     started = time.monotonic()
-    threads = [threading.Thread(target=uploader) for _ in range(min(connections, max(count, 1)))]
+    threads = [threading.Thread(target=sender) for _ in range(min(connections, max(count, 1)))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     if state["failed"]:
-        sys.exit(f"seeding: {len(state['failed'])} uploads failed, first {state['failed'][0]}")
-    return count / max(time.monotonic() - started, 1e-9)
+        sys.exit(f"{method}: {len(state['failed'])} of {count} failed, first {state['failed'][0]}")
+    return time.monotonic() - started, sorted(state["times"])
+
+
+def seed(work, server, start: int, count: int, connections: int):
+    """Uploads objects start..<start+count through v0 (1 KiB each). Returns objects/s."""
+    seconds, _ = each_name(server, "POST", start, count, connections, body=b"x" * 1024)
+    return count / max(seconds, 1e-9)
 
 
 def random_reads(count: int, query: str, hot: int = 0) -> str:
@@ -201,38 +211,7 @@ end
 
 def delete_p99(server, start: int, count: int, connections: int) -> int:
     """p99 (µs) of v0 deletes of objects start..<start+count, `connections` at a time."""
-    import http.client
-    import threading
-    from urllib.parse import quote
-
-    lock = threading.Lock()
-    state = {"next": start, "times": [], "failed": 0}
-
-    def deleter():
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
-        while True:
-            with lock:
-                i = state["next"]
-                state["next"] += 1
-            if i >= start + count:
-                break
-            begun = time.monotonic()
-            connection.request("DELETE", f"/v0/b/{BUCKET}/o/{quote(name_of(i), safe='')}")
-            answer = connection.getresponse()
-            answer.read()
-            with lock:
-                state["times"].append(time.monotonic() - begun)
-                state["failed"] += answer.status not in (200, 204)
-        connection.close()
-
-    threads = [threading.Thread(target=deleter) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if state["failed"]:
-        sys.exit(f"deletes: {state['failed']} of {count} failed")
-    times = sorted(state["times"])
+    _, times = each_name(server, "DELETE", start, count, connections, ok=(200, 204))
     return round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6)
 
 
