@@ -290,8 +290,9 @@ final class EventLoop {
         state.connectionBufferBytes.add(held - sweptBufferBytes, ordering: .relaxed)
         sweptBufferBytes = held
         // Thousands of small blocks freed at once (a crowd of connections gone quiet) stay in malloc's arenas, as
-        // resident as before, unless handed back; a MiB or more is worth the walk over the heap.
-        if released >= 1 << 20 { silo_release_free_heap() }
+        // resident as before, unless handed back; a MiB or more is worth the walk over the heap. Not on this loop:
+        // malloc_trim walks every arena under its lock and makes a syscall per range it returns.
+        if released >= 1 << 20 { HeapTrim.request() }
     }
 
     /// Reads what OpenSSL holds for the connections listed, once each; one that still has more (its buffer filled
