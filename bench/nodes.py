@@ -5,9 +5,9 @@ preconditioned creates race correctly across three nodes, and what PostgreSQL's 
 Run with the services up: scripts/with-services.sh python3 bench/nodes.py [--seconds 8]
 
 For each node count, wrk drives every node at once (the same connections in all, split across the nodes): 1 KiB
-v0 uploads to new names and 1 KiB GETs of seeded names, in two wrk processes side by side. Meanwhile (every 50 ms
-pg_stat_activity is sampled plus the two psql calls each sample costs, so a few per second): for each backend of the database that is in a transaction, its wait
-event (or "running" when it waits on nothing, "idle in transaction" between statements), and pg_locks' ungranted
+v0 uploads to new names and 1 KiB GETs of seeded names, in two wrk processes side by side. Meanwhile
+pg_stat_activity is sampled every 50 ms plus the two psql calls each sample costs (a few samples a second): for
+each backend of the database that is in a transaction, its wait event (or "running" when it waits on nothing, "idle in transaction" between statements), and pg_locks' ungranted
 locks by type. A lock that serializes the nodes shows as Lock waits (`transactionid`, `tuple`, `advisory`) that
 grow with the node count. With 2 cores shared by the nodes, PostgreSQL, SeaweedFS and wrk, throughput cannot grow
 linearly; the wait events say whether anything in Silo would stop it where the cores would not.
