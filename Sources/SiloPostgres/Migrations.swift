@@ -166,6 +166,16 @@ enum Migrations {
         ALTER TABLE bucket_usage DROP CONSTRAINT IF EXISTS bucket_usage_pkey;
         ALTER TABLE bucket_usage ADD PRIMARY KEY (bucket, stripe);
         """,
+        // 12: the bytes of small objects, kept in the database and written in their version's own transaction
+        // (BlobID.isInline; PostgresMetadataStore.Configuration.inlineBlobLimit): a small upload costs no round trip
+        // to the S3 store. STORAGE MAIN keeps them in the row rather than in TOAST where they fit.
+        """
+        CREATE TABLE IF NOT EXISTS inline_blobs (
+            blob_id text COLLATE "C" PRIMARY KEY,
+            bytes bytea NOT NULL
+        );
+        ALTER TABLE inline_blobs ALTER COLUMN bytes SET STORAGE MAIN;
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

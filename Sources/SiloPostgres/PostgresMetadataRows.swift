@@ -294,6 +294,15 @@ public struct PostgresMetadataRows: MetadataRows {
             [.text(id.rawValue), .int64(time.microseconds)])
     }
 
+    public mutating func insertInlineBlob(_ id: BlobID, _ bytes: [UInt8]) throws {
+        try connection.query(
+            "INSERT INTO inline_blobs (blob_id, bytes) VALUES ($1, $2)", [.text(id.rawValue), .bytes(bytes)])
+    }
+
+    public mutating func deleteInlineBlob(_ id: BlobID) throws {
+        try connection.query("DELETE FROM inline_blobs WHERE blob_id = $1", [.text(id.rawValue)])
+    }
+
     public mutating func blobIsReferenced(_ id: BlobID) throws -> Bool {
         try connection.query(PostgresMetadataStore.blobReferenced, [.text(id.rawValue)]).first { try $0.bool(0) }
             ?? false

@@ -30,6 +30,9 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
         /// Where the writer lease says when this node becomes or stops being the only writer.
         public var logger = Logger.disabled
         public var writerLeaseTiming = WriterLeaseTiming()
+        /// The largest blob kept in the database itself, written in its version's own transaction: a small upload
+        /// then costs no round trip to the S3 store (docs/architecture-notes.md, "Small objects inline").
+        public var inlineBlobLimit = 4096
 
         public init() {}
     }
@@ -341,6 +344,16 @@ public final class PostgresMetadataStore: TransactionalMetadataStore {
                 """,
                 [.int64(time.microseconds), .int64(Int64(limit))]
             ).map(Codec.blobID)
+        }
+    }
+
+    public var inlineBlobLimit: Int { configuration.inlineBlobLimit }
+
+    public func inlineBlob(_ id: BlobID) throws -> [UInt8]? {
+        try read {
+            try $0.query("SELECT bytes FROM inline_blobs WHERE blob_id = $1", [.text(id.rawValue)]).first {
+                $0.bytes(0)
+            }
         }
     }
 

@@ -172,6 +172,15 @@ enum Migrations {
         UPDATE sessions SET record = json_remove(record, '$.principal')
         WHERE json_type(record, '$.principal') IS NOT NULL;
         """,
+        // 10: the bytes of small objects, kept in the database and written in their version's own transaction
+        // (BlobID.isInline; SQLiteMetadataStore.Configuration.inlineBlobLimit). A rowid table: rows go in in rowid
+        // order and fill their pages, where a table keyed by the random blob id would split pages half full.
+        """
+        CREATE TABLE IF NOT EXISTS inline_blobs (
+            blob_id TEXT PRIMARY KEY NOT NULL,
+            bytes BLOB NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { steps.count }

@@ -265,6 +265,15 @@ public struct SQLiteMetadataRows: MetadataRows {
         try connection.row(SQLiteMetadataStore.blobReferenced, [.text(id.rawValue)]) { $0.int64(0) != 0 } ?? false
     }
 
+    public mutating func insertInlineBlob(_ id: BlobID, _ bytes: [UInt8]) throws {
+        try connection.run(
+            "INSERT INTO inline_blobs (blob_id, bytes) VALUES (?, ?)", [.text(id.rawValue), .blob(bytes)])
+    }
+
+    public mutating func deleteInlineBlob(_ id: BlobID) throws {
+        try connection.run("DELETE FROM inline_blobs WHERE blob_id = ?", [.text(id.rawValue)])
+    }
+
     public mutating func deleteAllButDocuments(garbageAt time: Timestamp) throws {
         let registered = SQLValue.integer(time.microseconds)
         for table in ["objects", "sessions", "soft_deleted_objects"] {

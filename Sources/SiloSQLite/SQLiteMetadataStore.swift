@@ -41,6 +41,11 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore, MetricsSourc
         /// values, share one `COMMIT` (docs/architecture-notes.md, "Group commit").
         public var maxGroupTransactions = 64
         public var maxGroupBytes = 1 << 20
+        /// The largest blob kept in the database itself, written in its version's own transaction: a small upload
+        /// is then one row in one (grouped) commit, with no file, no file fsync and no directory fsync, and it costs
+        /// about its own size on disk instead of a file system block and an inode. One 4 KiB page: larger rows spill
+        /// into overflow pages, where a file costs no more (docs/architecture-notes.md, "Small objects inline").
+        public var inlineBlobLimit = 4096
 
         public init() {}
     }
@@ -320,6 +325,12 @@ public final class SQLiteMetadataStore: TransactionalMetadataStore, MetricsSourc
                 return id
             }
         }
+    }
+
+    public var inlineBlobLimit: Int { configuration.inlineBlobLimit }
+
+    public func inlineBlob(_ id: BlobID) throws -> [UInt8]? {
+        try read { try $0.row("SELECT bytes FROM inline_blobs WHERE blob_id = ?", [.text(id.rawValue)]) { $0.blob(0) } }
     }
 
     public func isBlobReferenced(_ id: BlobID) throws -> Bool {

@@ -34,7 +34,8 @@ final class ObjectService: Sendable {
         credentials: any CredentialVerifier, logger: Logger
     ) {
         self.init(
-            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            configuration: configuration, metadata: metadata,
+            blobs: InliningBlobStore(stored: blobs, metadata: metadata), policy: policy, credentials: credentials,
             logger: logger,
             smallBlobs: SmallBlobCache(
                 capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
@@ -224,13 +225,15 @@ final class ObjectService: Sendable {
     /// blob. With `sessionID` the commit also finalizes that resumable session, in the same transaction. `bucket` is
     /// served (a route's, or checked by the caller).
     func commitUpload(
-        bucket: BucketName, name: ObjectName, blobID: BlobID, summary: BlobSummary, fields: ObjectFields,
+        bucket: BucketName, name: ObjectName, blob: IngestedBlob, fields: ObjectFields,
         conditions: Preconditions, principal: Principal?, access: WriteAccess = .securityRules, time: Timestamp,
         finalizing sessionID: String? = nil, createsBucket: Bool
     ) throws -> ObjectRecord {
+        let summary = blob.summary
         let draft = ObjectDraft(
-            bucket: bucket, name: name, blob: summary, blobID: blobID, fields: fields, createsBucket: createsBucket)
-        let presets = takePresetTicket(bucket, name, contentType: fields.contentType, blob: blobID)
+            bucket: bucket, name: name, blob: summary, blobID: blob.id, fields: fields, createsBucket: createsBucket,
+            inlineBytes: blob.inlineBytes)
+        let presets = takePresetTicket(bucket, name, contentType: fields.contentType, blob: blob.id)
         let stored: ObjectRecord
         do {
             let write = { (pins: Preconditions) in

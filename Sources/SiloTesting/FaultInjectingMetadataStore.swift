@@ -257,6 +257,10 @@ public final class FaultInjectingMetadataStore: MetadataStore {
     public func forgetBlob(_ id: BlobID) throws {
         try hooks.around(StoreCall("forgetBlob", id.rawValue)) { try inner.forgetBlob(id) }
     }
+    public var inlineBlobLimit: Int { inner.inlineBlobLimit }
+    public func inlineBlob(_ id: BlobID) throws -> [UInt8]? {
+        try hooks.around(StoreCall("inlineBlob", id.rawValue)) { try inner.inlineBlob(id) }
+    }
     public func isBlobReferenced(_ id: BlobID) throws -> Bool {
         try hooks.around(StoreCall("isBlobReferenced", id.rawValue)) { try inner.isBlobReferenced(id) }
     }

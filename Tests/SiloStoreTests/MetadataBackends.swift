@@ -19,7 +19,8 @@ enum MetadataBackend: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .memory:
             return MetadataFixture(
-                store: InMemoryMetadataStore(now: { clock.now() }, recordsEvents: events), clock: clock,
+                store: InMemoryMetadataStore(now: { clock.now() }, recordsEvents: events, inlineBlobLimit: 4096),
+                clock: clock,
                 reopenStore: nil)
         case .sqlite:
             let directory = try TempDirectory()

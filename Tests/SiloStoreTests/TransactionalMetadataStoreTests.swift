@@ -162,6 +162,8 @@ private final class RecordingStore: TransactionalMetadataStore {
         try base.garbageBlobs(registeredBefore: time, limit: limit)
     }
     func isBlobReferenced(_ id: BlobID) throws -> Bool { try base.isBlobReferenced(id) }
+    var inlineBlobLimit: Int { base.inlineBlobLimit }
+    func inlineBlob(_ id: BlobID) throws -> [UInt8]? { try base.inlineBlob(id) }
     func document(_ name: String) throws -> String? { try base.document(name) }
 }
 
@@ -278,6 +280,14 @@ private struct RecordingRows<Base: MetadataRows>: MetadataRows {
         try base.markCollecting(id, at: time)
     }
     mutating func blobIsReferenced(_ id: BlobID) throws -> Bool { try base.blobIsReferenced(id) }
+    mutating func insertInlineBlob(_ id: BlobID, _ bytes: [UInt8]) throws {
+        record("insertInlineBlob \(id.rawValue)")
+        try base.insertInlineBlob(id, bytes)
+    }
+    mutating func deleteInlineBlob(_ id: BlobID) throws {
+        record("deleteInlineBlob \(id.rawValue)")
+        try base.deleteInlineBlob(id)
+    }
     mutating func deleteAllButDocuments(garbageAt time: Timestamp) throws {
         record("deleteAllButDocuments")
         try base.deleteAllButDocuments(garbageAt: time)

@@ -1,14 +1,27 @@
-/// The server-made identifier of a stored byte sequence: 32 lowercase hex digits from a CSPRNG.
-/// Blob stores name files and keys by this, never by object names.
+/// The server-made identifier of a stored byte sequence: 32 lowercase hex digits from a CSPRNG, or, for bytes the
+/// metadata store keeps inline (``isInline``), `i` and 31 of them. Where the bytes live is part of the name, so a
+/// reader finds them without asking two stores. Blob stores name files and keys by this, never by object names.
 public struct BlobID: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(rawValue: String) {
         guard rawValue.utf8.count == 32,
-            rawValue.withUTF8Bytes({ $0.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) } })
+            rawValue.withUTF8Bytes({ bytes in
+                bytes.indices.allSatisfy { i in
+                    let c = bytes[i]
+                    return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (i == 0 && c == Self.inlineMark)
+                }
+            })
         else { return nil }
         self.rawValue = rawValue
     }
+
+    /// `i`: the first character of an inline blob's id.
+    private static let inlineMark = UInt8(ascii: "i")
+
+    /// Whether the metadata store holds the bytes, written in the transaction of the version that holds them
+    /// (``MetadataStore/inlineBlob(_:)``), rather than the blob store.
+    public var isInline: Bool { rawValue.utf8.first == Self.inlineMark }
 
     /// Half the digits: they are random, so 64 bits tell ids apart as well as 128 for a hash table, for half the
     /// hashing (small downloads look their bytes up by blob id).
@@ -18,7 +31,12 @@ public struct BlobID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func random() -> BlobID {
+    public static func random() -> BlobID { random(inline: false) }
+
+    /// A new id for bytes the metadata store keeps inline.
+    public static func randomInline() -> BlobID { random(inline: true) }
+
+    private static func random(inline: Bool) -> BlobID {
         var generator = SystemRandomNumberGenerator()
         let hex = Array("0123456789abcdef".utf8)
         var bytes = [UInt8]()
@@ -30,6 +48,7 @@ public struct BlobID: Hashable, Sendable, CustomStringConvertible {
                 word >>= 4
             }
         }
+        if inline { bytes[0] = inlineMark }
         return BlobID(rawValue: String(decoding: bytes, as: UTF8.self))!
     }
 

@@ -103,10 +103,14 @@ public struct ObjectDraft: Sendable, Equatable {
     /// Set when the bucket soft-deletes: the live version this write replaces (outside versioning) is kept among
     /// the soft-deleted versions instead of going for good, as GCS keeps overwritten objects.
     public var replacedSoftDeletion: SoftDeletion?
+    /// The bytes themselves, for a blob the metadata store keeps inline (`blobID.isInline`): stored in the same
+    /// transaction as the version, so a small upload is one row in one commit and no file. Nil for every other blob,
+    /// which the blob store holds and ``MetadataStore/registerPendingBlob(_:at:)`` registered.
+    public var inlineBytes: [UInt8]?
 
     public init(
         bucket: BucketName, name: ObjectName, blob: BlobSummary, blobID: BlobID, fields: ObjectFields,
-        componentCount: Int? = nil, createsBucket: Bool = true
+        componentCount: Int? = nil, createsBucket: Bool = true, inlineBytes: [UInt8]? = nil
     ) {
         self.bucket = bucket
         self.name = name
@@ -115,6 +119,7 @@ public struct ObjectDraft: Sendable, Equatable {
         self.fields = fields
         self.componentCount = componentCount
         self.createsBucket = createsBucket
+        self.inlineBytes = inlineBytes
     }
 }
 

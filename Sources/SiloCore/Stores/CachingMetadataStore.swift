@@ -317,6 +317,8 @@ public final class CachingMetadataStore: MetadataStore {
         try inner.claimGarbageBlob(id, registeredBefore: cutoff, at: time)
     }
     public func forgetBlob(_ id: BlobID) throws { try inner.forgetBlob(id) }
+    public var inlineBlobLimit: Int { inner.inlineBlobLimit }
+    public func inlineBlob(_ id: BlobID) throws -> [UInt8]? { try inner.inlineBlob(id) }
     public func isBlobReferenced(_ id: BlobID) throws -> Bool { try inner.isBlobReferenced(id) }
     public func claimEvents(owner: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) throws
         -> [OutboxEvent]

@@ -31,7 +31,7 @@ public final class InMemoryBlobStore: BlobStore, BlobListing {
         guard let bytes = blobs.withLock({ $0[id] }) else {
             throw StorageError(.notFound, "blob \(id) does not exist")
         }
-        return Reader(bytes: bytes)
+        return BytesBlobReader(bytes)
     }
 
     public func deleteBlob(_ id: BlobID) throws {
@@ -87,24 +87,5 @@ public final class InMemoryBlobStore: BlobStore, BlobListing {
         }
 
         func close() { closed = true }
-    }
-
-    private final class Reader: BlobReader {
-        private let bytes: [UInt8]
-        init(bytes: [UInt8]) { self.bytes = bytes }
-
-        var size: Int64 { Int64(bytes.count) }
-
-        func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-            guard offset >= 0 else { throw StorageError(.invalidArgument, "negative read offset \(offset)") }
-            guard offset < bytes.count else { return 0 }
-            let count = min(buffer.count, bytes.count - Int(offset))
-            bytes.withUnsafeBytes { source in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[Int(offset)..<(Int(offset) + count)]))
-            }
-            return count
-        }
-
-        func takeFileDescriptor() -> Int32? { nil }
     }
 }

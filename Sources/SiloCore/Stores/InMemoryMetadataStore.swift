@@ -9,13 +9,23 @@ public final class InMemoryMetadataStore: TransactionalMetadataStore {
     private let state = Mutex(InMemoryMetadataRows())
     private let now: @Sendable () -> Timestamp
     public let recordsEvents: Bool
+    public let inlineBlobLimit: Int
 
     /// - Parameters:
     ///   - now: the clock for times the protocol does not pass in (bucket creation, delete, reset).
     ///   - recordsEvents: whether object writes append storage events to the outbox.
-    public init(now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }, recordsEvents: Bool = false) {
+    ///   - inlineBlobLimit: the largest blob kept inline (0: none; the blob store holds every one).
+    public init(
+        now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }, recordsEvents: Bool = false,
+        inlineBlobLimit: Int = 0
+    ) {
         self.now = now
         self.recordsEvents = recordsEvents
+        self.inlineBlobLimit = inlineBlobLimit
+    }
+
+    public func inlineBlob(_ id: BlobID) throws -> [UInt8]? {
+        state.withLock { $0.inlineBlobs[id] }
     }
 
     /// The lock is the transaction. The shared transactions throw only before their first write (see
@@ -192,6 +202,7 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
     fileprivate var softDeletedBuckets: [SoftDeletedBucket] = []
     /// Pending and replaced blobs with the time they were registered.
     fileprivate var garbage: [BlobID: GarbageEntry] = [:]
+    fileprivate var inlineBlobs: [BlobID: [UInt8]] = [:]
     /// Highest generation ever handed out; generations never repeat, even after deletes or reset.
     fileprivate var lastGeneration: Int64 = 0
     /// The event outbox by sequence, and the last sequence handed out (never reused).
@@ -366,6 +377,10 @@ public struct InMemoryMetadataRows: MetadataRows, Sendable {
             || sessions.values.contains { $0.state == .active && $0.blobID == id }
             || softDeleted.values.contains { $0.object.record.blobID == id }
     }
+
+    public mutating func insertInlineBlob(_ id: BlobID, _ bytes: [UInt8]) { inlineBlobs[id] = bytes }
+
+    public mutating func deleteInlineBlob(_ id: BlobID) { inlineBlobs[id] = nil }
 
     public mutating func deleteAllButDocuments(garbageAt time: Timestamp) {
         for versions in objects.values {

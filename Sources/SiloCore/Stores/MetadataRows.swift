@@ -93,6 +93,10 @@ public protocol MetadataRows {
     mutating func markCollecting(_ id: BlobID, at time: Timestamp) throws
     /// Whether an object version (live, noncurrent or soft-deleted) or an active upload session points to `id`.
     mutating func blobIsReferenced(_ id: BlobID) throws -> Bool
+    /// Stores an inline blob's bytes (``ObjectDraft/inlineBytes``) under its id.
+    mutating func insertInlineBlob(_ id: BlobID, _ bytes: [UInt8]) throws
+    /// Deletes an inline blob's bytes; none is not an error.
+    mutating func deleteInlineBlob(_ id: BlobID) throws
 
     /// Everything but the documents goes; every blob an object version, session or soft-deleted version held goes
     /// on the garbage list, registered at `time`.

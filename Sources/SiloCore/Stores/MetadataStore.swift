@@ -159,8 +159,14 @@ public protocol MetadataStore: Sendable {
     /// (``insertObject(_:conditions:at:finalizing:)`` throws `.unavailable`); delete its bytes, then
     /// ``forgetBlob(_:)``. A claim that is never finished stays on the list, and the next collection finishes it.
     func claimGarbageBlob(_ id: BlobID, registeredBefore cutoff: Timestamp?, at time: Timestamp) throws -> Bool
-    /// Forgets a blob after its bytes have been deleted from the blob store.
+    /// Forgets a blob after its bytes have been deleted from the blob store; an inline blob's bytes go with it.
     func forgetBlob(_ id: BlobID) throws
+    /// The largest blob, in bytes, that this store keeps inline (``ObjectDraft/inlineBytes``); 0 when it keeps none.
+    /// Stores that wrap another forward it, as they forward ``inlineBlob(_:)``: no default, so none can forget.
+    var inlineBlobLimit: Int { get }
+    /// The bytes of an inline blob (`id.isInline`); nil when the store has none by that id (collected, or never
+    /// committed).
+    func inlineBlob(_ id: BlobID) throws -> [UInt8]?
     /// Whether an object version (live, noncurrent or soft-deleted) or an active upload session points to `id`.
     func isBlobReferenced(_ id: BlobID) throws -> Bool
 

@@ -99,8 +99,14 @@ extension TransactionalMetadataStore {
             let session = try sessionID.map { try rows.activeSession($0) }
             let found = draft.createsBucket ? nil : try rows.bucket(draft.bucket, lock: .share)
             guard draft.createsBucket || found != nil else { throw StorageError.noSuchBucket(draft.bucket) }
-            // The first write, so a refusal writes nothing: a collection that claimed the bytes first wins.
-            try rows.holdUploadedBlob(draft.blobID, for: describe(draft.bucket, draft.name))
+            if let bytes = draft.inlineBytes {
+                // Bytes that arrive with their version were never registered, so no collection can have them.
+                try checkInline(draft.blobID, bytes, for: describe(draft.bucket, draft.name))
+                try rows.insertInlineBlob(draft.blobID, bytes)
+            } else {
+                // The first write, so a refusal writes nothing: a collection that claimed the bytes first wins.
+                try rows.holdUploadedBlob(draft.blobID, for: describe(draft.bucket, draft.name))
+            }
             // Objects imply their bucket, as in the Firebase emulator, unless the write says otherwise.
             let bucket = try found ?? rows.ensureBucket(draft.bucket, at: time)
             var changes = Changes(bucket: draft.bucket, time: time)
@@ -299,7 +305,19 @@ extension TransactionalMetadataStore {
     }
 
     public func forgetBlob(_ id: BlobID) throws {
-        try transaction { try $0.removeGarbage(id) }
+        try transaction { rows in
+            try rows.removeGarbage(id)
+            if id.isInline { try rows.deleteInlineBlob(id) }
+        }
+    }
+
+    /// An inline blob must be named as one and fit the store's limit: the limit is what keeps rows small.
+    private func checkInline(_ id: BlobID, _ bytes: [UInt8], for object: String) throws {
+        guard id.isInline, bytes.count <= inlineBlobLimit else {
+            throw StorageError(
+                .internalError,
+                "\(bytes.count) bytes for \(object) cannot be kept inline as \(id) (at most \(inlineBlobLimit) are)")
+        }
     }
 
     public func reset() throws {

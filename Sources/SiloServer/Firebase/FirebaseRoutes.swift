@@ -236,9 +236,9 @@ struct FirebaseRoutes {
             principal: context.principal, time: context.time)
         let ingest = try BlobIngest(service: service, time: context.time)
         return .readBody(
-            MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, summary in
+            MediaUploadSink(ingest: ingest, fail: { Reply.firebaseError($0) }) { ingest, blob in
                 let record = try service.commitUpload(
-                    bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
+                    bucket: bucket, name: name, blob: blob,
                     fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now(),
                     createsBucket: service.configuration.createBucketsOnUpload)
                 return Reply.json(200, FirebaseMetadata.json(record))
@@ -276,7 +276,7 @@ struct FirebaseRoutes {
                         parts.summary, md5: parts.changes?.md5Hash, crc32c: nil, object: "\(bucket)/\(name)")
                 }
                 let record = try service.commitUpload(
-                    bucket: bucket, name: name, blobID: parts.ingest.blobID, summary: parts.summary,
+                    bucket: bucket, name: name, blob: parts.blob,
                     fields: fields, conditions: .none, principal: context.principal, time: Timestamp.now(),
                     createsBucket: service.configuration.createBucketsOnUpload)
                 return Reply.json(200, FirebaseMetadata.json(record))

@@ -436,11 +436,11 @@ extension ObjectService {
                     offset += Int64(n)
                 }
             }
-            let summary = try ingest.finish()
+            let blob = try ingest.finish()
             try checkServed(bucket)
             let draft = ObjectDraft(
-                bucket: bucket, name: name, blob: summary, blobID: ingest.blobID, fields: fields,
-                componentCount: componentCount, createsBucket: false)
+                bucket: bucket, name: name, blob: blob.summary, blobID: blob.id, fields: fields,
+                componentCount: componentCount, createsBucket: false, inlineBytes: blob.inlineBytes)
             return try gcsPinned(bucket, name, conditions: conditions, principal: principal) { pins in
                 try commit(draft, conditions: pins, time: Timestamp.now())
             }

@@ -68,12 +68,13 @@ struct GCSUploads {
     }
 
     private func commit(
-        _ context: RequestContext, bucket: BucketName, name: ObjectName, ingest: BlobIngest, summary: BlobSummary,
+        _ context: RequestContext, bucket: BucketName, name: ObjectName, blob: IngestedBlob,
         changes: MetadataChanges?, fallbackContentType: String?
     ) throws -> HTTPResponse {
-        try UploadChecks.verify(summary, md5: changes?.md5Hash, crc32c: changes?.crc32c, object: "\(bucket)/\(name)")
+        try UploadChecks.verify(
+            blob.summary, md5: changes?.md5Hash, crc32c: changes?.crc32c, object: "\(bucket)/\(name)")
         let record = try service.commitUpload(
-            bucket: bucket, name: name, blobID: ingest.blobID, summary: summary,
+            bucket: bucket, name: name, blob: blob,
             fields: try fields(changes, fallbackContentType: fallbackContentType, context, bucket, name),
             conditions: try GCSConditions.destination(context.query), principal: context.principal, access: .gcs,
             time: Timestamp.now(), createsBucket: service.configuration.createBucketsOnUpload)
@@ -87,9 +88,9 @@ struct GCSUploads {
             if let declared = context.declaredBodyLength { try service.checkObjectSize(declared, "\(bucket)/\(name)") }
             let ingest = try BlobIngest(service: service, time: context.time)
             return .readBody(
-                MediaUploadSink(ingest: ingest, fail: { Reply.gcsError($0) }) { ingest, summary in
+                MediaUploadSink(ingest: ingest, fail: { Reply.gcsError($0) }) { _, blob in
                     try commit(
-                        context, bucket: bucket, name: name, ingest: ingest, summary: summary, changes: nil,
+                        context, bucket: bucket, name: name, blob: blob, changes: nil,
                         fallbackContentType: context.headers["Content-Type"])
                 })
         } catch {
@@ -118,7 +119,7 @@ struct GCSUploads {
             ) { parts in
                 let name = try UploadFields.objectName(pathName: nil, query: context.query, json: parts.changes)
                 return try commit(
-                    context, bucket: bucket, name: name, ingest: parts.ingest, summary: parts.summary,
+                    context, bucket: bucket, name: name, blob: parts.blob,
                     changes: parts.changes, fallbackContentType: parts.mediaContentType)
             })
     }

@@ -173,13 +173,13 @@ extension ObjectService {
         let ingest = try BlobIngest(service: self, time: time)
         do {
             try bytes.withUnsafeBytes { try ingest.write($0) }
-            let summary = try ingest.finish()
+            let blob = try ingest.finish()
             let fields = ObjectFields(
                 contentType: spec.format.contentType, cacheControl: record.fields.cacheControl,
                 customMetadata: ["resizedImage": "true", Self.sourceGenerationKey: String(record.generation)],
                 downloadTokens: [RandomID.uuid()])
             _ = try commitUpload(
-                bucket: record.bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
+                bucket: record.bucket, name: name, blob: blob, fields: fields,
                 conditions: .none, principal: ObjectService.itself, time: time, createsBucket: false)
             images.presetWrites.add(1, ordering: .relaxed)
         } catch {

@@ -144,6 +144,9 @@ struct InlineMetadataView: MetadataStore {
         throw refuse("blob bookkeeping")
     }
     func forgetBlob(_ id: BlobID) throws { throw refuse("blob bookkeeping") }
+    /// Nothing is written inline, so nothing is kept inline either.
+    var inlineBlobLimit: Int { 0 }
+    func inlineBlob(_ id: BlobID) throws -> [UInt8]? { throw refuse("blob \(id)") }
     func isBlobReferenced(_ id: BlobID) throws -> Bool { throw refuse("blob bookkeeping") }
     func reset() throws { throw refuse("a reset") }
     func document(_ name: String) throws -> String? { throw refuse("document \(name)") }

@@ -3,22 +3,50 @@ import SiloHashing
 
 /// Streams upload bytes into a new blob while computing size, MD5 and CRC32C in the same pass.
 ///
-/// The blob is registered as pending *before* it is created, so a crash at any point leaves a blob the collector
-/// knows about; nothing becomes visible until ``ObjectService/commitUpload`` runs.
+/// Bytes that stay within the metadata store's ``MetadataStore/inlineBlobLimit`` are held in memory and committed
+/// inline with their version (``InlineCandidateWriter``); a larger upload's blob is registered as pending *before*
+/// it is created, so a crash at any point leaves a blob the collector knows about. Nothing becomes visible until
+/// ``ObjectService/commitUpload`` runs.
 final class BlobIngest {
-    let blobID: BlobID
     private let service: ObjectService
     private var appender: BlobAppender?
+    /// Set when the upload may stay inline: then the blob exists only once the bytes pass the limit.
+    private let candidate: InlineCandidateWriter?
+    /// The stored blob, from the start (no inline candidate) or from the spill.
+    private var storedID: BlobID?
     private var received: Int64 = 0
     /// A bound below the largest object, and what it bounds (an XML multipart upload's part).
     private let limit: (bytes: Int64, what: String)?
 
-    init(service: ObjectService, time: Timestamp, limit: (bytes: Int64, what: String)? = nil) throws {
+    /// - Parameter inline: whether the bytes may stay in the metadata store; not for a blob that something other
+    ///   than an object version will hold (an XML multipart upload's part).
+    init(service: ObjectService, time: Timestamp, limit: (bytes: Int64, what: String)? = nil, inline: Bool = true)
+        throws
+    {
         self.service = service
         self.limit = limit
-        self.blobID = BlobID.random()
-        try service.metadata.registerPendingBlob(blobID, at: time)
-        self.appender = BlobAppender(writer: try service.blobs.makeWriter(blobID, at: 0), hasher: ObjectHasher())
+        let writer: any BlobWriter
+        let inlineLimit = inline ? service.metadata.inlineBlobLimit : 0
+        if inlineLimit > 0 {
+            let candidate = InlineCandidateWriter(limit: inlineLimit) {
+                let id = try Self.register(service, time)
+                return (id, try service.blobs.makeWriter(id, at: 0))
+            }
+            self.candidate = candidate
+            writer = candidate
+        } else {
+            candidate = nil
+            let id = try Self.register(service, time)
+            storedID = id
+            writer = try service.blobs.makeWriter(id, at: 0)
+        }
+        self.appender = BlobAppender(writer: writer, hasher: ObjectHasher())
+    }
+
+    private static func register(_ service: ObjectService, _ time: Timestamp) throws -> BlobID {
+        let id = BlobID.random()
+        try service.metadata.registerPendingBlob(id, at: time)
+        return id
     }
 
     /// Bytes received so far.
@@ -43,8 +71,8 @@ final class BlobIngest {
         try appender.append(bytes)
     }
 
-    /// Makes the bytes durable and returns what they are.
-    func finish() throws -> BlobSummary {
+    /// Makes the bytes durable (or ready to commit inline) and returns what they are.
+    func finish() throws -> IngestedBlob {
         guard let appender else { throw StorageError(.internalError, "upload finished twice") }
         try appender.flush()
         try appender.writer.sync()
@@ -53,13 +81,26 @@ final class BlobIngest {
         // Waits for the last batch's hashing.
         guard let hasher = appender.takeHasher() else { throw StorageError(.internalError, "upload lost its hashes") }
         self.appender = nil
-        return hasher.finalize()
+        let summary = hasher.finalize()
+        if let stored = storedID ?? candidate?.spilled?.id {
+            storedID = stored
+            return IngestedBlob(id: stored, summary: summary, inlineBytes: nil)
+        }
+        return IngestedBlob(id: .randomInline(), summary: summary, inlineBytes: candidate?.inlineBytes ?? [])
     }
 
     /// Throws the bytes away (failed or abandoned upload).
     func discard() {
         appender?.writer.close()
         appender = nil
-        service.discardBlob(blobID)
+        if let stored = storedID ?? candidate?.spilled?.id { service.discardBlob(stored) }
     }
+}
+
+/// What an upload leaves for its commit: the blob's id and what its bytes are, and the bytes themselves when they
+/// are committed inline (``ObjectDraft/inlineBytes``).
+struct IngestedBlob {
+    var id: BlobID
+    var summary: BlobSummary
+    var inlineBytes: [UInt8]?
 }

@@ -4,13 +4,13 @@ import SiloHTTP
 /// A raw body that becomes the object's bytes (v0 media upload; GCS `uploadType=media`).
 final class MediaUploadSink: BoundedBodySink {
     private let ingest: BlobIngest
-    private let commit: (BlobIngest, BlobSummary) throws -> HTTPResponse
+    private let commit: (BlobIngest, IngestedBlob) throws -> HTTPResponse
     private let fail: (any Error) -> HTTPResponse
     private var failed = false
 
     init(
         ingest: BlobIngest, fail: @escaping (any Error) -> HTTPResponse,
-        commit: @escaping (BlobIngest, BlobSummary) throws -> HTTPResponse
+        commit: @escaping (BlobIngest, IngestedBlob) throws -> HTTPResponse
     ) {
         self.ingest = ingest
         self.commit = commit
@@ -30,8 +30,7 @@ final class MediaUploadSink: BoundedBodySink {
 
     func finish() -> HTTPResponse {
         do {
-            let summary = try ingest.finish()
-            return try commit(ingest, summary)
+            return try commit(ingest, try ingest.finish())
         } catch {
             ingest.discard()
             return fail(error)

@@ -9,7 +9,8 @@ final class MultipartUploadSink: BoundedBodySink {
         var changes: MetadataChanges?
         var mediaContentType: String?
         var ingest: BlobIngest
-        var summary: BlobSummary
+        var blob: IngestedBlob
+        var summary: BlobSummary { blob.summary }
     }
 
     private var parser: MultipartParser
@@ -66,10 +67,9 @@ final class MultipartUploadSink: BoundedBodySink {
         do {
             try parser.finish()
             guard let ingest else { throw StorageError(.invalidArgument, "multipart body has no media part") }
-            let summary = try ingest.finish()
+            let blob = try ingest.finish()
             done = true
-            return try commit(
-                Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, summary: summary))
+            return try commit(Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, blob: blob))
         } catch {
             return failed(error)
         }

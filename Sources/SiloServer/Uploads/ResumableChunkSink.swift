@@ -27,6 +27,9 @@ final class ResumableChunkSink: RequestBodySink {
     private let session: UploadSession
     private let finalize: Bool
     private var appender: BlobAppender?
+    /// Set for a session's only chunk (the first, and finalizing) when the store keeps small blobs inline: its bytes
+    /// then go inline with the commit unless they pass the limit, when they go to the session's blob as usual.
+    private let candidate: InlineCandidateWriter?
     /// The session's running hashes once the appender is done with them (nil: recomputed at finalize).
     private var hasher: ObjectHasher?
     private let respond: (Result<Outcome, StorageError>) -> HTTPResponse
@@ -52,8 +55,18 @@ final class ResumableChunkSink: RequestBodySink {
             try session.caller.map { try service.pendingAllowance($0, opening: false, time: Timestamp.now()) } ?? .max
         let hasher =
             registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
-        self.appender = BlobAppender(
-            writer: try service.blobs.makeWriter(session.blobID, at: session.received), hasher: hasher)
+        let inlineLimit = service.metadata.inlineBlobLimit
+        if finalize, session.received == 0, inlineLimit > 0 {
+            let candidate = InlineCandidateWriter(limit: inlineLimit) { [service] in
+                (session.blobID, try service.blobs.makeWriter(session.blobID, at: 0))
+            }
+            self.candidate = candidate
+            self.appender = BlobAppender(writer: candidate, hasher: hasher)
+        } else {
+            candidate = nil
+            self.appender = BlobAppender(
+                writer: try service.blobs.makeWriter(session.blobID, at: session.received), hasher: hasher)
+        }
     }
 
     deinit { release() }
@@ -138,6 +151,8 @@ final class ResumableChunkSink: RequestBodySink {
                 service.discardBlob(current.blobID)
                 return respond(.failure(error))
             }
+            // Bytes committed inline leave the session's blob unused: nothing will ever write it again.
+            if object.blobID != current.blobID { service.discardBlobLater(current.blobID) }
             // The store finalized the session in the commit's own transaction.
             current.state = .finalized
             current.resultGeneration = object.generation
@@ -170,8 +185,12 @@ final class ResumableChunkSink: RequestBodySink {
         try UploadChecks.verify(
             summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C,
             object: "\(current.bucket)/\(current.name)")
+        // The session's own blob (registered when it started) stays unused, and goes with the next collection.
+        let blob =
+            candidate?.inlineBytes.map { IngestedBlob(id: .randomInline(), summary: summary, inlineBytes: $0) }
+            ?? IngestedBlob(id: current.blobID, summary: summary, inlineBytes: nil)
         return try service.commitUpload(
-            bucket: current.bucket, name: current.name, blobID: current.blobID, summary: summary,
+            bucket: current.bucket, name: current.name, blob: blob,
             fields: current.fields, conditions: current.conditions, principal: commitRule.principal(current),
             access: commitRule.access(current), time: Timestamp.now(), finalizing: current.id,
             createsBucket: commitRule.createsBucket(current))

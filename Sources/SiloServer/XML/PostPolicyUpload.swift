@@ -165,11 +165,10 @@ struct PostPolicyUpload {
     }
 
     /// Stores what was streamed and answers as the form asked.
-    static func commit(_ service: ObjectService, _ plan: Plan, _ ingest: BlobIngest, _ summary: BlobSummary) throws
-        -> HTTPResponse
-    {
+    static func commit(_ service: ObjectService, _ plan: Plan, _ blob: IngestedBlob) throws -> HTTPResponse {
+        let summary = blob.summary
         let record = try service.commitUpload(
-            bucket: plan.bucket, name: plan.name, blobID: ingest.blobID, summary: summary, fields: plan.fields,
+            bucket: plan.bucket, name: plan.name, blob: blob, fields: plan.fields,
             conditions: Preconditions(), principal: plan.principal, access: .gcs, time: Timestamp.now(),
             createsBucket: false)
         let etag = "\"" + summary.md5.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "\""
@@ -262,9 +261,9 @@ private final class FormUploadSink: BoundedBodySink {
             try parser.finish()
             guard let ingest, let plan else { throw StorageError(.invalidArgument, "the form has no file field") }
             if let sizes = plan.sizes, ingest.size < sizes.min { throw Self.outside(sizes) }
-            let summary = try ingest.finish()
+            let blob = try ingest.finish()
             done = true
-            return try PostPolicyUpload.commit(service, plan, ingest, summary)
+            return try PostPolicyUpload.commit(service, plan, blob)
         } catch {
             return failed(error)
         }

@@ -74,9 +74,11 @@ struct XMLMultipartUploads {
             }
             let ingest = try BlobIngest(
                 service: service, time: context.time,
-                limit: (XMLMultipartLimits.maxPartBytes, "part \(number) of an upload of \(bucket)/\(name)"))
+                limit: (XMLMultipartLimits.maxPartBytes, "part \(number) of an upload of \(bucket)/\(name)"),
+                inline: false)
             return .readBody(
-                MediaUploadSink(ingest: ingest, fail: { Reply.xmlError($0) }) { ingest, summary in
+                MediaUploadSink(ingest: ingest, fail: { Reply.xmlError($0) }) { ingest, blob in
+                    let summary = blob.summary
                     do {
                         try UploadChecks.verify(
                             summary, md5: digests.md5, crc32c: digests.crc32c,
@@ -85,7 +87,7 @@ struct XMLMultipartUploads {
                         ingest.discard()
                         return Reply.xmlError(error, code: XMLErrorCode.badDigest)
                     }
-                    let part = try storePart(upload, uploadID, number, blobID: ingest.blobID, summary: summary)
+                    let part = try storePart(upload, uploadID, number, blobID: blob.id, summary: summary)
                     var headers = HTTPHeaders()
                     headers.add("ETag", XMLMultipartBodies.etag(part))
                     headers.add("x-goog-hash", DownloadHeaders.hash(summary))

@@ -17,10 +17,10 @@ extension XMLRoutes {
             if let declared = context.declaredBodyLength { try service.checkObjectSize(declared, "\(bucket)/\(name)") }
             let ingest = try BlobIngest(service: service, time: context.time)
             return .readBody(
-                MediaUploadSink(ingest: ingest, fail: { Reply.xmlError($0) }) { ingest, summary in
+                MediaUploadSink(ingest: ingest, fail: { Reply.xmlError($0) }) { ingest, blob in
                     do {
                         try UploadChecks.verify(
-                            summary, md5: digests.md5, crc32c: digests.crc32c, object: "\(bucket)/\(name)")
+                            blob.summary, md5: digests.md5, crc32c: digests.crc32c, object: "\(bucket)/\(name)")
                     } catch {
                         ingest.discard()
                         return Reply.xmlError(error, code: XMLErrorCode.badDigest)
@@ -28,7 +28,7 @@ extension XMLRoutes {
                     // Access was decided before the body was read (RequestPipeline.xml), and is decided again
                     // here against the version this replaces.
                     let record = try service.commitUpload(
-                        bucket: bucket, name: name, blobID: ingest.blobID, summary: summary, fields: fields,
+                        bucket: bucket, name: name, blob: blob, fields: fields,
                         conditions: conditions, principal: context.principal, access: .gcs, time: Timestamp.now(),
                         createsBucket: service.configuration.createBucketsOnUpload)
                     return Reply.empty(200, headers: XMLObjectHeaders.written(record))
