@@ -89,6 +89,19 @@ class Server:
                 sys.exit("silo serve not ready in 120 s")
             time.sleep(0.01)
 
+    def settle(self, started: float) -> float:
+        """Waits for the first maintenance pass after the start (`silo_maintenance_passes_total`: it collects the
+        previous phase's garbage in the background once the server serves), so that reads are measured on the
+        server at rest rather than beside that pass. Returns the seconds from `started` until it ended."""
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as answer:
+                found = re.search(rb"^silo_maintenance_passes_total (\d+)", answer.read(), re.M)
+            if found and int(found.group(1)) >= 1:
+                return time.monotonic() - started
+            time.sleep(0.05)
+        sys.exit("no maintenance pass ended within 600 s of the start")
+
     def rss_kib(self) -> int:
         with open(f"/proc/{self.process.pid}/status") as status:
             for line in status:
@@ -249,7 +262,10 @@ def disk_bytes(path: str) -> int:
 
 def measure(args, work, store, size, server, seconds):
     row = {"store": store, "objects": size}
+    started = time.monotonic()
     row["startup_s"] = server.start()
+    if args.settle:
+        row["settle_s"] = server.settle(started)
     time.sleep(1)
     row["rss_idle_kib"] = server.rss_kib()
     for label, query in (("get", "?alt=media"), ("meta", "")):
@@ -332,7 +348,7 @@ def run_store(args, store):
 
 
 COLUMNS = [
-    ("objects", "objects", "{:,}"), ("startup_s", "ready (s)", "{:.2f}"),
+    ("objects", "objects", "{:,}"), ("startup_s", "ready (s)", "{:.2f}"), ("settle_s", "first pass done (s)", "{:.2f}"),
     ("rss_idle_kib", "RSS idle (MiB)", "mib"), ("rss_load_kib", "RSS load (MiB)", "mib"),
     ("get_cold_p50_us", "GET cold p50", "ms"), ("get_cold_p99_us", "GET cold p99", "ms"),
     ("get_warm_p50_us", "GET warm p50", "ms"), ("get_warm_p99_us", "GET warm p99", "ms"),
@@ -377,6 +393,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seed-connections", type=int, default=32)
+    parser.add_argument("--no-settle", dest="settle", action="store_false",
+                        help="measure right after /healthz answers, beside the first maintenance pass")
     parser.add_argument("--json", help="append the rows to this JSON file (a list)")
     args = parser.parse_args()
     rows = run_store(args, args.store)

@@ -6,9 +6,16 @@ import SiloSQLite
 
 /// Chooses the stores from `--metadata` and `--blobs`: the only place that knows every backend.
 enum Backends {
+    /// One SQLite page (docs/architecture-notes.md, "Small objects inline").
+    static let defaultInlineLimit = 4096
+    /// Rows this large still fit a PostgreSQL page; SQLite's spill into overflow pages, at no gain over a file.
+    static let maxInlineLimit = 8000
+
     /// `recordsEvents`: object writes also fill the event outbox (only when something delivers it).
+    /// `inlineLimit`: the largest object whose bytes the store keeps itself.
     static func metadata(
-        _ url: String?, dataDirectory: String, recordsEvents: Bool = false, logger: Logger = .disabled
+        _ url: String?, dataDirectory: String, recordsEvents: Bool = false, inlineLimit: Int = defaultInlineLimit,
+        logger: Logger = .disabled
     ) throws -> any MetadataStore {
         let url = url ?? "sqlite:\(dataDirectory)/metadata.sqlite"
         if url.hasPrefix("sqlite:") {
@@ -16,12 +23,14 @@ enum Backends {
             var configuration = SQLiteMetadataStore.Configuration()
             configuration.lockAgainstOtherProcesses = true
             configuration.recordsEvents = recordsEvents
+            configuration.inlineBlobLimit = inlineLimit
             let path = String(url.dropFirst("sqlite:".count))
             return CachingMetadataStore(try SQLiteMetadataStore(path: path, configuration: configuration))
         }
         if PostgresMetadataStore.handles(url) {
             var configuration = PostgresMetadataStore.Configuration()
             configuration.recordsEvents = recordsEvents
+            configuration.inlineBlobLimit = inlineLimit
             configuration.logger = logger
             let store = try PostgresMetadataStore(url: url, configuration: configuration)
             // Shared by any number of nodes: the cache answers only while the writer lease says this node runs alone.

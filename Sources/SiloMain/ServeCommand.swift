@@ -92,7 +92,7 @@ struct ServeCommand: ParsableCommand {
             try makeDirectory(options.dataDirectory)
             let metadata = try Backends.metadata(
                 options.metadataURL, dataDirectory: options.dataDirectory,
-                recordsEvents: !options.eventWebhooks.isEmpty,
+                recordsEvents: !options.eventWebhooks.isEmpty, inlineLimit: options.inlineLimit,
                 logger: logger)
             let blobs = try Backends.blobs(options.blobsURL, dataDirectory: options.dataDirectory)
             // With the metadata store open (SQLite's lock held): what was registered before now was not this process's.

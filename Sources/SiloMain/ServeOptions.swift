@@ -41,6 +41,8 @@ struct ServeOptions {
     var threads: Int?
     /// `--workers N`: the epoll engine's threads for handler calls that block (the event loops are `--threads`).
     var workers = 16
+    /// `--inline-limit BYTES`: objects up to this size keep their bytes in the metadata store (0: none do).
+    var inlineLimit = Backends.defaultInlineLimit
     /// The HTTP transport: `epoll` (Silo's own, the default on Linux) or `mhd` (libmicrohttpd).
     var httpEngine = ServeOptions.defaultHTTPEngine
     var drainSeconds = 30.0
@@ -174,6 +176,11 @@ struct ServeOptions {
             .value(
                 "workers", valueName: "N", help: "epoll engine: threads for handler calls that block (stores, fsync)",
                 defaultValue: "16"),
+            .value(
+                "inline-limit", valueName: "BYTES",
+                help:
+                    "objects up to this size keep their bytes in the metadata store, not as files or S3 objects (0: none)",
+                defaultValue: String(Backends.defaultInlineLimit)),
             .value(
                 "drain-seconds", valueName: "S", help: "how long SIGINT/SIGTERM waits for requests in flight",
                 defaultValue: "30"),
@@ -349,6 +356,7 @@ struct ServeOptions {
         project = values.value("project")
         threads = try values.integer("threads", in: 1...256)
         workers = try values.integer("workers", in: 1...1024) ?? workers
+        inlineLimit = try values.integer("inline-limit", in: 0...Backends.maxInlineLimit) ?? inlineLimit
         if let engine = values.value("http-engine") {
             guard ServeOptions.httpEngines.contains(engine) else {
                 throw ValidationError(

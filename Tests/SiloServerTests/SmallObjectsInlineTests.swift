@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloHTTP
 import SiloHashing
+import SiloSQLite
 import SiloServer
 import SiloTestStores
 import SiloTesting
@@ -85,6 +86,31 @@ import Testing
         let hasher = ObjectHasher()
         Self.small.withUnsafeBytes { hasher.update($0) }
         #expect(metadata["md5Hash"]?.stringValue == Base64.encode(hasher.finalize().md5))
+    }
+
+    /// A finalizing chunk commits once: the object and the finished session in one transaction, with no separate
+    /// commit of the session's byte count before it (which, for bytes held for an inline commit, would also record
+    /// bytes that were never stored anywhere).
+    @Test(arguments: [Self.small, Self.large])
+    func aFinalizingChunkCommitsOnce(_ body: [UInt8]) throws {
+        let server = try TestServer(backend: .embedded)
+        guard let sqlite = (server.metadata as? CachingMetadataStore)?.inner as? SQLiteMetadataStore else { return }
+        let client = server.client()
+        try upload(client, "v0 media", "warm", Self.small)
+        let started = try client.send(
+            method: "POST", target: "/v0/b/\(Self.bucket)/o?name=once",
+            headers: ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"])
+        let url = try #require(started.headers["X-Goog-Upload-URL"])
+        let before = sqlite.commitCounts.commits
+        let finished = try client.send(
+            method: "POST", target: String(url[url.range(of: "/v0/")!.lowerBound...]),
+            headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "0"], body: body)
+        #expect(finished.status == 200, "\(finished.text)")
+        server.app.waitForBlobReclaims()
+        // The commit, plus for an inline commit the collection of the session's unused blob (claim and forget).
+        let expected: UInt64 = body.count <= 4096 ? 3 : 1
+        #expect(sqlite.commitCounts.commits - before == expected)
+        #expect(try client.get(Self.v0("once") + "?alt=media").body == body)
     }
 
     @Test func inlineObjectsReadCopyComposeAndGoLikeAnyOther() throws {

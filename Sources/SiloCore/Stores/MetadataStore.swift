@@ -255,9 +255,11 @@ extension MetadataStore {
 
 extension UploadSession {
     /// The session as the finalize that made generation `generation` at `time` leaves it. Stores apply this inside
-    /// the transaction that makes the object live, and only to an active session.
-    public func finalized(generation: Int64, at time: Timestamp) -> UploadSession {
+    /// the transaction that makes the object live, and only to an active session. `received`: the object's size, the
+    /// bytes the session took in all (its finalizing chunk records them here, in the same transaction).
+    public func finalized(generation: Int64, at time: Timestamp, received: Int64) -> UploadSession {
         var session = self
+        session.received = received
         session.state = .finalized
         session.resultGeneration = generation
         session.updated = time

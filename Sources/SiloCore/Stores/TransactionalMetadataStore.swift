@@ -123,7 +123,9 @@ extension TransactionalMetadataStore {
                 componentCount: draft.componentCount)
             try rows.insertLiveVersion(stored)
             changes.finalized(stored)
-            if let session { try rows.updateSession(session.finalized(generation: generation, at: time)) }
+            if let session {
+                try rows.updateSession(session.finalized(generation: generation, at: time, received: draft.blob.size))
+            }
             try changes.write(to: &rows, events: recordsEvents)
             return (stored, current)
         }

@@ -115,18 +115,24 @@ final class ResumableChunkSink: RequestBodySink {
             appender.writer.close()
             hasher = appender.takeHasher()
             self.appender = nil
-            var current = try service.metadata.updateSession(id: session.id) { stored in
-                guard stored.state == .active, stored.received == session.received else {
-                    throw StorageError(.conflict, "upload session \(stored.id) changed during the chunk")
-                }
-                stored.received = received
-                stored.updated = Timestamp.now()
-            }
+            let changed = StorageError(.conflict, "upload session \(session.id) changed during the chunk")
             guard finalize else {
+                let current = try service.metadata.updateSession(id: session.id) { stored in
+                    guard stored.state == .active, stored.received == session.received else { throw changed }
+                    stored.received = received
+                    stored.updated = Timestamp.now()
+                }
                 if let hasher { registry.storeHasher(hasher, for: session.id) }
                 hasher = nil
                 return respond(.success(Outcome(session: current, object: nil)))
             }
+            // A finalizing chunk commits once: the object, with the session finalized and its byte count recorded in
+            // the same transaction. Until then the session says what was durable before this chunk, so a retry after
+            // a crash resends the chunk (bytes held for an inline commit were never anywhere else).
+            guard var current = try service.metadata.session(id: session.id), current.state == .active,
+                current.received == session.received
+            else { throw changed }
+            current.received = received
             let object: ObjectRecord
             do {
                 object = try commit(current)
