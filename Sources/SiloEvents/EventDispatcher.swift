@@ -83,9 +83,6 @@ public final class EventDispatcher: Sendable {
         running.wait()
     }
 
-    /// Wakes an idle thread to look for events now instead of at its next poll.
-    public func poke() { wake.signal() }
-
     public func statistics() -> EventDeliveryStatistics {
         let status = (try? store.outboxStatus()) ?? OutboxStatus(pending: 0, oldest: nil)
         let lag = status.oldest.map { Double(max(Timestamp.now().microseconds - $0.microseconds, 0)) / 1e6 } ?? 0

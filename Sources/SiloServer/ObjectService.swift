@@ -3,8 +3,9 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-/// The operations the protocol front ends (v0 today, GCS JSON later) share: bucket checks, access decisions,
-/// committing uploads, token bookkeeping. Routes translate HTTP to these calls and their results back.
+/// The operations the API front ends (Firebase v0, GCS JSON, XML, the console and batch) share: bucket checks,
+/// access decisions, committing uploads, token bookkeeping. Routes translate HTTP to these calls and their results
+/// back. Blobs are read through ``InliningBlobStore``, so small objects' bytes come from the metadata store.
 final class ObjectService: Sendable {
     let configuration: ServerConfiguration
     let metadata: any MetadataStore

@@ -97,6 +97,21 @@ import Testing
         #expect(Base64.encodeURLSafe([0xFB, 0xFF]) == "-_8")
     }
 
+    /// The strict form JWTs need: one spelling per byte string.
+    @Test func base64URLStrict() {
+        #expect(Base64.decodeURLSafeStrictly(Array("-_8".utf8)) == [0xFB, 0xFF])
+        #expect(Base64.decodeURLSafeStrictly(Array("Zm9vYg".utf8)) == Array("foob".utf8))
+        #expect(Base64.decodeURLSafeStrictly(Array("Zm9vYg==".utf8)) == nil, "no padding")
+        #expect(Base64.decodeURLSafeStrictly(Array("+/8".utf8)) == nil, "no standard alphabet")
+        #expect(Base64.decodeURLSafeStrictly(Array("-_9".utf8)) == nil, "leftover bits must be zero")
+        #expect(Base64.decodeURLSafeStrictly(Array("Zm9vY".utf8)) == nil, "a lone sextet is no byte")
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64.decodeURLSafeStrictly(Array(Base64.encodeURLSafe(bytes).utf8)) == bytes)
+            #expect(Base64.decode(Base64.encode(bytes)) == bytes)
+        }
+    }
+
     @Test("etag is production's protobuf-style encoding and changes with either generation")
     func etag() throws {
         let record = ObjectRecord(
