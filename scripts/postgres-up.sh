@@ -40,10 +40,11 @@ if ! run "$PGBIN/initdb" -D "$DIR/data" -U postgres -A trust -E UTF8 --locale=C.
     rm -rf "$DIR"
     exit 1
 fi
+# PG_SERVER_OPTIONS: more `-c name=value` settings (a benchmark that wants a larger shared_buffers, say).
 # max_connections: `make pairs` starts the server suites' tests all at once, each server with a pool of up to 4
 # connections; at 200 the PostgreSQL pair refused connections past ~190 (measured with pg_stat_activity).
 if ! run "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000" \
+    -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 ${PG_SERVER_OPTIONS:-}" \
     start >/dev/null; then
     cat "$DIR/server.log" >&2
     rm -rf "$DIR"

@@ -71,6 +71,8 @@ private func key(_ route: Route) -> String {
     case .firebaseBucket(let bucket): return "fb \(b(bucket))"
     case .firebaseObject(let bucket, let name): return "fo \(b(bucket)) \(n(name))"
     case .internalReset: return "reset"
+    case .internalSetRules: return "setRules"
+    case .internalExport: return "export"
     case .gcsBuckets: return "gb"
     case .gcsBucket(let bucket): return "gbucket \(b(bucket))"
     case .gcsObjects(let bucket): return "gobjects \(b(bucket))"
@@ -149,8 +151,8 @@ private func checkNames(in route: Route, _ path: String) {
     case .gcsCopy(let b, let n, let b2, let n2, _):
         buckets = [b, b2]
         names = [n, n2]
-    case .probe, .internalReset, .gcsBuckets, .unknown, .openAPIDocument, .console, .gcsServiceAccount, .gcsHMACKeys,
-        .gcsUnimplemented, .oauthToken, .batch, .xmlBuckets, .operations:
+    case .probe, .internalReset, .internalSetRules, .internalExport, .gcsBuckets, .unknown, .openAPIDocument,
+        .console, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken, .batch, .xmlBuckets, .operations:
         break
     }
     for name in names {
@@ -178,8 +180,8 @@ private func rebuilt(_ route: Route, _ encode: (String) -> String) -> String? {
         return "/storage/v1/b/\(e(b))/o/\(e(n))/\(rewrite ? "rewriteTo" : "copyTo")/b/\(e(b2))/o/\(e(n2))"
     case .gcsUpload(let b): return "/upload/storage/v1/b/\(e(b))/o"
     // Not rebuilt: sub-resources carry raw segments, and an XML path-style bucket may be a reserved first segment.
-    case .probe, .internalReset, .gcsBuckets, .unknown, .openAPIDocument, .console, .gcsBucketSub, .gcsObjectSub,
-        .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken, .batch, .xmlBucket, .xmlObject,
+    case .probe, .internalReset, .internalSetRules, .internalExport, .gcsBuckets, .unknown, .openAPIDocument,
+        .console, .gcsBucketSub, .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken, .batch, .xmlBucket, .xmlObject,
         .xmlSubresource, .xmlBuckets, .operations:
         return nil
     }
