@@ -181,7 +181,8 @@ private func rebuilt(_ route: Route, _ encode: (String) -> String) -> String? {
     case .gcsUpload(let b): return "/upload/storage/v1/b/\(e(b))/o"
     // Not rebuilt: sub-resources carry raw segments, and an XML path-style bucket may be a reserved first segment.
     case .probe, .internalReset, .internalSetRules, .internalExport, .gcsBuckets, .unknown, .openAPIDocument,
-        .console, .gcsBucketSub, .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken, .batch, .xmlBucket, .xmlObject,
+        .console, .gcsBucketSub, .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken,
+        .batch, .xmlBucket, .xmlObject,
         .xmlSubresource, .xmlBuckets, .operations:
         return nil
     }

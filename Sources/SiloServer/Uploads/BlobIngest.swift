@@ -12,8 +12,10 @@ final class BlobIngest {
     private var appender: BlobAppender?
     /// Set when the upload may stay inline: then the blob exists only once the bytes pass the limit.
     private let candidate: InlineCandidateWriter?
-    /// The stored blob, from the start (no inline candidate) or from the spill.
-    private var storedID: BlobID?
+    /// The stored blob when there is no inline candidate: registered and opened from the start.
+    private let registeredID: BlobID?
+    /// The blob in the blob store, if the bytes went there: from the start, or since the candidate spilled.
+    private var storedID: BlobID? { registeredID ?? candidate?.spilled?.id }
     private var received: Int64 = 0
     /// A bound below the largest object, and what it bounds (an XML multipart upload's part).
     private let limit: (bytes: Int64, what: String)?
@@ -33,11 +35,12 @@ final class BlobIngest {
                 return (id, try service.blobs.makeWriter(id, at: 0))
             }
             self.candidate = candidate
+            registeredID = nil
             writer = candidate
         } else {
             candidate = nil
             let id = try Self.register(service, time)
-            storedID = id
+            registeredID = id
             writer = try service.blobs.makeWriter(id, at: 0)
         }
         self.appender = BlobAppender(writer: writer, hasher: ObjectHasher())
@@ -82,8 +85,7 @@ final class BlobIngest {
         guard let hasher = appender.takeHasher() else { throw StorageError(.internalError, "upload lost its hashes") }
         self.appender = nil
         let summary = hasher.finalize()
-        if let stored = storedID ?? candidate?.spilled?.id {
-            storedID = stored
+        if let stored = storedID {
             return IngestedBlob(id: stored, summary: summary, inlineBytes: nil)
         }
         return IngestedBlob(id: .randomInline(), summary: summary, inlineBytes: candidate?.inlineBytes ?? [])
@@ -93,7 +95,7 @@ final class BlobIngest {
     func discard() {
         appender?.writer.close()
         appender = nil
-        if let stored = storedID ?? candidate?.spilled?.id { service.discardBlob(stored) }
+        if let stored = storedID { service.discardBlob(stored) }
     }
 }
 
