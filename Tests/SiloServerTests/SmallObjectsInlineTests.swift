@@ -126,6 +126,13 @@ import Testing
             headers: ["Content-Type": "application/json"], body: bytes("{}"))
         #expect(copied.status == 200, "\(copied.text)")
         #expect(try client.get(Self.v0("copy") + "?alt=media").body == Self.small)
+        #expect(try live(server, "copy").blobID.isInline, "a copy within the limit stays inline")
+        let pair = try client.send(
+            method: "POST", target: Self.gcs("pair") + "/compose", headers: ["Content-Type": "application/json"],
+            body: bytes(#"{"sourceObjects":[{"name":"small"},{"name":"copy"}]}"#))
+        #expect(pair.status == 200, "\(pair.text)")
+        #expect(try client.get(Self.v0("pair") + "?alt=media").body == Self.small + Self.small)
+        #expect(try live(server, "pair").blobID.isInline, "a composition within the limit is kept inline")
 
         try upload(client, "v0 media", "large", Self.large)
         let composed = try client.send(

@@ -107,6 +107,26 @@ public protocol BlobReader: AnyObject {
     func takeFileDescriptor() -> Int32?
 }
 
+extension BlobReader {
+    /// Fills all of `buffer` from `offset`; `.corrupt` when the blob ends first (it is shorter than its metadata).
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
+        var filled = 0
+        while filled < buffer.count {
+            let n = try read(
+                into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+            guard n > 0 else { throw StorageError(.corrupt, "blob is shorter than its metadata says") }
+            filled += n
+        }
+    }
+
+    /// `count` bytes from `offset` (callers bound `count`: a small object, a range of one).
+    public func readBytes(_ count: Int, at offset: Int64) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        try bytes.withUnsafeMutableBytes { try fill($0, at: offset) }
+        return bytes
+    }
+}
+
 /// A blob store that can list every blob it holds, for orphan sweeps and consistency checks.
 public protocol BlobListing {
     func allBlobIDs() throws -> [BlobID]

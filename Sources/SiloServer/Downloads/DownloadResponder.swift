@@ -105,16 +105,7 @@ struct DownloadResponder {
         }
         let reader = try reader ?? openReader(record)
         if length <= service.configuration.inlineDownloadLimit {
-            var bytes = [UInt8](repeating: 0, count: Int(length))
-            var filled = 0
-            try bytes.withUnsafeMutableBytes { buffer in
-                while filled < buffer.count {
-                    let n = try reader.read(
-                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
-                    guard n > 0 else { throw StorageError(.corrupt, "blob is shorter than its metadata says") }
-                    filled += n
-                }
-            }
+            let bytes = try reader.readBytes(Int(length), at: offset)
             if offset == 0 && length == record.size { service.smallBlobs.insert(record.blobID, bytes) }
             return .bytes(bytes)
         }

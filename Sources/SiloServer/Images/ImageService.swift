@@ -162,7 +162,7 @@ final class ImageService: Sendable {
                     "\(record.bucket)/\(record.name) is \(record.size) bytes; thumbnails are made of images up to \(settings.maxInputBytes)"
                 )
             }
-            source = .bytes(try Self.readAll(reader, size: record.size))
+            source = .bytes(try reader.readBytes(Int(record.size), at: 0))
         }
         transformCount.add(1, ordering: .relaxed)
         do {
@@ -176,19 +176,6 @@ final class ImageService: Sendable {
         }
     }
 
-    private static func readAll(_ reader: any BlobReader, size: Int64) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        var filled = 0
-        try bytes.withUnsafeMutableBytes { buffer in
-            while filled < buffer.count {
-                let n = try reader.read(
-                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: Int64(filled))
-                guard n > 0 else { throw StorageError(.corrupt, "blob is shorter than its metadata says") }
-                filled += n
-            }
-        }
-        return bytes
-    }
 }
 
 /// One transform in progress and its outcome, for the misses that wait on it (any number: a group, not a semaphore,

@@ -25,11 +25,16 @@ extension ObjectService {
         let size = sources.reduce(Int64(0)) { $0 + $1.size }
         try checkServed(bucket)
         try checkObjectSize(size, "\(bucket)/\(name)")
-        let blobID = BlobID.random()
-        try metadata.registerPendingBlob(blobID, at: time)
+        let slices = sources.map { BlobSlice($0.blobID, length: $0.size) }
+        // A result small enough to keep inline is read together here, as an upload of it would be held.
+        let inline = size <= Int64(metadata.inlineBlobLimit)
+        let blobID = inline ? BlobID.randomInline() : BlobID.random()
+        if !inline { try metadata.registerPendingBlob(blobID, at: time) }
         do {
-            let method = try blobs.composeBlob(blobID, from: sources.map { BlobSlice($0.blobID, length: $0.size) })
-            if method == .streamed {
+            var inlineBytes: [UInt8]?
+            if inline {
+                inlineBytes = try concatenation(of: slices, size: Int(size))
+            } else if try blobs.composeBlob(blobID, from: slices) == .streamed {
                 logger.info(
                     "composed object written through the server: the blob store cannot copy inside itself",
                     metadata: ["silo.bucket": bucket.rawValue, "silo.blob": blobID.rawValue, "silo.bytes": "\(size)"])
@@ -39,13 +44,29 @@ extension ObjectService {
                 bucket: bucket, name: name, blob: BlobSummary(size: size, md5: [], crc32c: crc32c), blobID: blobID,
                 fields: fields, componentCount: componentCount,
                 // An XML multipart upload (the one that finalizes a session) creates its bucket in emulator mode.
-                createsBucket: sessionID != nil && configuration.createBucketsOnUpload)
+                createsBucket: sessionID != nil && configuration.createBucketsOnUpload, inlineBytes: inlineBytes)
             return try gcsPinned(bucket, name, conditions: conditions, principal: principal) { pins in
                 try commit(draft, conditions: pins, time: Timestamp.now(), finalizing: sessionID)
             }
         } catch {
-            discardBlob(blobID)
+            if !inline { discardBlob(blobID) }
             throw error
         }
+    }
+
+    /// The bytes of `slices` one after another, `size` in all (small: at most the inline limit).
+    private func concatenation(of slices: [BlobSlice], size: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var filled = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            for slice in slices {
+                let reader = try blobs.openReader(slice.id)
+                try slice.check(size: reader.size)
+                let end = filled + Int(slice.length)
+                try reader.fill(UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<end]), at: 0)
+                filled = end
+            }
+        }
+        return bytes
     }
 }
