@@ -75,7 +75,7 @@ let package = Package(
         // Thumbnails on libvips: SiloCore's ImageTransformer, every libvips handle owned here.
         .target(name: "SiloImages", dependencies: ["SiloCore", "CVips"]),
         // An HTTP client on libcurl easy handles, independent of the SDK (the SDK's Linux data path).
-        .target(name: "SiloCurl", dependencies: ["CCurl"]),
+        .target(name: "SiloCurl", dependencies: ["SiloCore", "CCurl"]),
 
         // Backends.
         // SiloWire for its JSON parser/writer: object rows hold small JSON values (see StoredFieldJSON.swift).

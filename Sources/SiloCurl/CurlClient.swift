@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SiloCore
 
 /// A small HTTP client on libcurl easy handles. Each request runs a blocking `curl_easy_perform` on a thread of its
 /// own (one handle per request, freed when it ends), so a slow sink applies real backpressure to the socket and
@@ -19,7 +19,7 @@ public final class CurlClient: Sendable {
     @discardableResult
     public func perform(_ request: CurlRequest, handler: any CurlResponseHandler) async throws -> Int {
         let control = CurlTransferControl()
-        let completion = CurlCompletion()
+        let completion = OnceContinuation<Int>()
         let pool = self.pool
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
@@ -43,36 +43,5 @@ public final class CurlClient: Sendable {
         _ request: CurlRequest, handler: any CurlResponseHandler, control: CurlTransferControl = CurlTransferControl()
     ) throws -> Int {
         try CurlTransfer.run(request, handler: handler, control: control, pool: pool)
-    }
-}
-
-/// Resumes the caller of one `perform` exactly once, with whichever comes first: the transfer's result or a cancel.
-final class CurlCompletion: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Int, any Error>?
-        var outcome: Result<Int, any Error>?
-    }
-    private let state = Mutex(State())
-
-    /// Stores the continuation; false (after resuming it) if the outcome is already known (cancelled early).
-    func attach(_ continuation: CheckedContinuation<Int, any Error>) -> Bool {
-        let outcome: Result<Int, any Error>? = state.withLock {
-            if let outcome = $0.outcome { return outcome }
-            $0.continuation = continuation
-            return nil
-        }
-        guard let outcome else { return true }
-        continuation.resume(with: outcome)
-        return false
-    }
-
-    func finish(_ outcome: Result<Int, any Error>) {
-        let continuation: CheckedContinuation<Int, any Error>? = state.withLock { s in
-            guard s.outcome == nil else { return nil }
-            s.outcome = outcome
-            defer { s.continuation = nil }
-            return s.continuation
-        }
-        continuation?.resume(with: outcome)
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import SiloCore
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -77,11 +78,7 @@ public final class URLSessionStorageTransport: StorageTransport {
 
 /// One in-flight request: its receiver and the continuation to resume exactly once.
 final class Exchange: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Void, any Error>?
-        var outcome: Result<Void, any Error>?
-    }
-    private let state = Mutex(State())
+    private let completion = OnceContinuation<Void>()
     let receiver: any StorageResponseReceiver
     let sent: (@Sendable (Int64) -> Void)?
 
@@ -91,30 +88,12 @@ final class Exchange: Sendable {
     }
 
     /// Stores the continuation; false (and resumes it) if the exchange already finished (cancelled early).
-    func attach(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
-        let outcome: Result<Void, any Error>? = state.withLock {
-            if let outcome = $0.outcome { return outcome }
-            $0.continuation = continuation
-            return nil
-        }
-        guard let outcome else { return true }
-        continuation.resume(with: outcome)
-        return false
-    }
+    func attach(_ continuation: CheckedContinuation<Void, any Error>) -> Bool { completion.attach(continuation) }
 
-    var isFinished: Bool { state.withLock { $0.outcome != nil } }
+    var isFinished: Bool { completion.isFinished }
 
     /// Resumes the caller once; later calls are ignored.
-    func finish(_ error: (any Error)?) {
-        let outcome: Result<Void, any Error> = if let error { .failure(error) } else { .success(()) }
-        let continuation: CheckedContinuation<Void, any Error>? = state.withLock { s in
-            guard s.outcome == nil else { return nil }
-            s.outcome = outcome
-            defer { s.continuation = nil }
-            return s.continuation
-        }
-        continuation?.resume(with: outcome)
-    }
+    func finish(_ error: (any Error)?) { completion.finish(error.map { .failure($0) } ?? .success(())) }
 
     /// Runs a receiver callback unless finished; a throw finishes the exchange with that error.
     func deliver(_ body: () throws -> Void) -> Bool {

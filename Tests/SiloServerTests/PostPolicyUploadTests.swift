@@ -8,7 +8,7 @@ import Testing
 
 @testable import SiloServer
 
-/// Issue 15 item 3: HTML form uploads with a V4 POST policy (`POST /{bucket}`, `multipart/form-data`), checked —
+/// HTML form uploads with a V4 POST policy (`POST /{bucket}`, `multipart/form-data`), checked —
 /// signature, conditions, the signer's permission — before the file's first byte is stored, and the file held to
 /// the policy's content-length-range as it streams.
 @Suite struct PostPolicyUploadTests {

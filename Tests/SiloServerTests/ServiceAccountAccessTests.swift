@@ -7,7 +7,7 @@ import Testing
 
 @testable import SiloServer
 
-/// Issue 15 item 2: service accounts get access tokens from Silo's token endpoint, and bucket IAM bindings and ACLs
+/// Service accounts get access tokens from Silo's token endpoint, and bucket IAM bindings and ACLs
 /// decide what they may do on the JSON and XML APIs — nothing without a binding. Admin keys work as before.
 @Suite struct ServiceAccountAccessTests {
     let s: SecuredServer

@@ -7,7 +7,7 @@ import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 15 item 3: signed URLs on the XML API, verified before any route sees them, their signer held to its IAM
+/// Signed URLs on the XML API, verified before any route sees them, their signer held to its IAM
 /// permissions; refusals in GCS's XML error shape.
 ///
 /// The XML object routes answer 501 on main until the XML API's GET/PUT/DELETE land; a URL these tests expect to

@@ -8,7 +8,7 @@ import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 15: the GCS XML API for objects on a live socket — reads with GCS's headers, uploads, copies, deletes,
+/// The GCS XML API for objects on a live socket — reads with GCS's headers, uploads, copies, deletes,
 /// listings (V1 and V2), errors in GCS's XML shape, percent-encoded buckets, virtual hosts and the empty `Bearer`
 /// that Rust's object_store sends.
 @Suite struct XMLAPITests {

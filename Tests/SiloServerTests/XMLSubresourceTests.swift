@@ -7,7 +7,7 @@ import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 15: the XML API's sub-resources on a live socket — `?acl` on buckets and objects and `?defaultObjectAcl` in
+/// The XML API's sub-resources on a live socket — `?acl` on buckets and objects and `?defaultObjectAcl` in
 /// GCS's `<AccessControlList>`, bucket configuration (`?location`, `?storageClass`, `?versioning`, `?lifecycle`,
 /// `?cors`, `?billing`) from the JSON API's bucket resource, and 501 for the sub-resources Silo does not serve —
 /// none of which may ever answer with, or overwrite, the object's bytes.

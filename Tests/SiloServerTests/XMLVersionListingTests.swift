@@ -6,7 +6,7 @@ import SiloTesting
 import SiloWire
 import Testing
 
-/// Issue 15: the XML API's listings beyond live objects on a live socket — `?versions` as `<ListVersionsResult>`
+/// The XML API's listings beyond live objects on a live socket — `?versions` as `<ListVersionsResult>`
 /// (every generation, `IsLatest`, paged by `marker` and `generation-marker`, as gsutil's `ls -a` in XML mode pages),
 /// and `encoding-type=url`.
 @Suite struct XMLVersionListingTests {

@@ -20,8 +20,7 @@ final class MultipartUploadSink: BoundedBodySink {
     private let fail: (any Error) -> HTTPResponse
     private var changes: MetadataChanges?
     private var mediaContentType: String?
-    private var ingest: BlobIngest?
-    private var done = false
+    private var blob = StreamedBodyBlob()
     /// The metadata part, the largest object, and the framing around them.
     let maxBodyBytes: Int64
 
@@ -47,9 +46,9 @@ final class MultipartUploadSink: BoundedBodySink {
                     changes = try UploadFields.parseChanges(bytes)
                 case .mediaStart(let contentType):
                     mediaContentType = contentType
-                    ingest = try makeIngest(changes, contentType)
+                    blob.start(try makeIngest(changes, contentType))
                 case .mediaBytes(let bytes):
-                    try ingest?.write(bytes)
+                    try blob.ingest?.write(bytes)
                 case .field, .fileStart:
                     // Form mode only; this parser is in related mode.
                     break
@@ -66,23 +65,22 @@ final class MultipartUploadSink: BoundedBodySink {
     func finish() -> HTTPResponse {
         do {
             try parser.finish()
-            guard let ingest else { throw StorageError(.invalidArgument, "multipart body has no media part") }
-            let blob = try ingest.finish()
-            done = true
-            return try commit(Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, blob: blob))
+            let missing = StorageError(.invalidArgument, "multipart body has no media part")
+            return try blob.finish(missing: missing) { ingest, stored in
+                try commit(Parts(changes: changes, mediaContentType: mediaContentType, ingest: ingest, blob: stored))
+            }
         } catch {
             return failed(error)
         }
     }
 
-    func abort() { if !done { ingest?.discard() } }
+    func abort() { blob.abandon() }
 
     /// Parsed or collected from the transport's buffers: nothing to lend.
     func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 
     private func failed(_ error: any Error) -> HTTPResponse {
-        done = true
-        ingest?.discard()
+        blob.fail()
         return fail(error)
     }
 }

@@ -202,9 +202,8 @@ private final class FormUploadSink: BoundedBodySink {
     private let decide: ([String: String], String?, String?) throws -> PostPolicyUpload.Plan
     private var form: [String: String] = [:]
     private var plan: PostPolicyUpload.Plan?
-    private var ingest: BlobIngest?
+    private var blob = StreamedBodyBlob()
     private let service: ObjectService
-    private var done = false
 
     init(
         service: ObjectService, parser: MultipartParser,
@@ -239,9 +238,9 @@ private final class FormUploadSink: BoundedBodySink {
                 case .fileStart(let filename, let contentType):
                     let plan = try decide(form, filename, contentType)
                     self.plan = plan
-                    ingest = try BlobIngest(service: service, time: plan.time)
+                    blob.start(try BlobIngest(service: service, time: plan.time))
                 case .mediaBytes(let bytes):
-                    guard let ingest, let plan else { return }
+                    guard let ingest = blob.ingest, let plan else { return }
                     if let sizes = plan.sizes, ingest.size + Int64(bytes.count) > sizes.max {
                         throw Self.outside(sizes)
                     }
@@ -259,24 +258,22 @@ private final class FormUploadSink: BoundedBodySink {
     func finish() -> HTTPResponse {
         do {
             try parser.finish()
-            guard let ingest, let plan else { throw StorageError(.invalidArgument, "the form has no file field") }
-            if let sizes = plan.sizes, ingest.size < sizes.min { throw Self.outside(sizes) }
-            let blob = try ingest.finish()
-            done = true
-            return try PostPolicyUpload.commit(service, plan, blob)
+            let missing = StorageError(.invalidArgument, "the form has no file field")
+            guard let plan else { throw missing }
+            if let sizes = plan.sizes, let ingest = blob.ingest, ingest.size < sizes.min { throw Self.outside(sizes) }
+            return try blob.finish(missing: missing) { _, stored in try PostPolicyUpload.commit(service, plan, stored) }
         } catch {
             return failed(error)
         }
     }
 
-    func abort() { if !done { ingest?.discard() } }
+    func abort() { blob.abandon() }
 
     /// Parsed or collected from the transport's buffers: nothing to lend.
     func nextChunkBuffer() -> UnsafeMutableRawBufferPointer? { nil }
 
     private func failed(_ error: any Error) -> HTTPResponse {
-        done = true
-        ingest?.discard()
+        blob.fail()
         return Reply.xmlError(error)
     }
 
