@@ -73,10 +73,11 @@ public enum GCSJSON {
         return .object(o)
     }
 
-    /// `{"error":{"code":N,"message":M,"errors":[{"message":M,"domain":"global","reason":R}]}}`.
-    public static func error(status: Int, message: String) -> JSONValue {
+    /// `{"error":{"code":N,"message":M,"errors":[{"message":M,"domain":"global","reason":R}]}}`; `reason` is the
+    /// status's usual one unless a refusal has its own (a bad parameter's `invalidParameter`).
+    public static func error(status: Int, message: String, reason: String? = nil) -> JSONValue {
         let detail: JSONObject = [
-            "message": .string(message), "domain": .string("global"), "reason": .string(reason(status)),
+            "message": .string(message), "domain": .string("global"), "reason": .string(reason ?? Self.reason(status)),
         ]
         return .object([
             "error": .object([

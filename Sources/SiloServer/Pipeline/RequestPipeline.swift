@@ -287,6 +287,15 @@ struct RequestPipeline: Sendable {
         if let refusal = decision.refusal { return .respond(Reply.gcsError(refusal)) }
         var context = context
         context.decided = decision.decided
+        // Checked before the handler runs, so a refused selector changes nothing.
+        let partial: PartialResponse?
+        do { partial = try PartialResponse.of(context) } catch { return .respond(PartialResponse.refusal(error)) }
+        let disposition = try gcsHandler(route, context)
+        return partial?.render(disposition) ?? disposition
+    }
+
+    /// The JSON API's handler for `route`, after access and the `fields` check.
+    private func gcsHandler(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
         switch route {
         case .gcsBuckets: return gcsBuckets.buckets(context)
         case .gcsBucket(let bucket): return gcsBuckets.bucket(context, bucket)

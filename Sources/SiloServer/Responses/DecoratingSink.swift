@@ -1,8 +1,10 @@
+import SiloCore
 import SiloHTTP
 
-/// A body sink whose answer is changed on the way out, early or final: the pipeline adds CORS headers and the failure
-/// log line; the fault handler (`--test-faults`) its staged faults.
-final class DecoratingSink: RequestBodySink {
+/// A body sink whose answer is changed on the way out, early or final: the console's sandbox headers, a JSON API
+/// answer's `fields` selection (``PartialResponse``), the fault handler's (`--test-faults`) staged faults. It keeps
+/// the inner sink's bound, so a body declared too long is still refused from the head (``BoundedBodySink``).
+final class DecoratingSink: BoundedBodySink {
     private let inner: any RequestBodySink
     private let decorate: (inout HTTPResponse) -> Void
 
@@ -19,6 +21,14 @@ final class DecoratingSink: RequestBodySink {
 
     func finish() -> HTTPResponse {
         var response = inner.finish()
+        decorate(&response)
+        return response
+    }
+
+    var maxBodyBytes: Int64 { (inner as? any BoundedBodySink)?.maxBodyBytes ?? .max }
+
+    func refuse(_ error: StorageError) -> HTTPResponse {
+        var response = (inner as? any BoundedBodySink)?.refuse(error) ?? HTTPResponse(status: 413)
         decorate(&response)
         return response
     }
