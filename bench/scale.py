@@ -103,6 +103,14 @@ class Server:
             time.sleep(0.05)
         sys.exit("no maintenance pass ended within 600 s of the start")
 
+    def metadata_lookups(self) -> tuple:
+        """(hits, misses) of the metadata record cache so far (`silo_cache_lookups_total{cache="metadata"}`)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as answer:
+            text = answer.read()
+        counts = {result: int(value) for result, value in re.findall(
+            rb'^silo_cache_lookups_total\{cache="metadata",result="(hit|miss)"\} (\d+)', text, re.M)}
+        return counts.get(b"hit", 0), counts.get(b"miss", 0)
+
     def rss_kib(self) -> int:
         with open(f"/proc/{self.process.pid}/status") as status:
             for line in status:
@@ -292,8 +300,15 @@ def measure(args, work, store, size, server, seconds):
             for temperature, hot in (("cold", 0), ("warm", 1000)):
                 if hot:  # read the hot set once so it is cached
                     wrk(work, random_reads(size, query, hot), server.base, 2, 8)
+                hits_before, misses_before = server.metadata_lookups()
                 _, p50, p99, errors, peak = wrk(work, random_reads(size, query, hot), server.base, seconds,
                                                 args.connections, server)
+                hits, misses = server.metadata_lookups()
+                hits, misses = hits - hits_before, misses - misses_before
+                # Which share of the reads reached the store: a store the record cache holds whole (10,000
+                # records) is read cold only until each name was asked once, so "cold" there is mostly hits.
+                runs.setdefault(f"{label}_{temperature}_miss_pct", []).append(
+                    round(100 * misses / max(hits + misses, 1), 1))
                 runs.setdefault(f"{label}_{temperature}_p50_us", []).append(p50)
                 runs.setdefault(f"{label}_{temperature}_p99_us", []).append(p99)
                 row["rss_load_kib"] = max(row.get("rss_load_kib", 0), peak)
@@ -381,6 +396,7 @@ COLUMNS = [
     ("get_warm_p50_us", "GET warm p50", "ms"), ("get_warm_p99_us", "GET warm p99", "ms"),
     ("meta_cold_p50_us", "meta cold p50", "ms"), ("meta_cold_p99_us", "meta cold p99", "ms"),
     ("meta_warm_p50_us", "meta warm p50", "ms"), ("meta_warm_p99_us", "meta warm p99", "ms"),
+    ("meta_cold_miss_pct", "meta cold: store reads %", "{:.0f}"),
     ("list_start_p99_us", "list start p99", "ms"), ("list_middle_p99_us", "list middle p99", "ms"),
     ("list_last_p99_us", "list last p99", "ms"), ("upload_p99_us", "upload p99", "ms"),
     ("delete_p99_us", "delete p99", "ms"), ("blob_bytes_per_object", "blob B/obj", "{:,.0f}"),
