@@ -43,6 +43,8 @@ import Testing
         let json = "Content-Type: application/json"
         let cases: [(String, String, [String])] = [
             ("PATCH", "/storage/v1/b/edge/o/a.txt", [json]),
+            // A partial response's stage wraps the sink; the bound goes with it.
+            ("PATCH", "/storage/v1/b/edge/o/a.txt?fields=name", [json]),
             ("PATCH", "/v0/b/\(bucket)/o/a.txt", [json]),
             ("POST", "/upload/storage/v1/b/edge/o?uploadType=resumable&name=r.bin", [json]),
             ("POST", "/batch/storage/v1", ["Content-Type: multipart/mixed; boundary=b"]),
