@@ -25,7 +25,6 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian packages, one system-library target each.
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
@@ -42,8 +41,6 @@ let package = Package(
         // epoll, eventfd and sendfile from libc's headers, which Swift's Glibc module leaves out (Linux only;
         // SiloEpollHTTP's).
         .systemLibrary(name: "CLinux"),
-        // Socket addresses as 16 bytes and a port, for both transports' shims (header-only, POSIX).
-        .systemLibrary(name: "CSocketAddress"),
         // Silo's own C: MD5 written for its dependency chain, with CRC-32C in the same pass (SiloHashing's).
         .target(name: "CMD5"),
 
@@ -57,18 +54,18 @@ let package = Package(
 
         // Wrappers around C libraries; each C module is imported by exactly one of these.
         .target(name: "SiloHashing", dependencies: ["SiloCore", "CCrypto", "CISAL", "CMD5", "CZlib"]),
-        .target(name: "SiloMicroHTTPD", dependencies: ["SiloHTTP", "SiloCore", "CMicroHTTPD", "CSocketAddress"]),
         // TLS for the epoll transport: server contexts, certificate loading and reload, per-connection sessions
         // (libssl; Linux only, as the transport).
         .target(
             name: "SiloTLS",
             dependencies: ["SiloCore", "SiloHashing", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
         ),
-        // The default transport on Linux: HTTP/1.1 (and HTTPS through SiloTLS) on epoll written for Silo.
+        // The HTTP transport: HTTP/1.1 (and HTTPS through SiloTLS) on epoll, written for Silo; Linux only, and so is
+        // `silo serve` (docs/transport.md says why there is no second one).
         .target(
             name: "SiloEpollHTTP",
             dependencies: [
-                "SiloHTTP", "SiloCore", "SiloTLS", "CSocketAddress",
+                "SiloHTTP", "SiloCore", "SiloTLS",
                 .target(name: "CLinux", condition: .when(platforms: [.linux])),
             ]
         ),
@@ -114,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "SiloMain",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloServer", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
                 "SiloCore", "SiloEvents",
                 "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI", "SiloImages",
@@ -140,7 +137,7 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloMicroHTTPD", "SiloEpollHTTP", "SiloTLS",
+                "SiloServer", "SiloEpollHTTP", "SiloTLS",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
@@ -190,7 +187,7 @@ let package = Package(
             name: "SiloS3Tests", dependencies: ["SiloS3", "SiloS3Signer", "SiloCore", "SiloHashing", "SiloWire"]),
         .testTarget(
             name: "SiloHTTPTransportTests",
-            dependencies: ["SiloMicroHTTPD", "SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting", "SiloTLS"]
+            dependencies: ["SiloEpollHTTP", "SiloHTTP", "SiloCore", "SiloTesting", "SiloTLS"]
         ),
         .testTarget(
             name: "SiloServerTests",

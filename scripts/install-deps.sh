@@ -3,7 +3,7 @@
 # `scripts/install-deps.sh ceph` also installs Debian's Ceph (monitor, manager, OSD, RADOS Gateway) for
 # `make ceph-test` only: 97 Debian packages, 273 MiB installed, that the default `make test` does not need.
 set -euo pipefail
-packages=(libmicrohttpd-dev libvips-dev libvips-tools libsqlite3-dev libssl-dev libisal-dev zlib1g-dev libcurl4-openssl-dev libpq-dev postgresql-15 pkg-config curl python3 bc tmux strace nginx rclone openssl chromium chromium-driver prometheus logrotate time valgrind wrk)
+packages=(libvips-dev libvips-tools libsqlite3-dev libssl-dev libisal-dev zlib1g-dev libcurl4-openssl-dev libpq-dev postgresql-15 pkg-config curl python3 bc tmux strace nginx rclone openssl chromium chromium-driver prometheus logrotate time valgrind wrk)
 for group in "$@"; do
     case $group in
     ceph) packages+=(ceph-mon ceph-mgr ceph-osd radosgw ceph-common) ;;

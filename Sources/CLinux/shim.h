@@ -15,7 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "../CSocketAddress/socket_address.h"
+#include "socket_address.h"
 
 /// How many CPUs this thread may run on (its affinity mask: `taskset`, cpusets), at least 1. The raw system call,
 /// because glibc's CPU_COUNT needs _GNU_SOURCE.

@@ -3,8 +3,7 @@ import SiloHTTP
 public import SiloTLS
 
 extension EpollHTTPServer {
-    /// How the server binds and how much it allows; mirrors ``MicroHTTPDServer/Configuration`` where the two
-    /// share a meaning.
+    /// How the server binds and how much it allows.
     public struct Configuration: Sendable {
         /// A numeric IPv4 or IPv6 address (`127.0.0.1`, `::1`, `0.0.0.0`, `::`, `[::1]`); `localhost` means
         /// `127.0.0.1`.

@@ -20,7 +20,7 @@ extension HTTPHandler {
     public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition { .declined }
 
     /// `beginInline`, then whatever it declined, on the calling thread: for transports whose request threads may
-    /// block (libmicrohttpd, the in-process harness).
+    /// block (the in-process harness).
     public func beginOnThisThread(_ head: HTTPRequestHead) -> RequestDisposition {
         switch beginInline(head) {
         case .answered(let disposition): disposition

@@ -6,8 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The one error type of the HTTP transports (SiloMicroHTTPD, SiloEpollHTTP): a code, a message naming the address
-/// or call, and a cause. It lives here so callers handle both transports alike.
+/// The one error type of the HTTP transport (SiloEpollHTTP) and its seam: a code, a message naming the address
+/// or call, and a cause. It lives here, beside the seam, so callers need not import the transport.
 public struct HTTPServerError: ChainedError {
     /// An extensible set of codes (a struct over a private enum, so adding one is not a breaking change).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -24,8 +24,8 @@ public struct HTTPServerError: ChainedError {
         public static let addressInUse = Code(.addressInUse)
         /// Binding failed for another reason (permission, address not on this host, ...).
         public static let bindFailed = Code(.bindFailed)
-        /// The transport could not start: libmicrohttpd refused (set `libraryErrorLog` to see why), or creating an
-        /// epoll instance or a thread failed.
+        /// The transport could not start: creating an epoll instance or a thread failed, or this platform has no
+        /// transport.
         public static let startFailed = Code(.startFailed)
         /// A response body stopped at a fault staged on purpose (``TransportFault``), not by a failure.
         public static let injectedFault = Code(.injectedFault)

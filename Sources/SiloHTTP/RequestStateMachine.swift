@@ -1,7 +1,7 @@
 /// The life of one request on a connection, without I/O and without threads: the transport reports what happened
 /// (the head arrived, a handler call returned, body bytes came, the body ended, the connection went away) and the
-/// machine says what to do next. Both transports drive it; each carries out the actions its own way (the epoll
-/// transport runs handler calls on workers, libmicrohttpd on its own threads).
+/// machine says what to do next. The transport drives it and carries out its actions (the epoll transport runs
+/// handler calls on workers); keeping the rules here, apart from I/O, is what lets them be tested alone.
 ///
 /// Rules it encodes:
 /// - A handler call (`begin`, a sink's `receive`/`finish`) may be running while the transport waits; nothing else is
@@ -10,7 +10,7 @@
 ///   calls runs: the abort is then due when that call returns (``Action/abort(_:)``).
 /// - An answer known before the body ends is sent after the rest of the body is read and dropped, up to a bound
 ///   past which the connection is closed without an answer: HTTP/1.1 clients read nothing before they have sent
-///   their body, and libmicrohttpd 0.9.75 cannot answer earlier either.
+///   their body.
 /// - Exceptions that answer at once: a refused body the client is waiting to send (`Expect: 100-continue`, it will
 ///   not send it; the connection then closes, since a body sent anyway could not be told from a next request), a
 ///   body refused from the head for its size (413: waiting for it is what the answer is meant to spare; the

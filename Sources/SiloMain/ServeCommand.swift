@@ -6,7 +6,6 @@ import SiloCore
 import SiloEpollHTTP
 import SiloEvents
 import SiloHTTP
-import SiloMicroHTTPD
 import SiloServer
 import Synchronization
 
@@ -197,34 +196,26 @@ struct ServeCommand: ParsableCommand {
         return status
     }
 
-    /// The transport chosen with `--http-engine`; `--threads` sizes its thread pool or its event loops.
+    /// The transport (docs/transport.md); `--threads` sizes its event loops, `--workers` its blocking pool.
     private static func makeHTTPServer(
         _ options: ServeOptions, handler: any HTTPHandler, tls: ServeTLS, logger: Logger
     ) throws -> any HTTPServer {
         #if os(Linux)
-        if options.httpEngine == "epoll" {
-            var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
-            http.tls = tls.identity
-            if let threads = options.threads { http.threadCount = threads }
-            http.workerCount = options.workers
-            http.connectionLimit = options.limits.maxConnections
-            http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
-            http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds
-            http.headTimeoutSeconds = options.limits.headTimeoutSeconds
-            http.maxRequestHeadBytes = options.limits.maxHeadBytes
-            return try EpollHTTPServer(handler: handler, configuration: http, logger: logger)
-        }
-        #endif
-        // libmicrohttpd has no separate head timeout, and bounds heads by its connection memory.
-        var http = MicroHTTPDServer.Configuration(host: options.host, port: options.port)
-        if let threads = options.threads { http.threadPoolSize = threads }
+        var http = EpollHTTPServer.Configuration(host: options.host, port: options.port)
+        http.tls = tls.identity
+        if let threads = options.threads { http.threadCount = threads }
+        http.workerCount = options.workers
         http.connectionLimit = options.limits.maxConnections
         http.perClientConnectionLimit = options.limits.maxConnectionsPerClient
         http.connectionTimeoutSeconds = options.limits.idleTimeoutSeconds
-        return try MicroHTTPDServer(handler: handler, configuration: http, logger: logger)
+        http.headTimeoutSeconds = options.limits.headTimeoutSeconds
+        http.maxRequestHeadBytes = options.limits.maxHeadBytes
+        return try EpollHTTPServer(handler: handler, configuration: http, logger: logger)
+        #else
+        throw ValidationError("silo serve runs on Linux only: its transport is epoll (docs/transport.md)")
+        #endif
     }
 
-    /// The banner line that says faults are staged on request, and which the engine cannot stage.
     /// Which buckets are served, and whether a v0 upload creates one (emulator mode) or it must exist already.
     private static func bucketsLine(_ options: ServeOptions, creates: Bool) -> String {
         guard options.buckets.isEmpty else { return options.buckets.map(\.rawValue).joined(separator: ", ") }
@@ -244,10 +235,10 @@ struct ServeCommand: ParsableCommand {
             + "\n  project: \(options.projectID) (from \(path)\(options.firebaseJSONDetected ? ", found in the working directory" : ""))"
     }
 
+    /// The banner line that says faults are staged on request.
     private static func faultsNotice(_ options: ServeOptions) -> [String] {
         guard options.testFaults else { return [] }
-        let stalls = options.httpEngine == "epoll" ? "" : " (the mhd engine stages no stalls)"
-        return ["  faults:  --test-faults: storage-testbench's Retry Test API at /retry_test\(stalls)"]
+        return ["  faults:  --test-faults: storage-testbench's Retry Test API at /retry_test"]
     }
 
     /// The one-line reason of a startup failure: the message of any of the modules' errors, no chain.

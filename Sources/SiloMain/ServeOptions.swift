@@ -37,14 +37,12 @@ struct ServeOptions {
     /// `--trusted-proxies CIDR`, repeatable (or comma-separated): peers whose `X-Forwarded-*` are believed.
     var trustedProxies: [PeerNetwork] = []
     var project: String?
-    /// `--threads N`; nil: the engine's default (epoll: one loop per CPU this process may run on; mhd: 8).
+    /// `--threads N`: event loops; nil: one per CPU this process may run on.
     var threads: Int?
-    /// `--workers N`: the epoll engine's threads for handler calls that block (the event loops are `--threads`).
+    /// `--workers N`: threads for handler calls that block (the event loops are `--threads`).
     var workers = 16
     /// `--inline-limit BYTES`: objects up to this size keep their bytes in the metadata store (0: none do).
     var inlineLimit = Backends.defaultInlineLimit
-    /// The HTTP transport: `epoll` (Silo's own, the default on Linux) or `mhd` (libmicrohttpd).
-    var httpEngine = ServeOptions.defaultHTTPEngine
     var drainSeconds = 30.0
     var importDirectory: String?
     var exportOnExit = false
@@ -166,15 +164,10 @@ struct ServeOptions {
             .flag("insecure-allow-all", help: "allow every request on a non-loopback address without rules"),
             .value(
                 "threads", valueName: "N",
-                help:
-                    "epoll engine: event loops (default: one per CPU this process may run on); mhd engine: request threads (default 8)"
+                help: "event loops (default: one per CPU this process may run on)"
             ),
             .value(
-                "http-engine", valueName: "NAME",
-                help: "HTTP transport: epoll (Silo's own, leaner per request) or mhd (libmicrohttpd)",
-                defaultValue: ServeOptions.defaultHTTPEngine),
-            .value(
-                "workers", valueName: "N", help: "epoll engine: threads for handler calls that block (stores, fsync)",
+                "workers", valueName: "N", help: "threads for handler calls that block (stores, fsync)",
                 defaultValue: "16"),
             .value(
                 "inline-limit", valueName: "BYTES",
@@ -299,14 +292,6 @@ struct ServeOptions {
 
     init() {}
 
-    #if os(Linux)
-    static let httpEngines = ["epoll", "mhd"]
-    static let defaultHTTPEngine = "epoll"
-    #else
-    static let httpEngines = ["mhd"]
-    static let defaultHTTPEngine = "mhd"
-    #endif
-
     init(from values: ParsedValues) throws {
         host = values.value("host") ?? host
         port = try values.integer("port", in: 0...65535) ?? port
@@ -357,13 +342,6 @@ struct ServeOptions {
         threads = try values.integer("threads", in: 1...256)
         workers = try values.integer("workers", in: 1...1024) ?? workers
         inlineLimit = try values.integer("inline-limit", in: 0...Backends.maxInlineLimit) ?? inlineLimit
-        if let engine = values.value("http-engine") {
-            guard ServeOptions.httpEngines.contains(engine) else {
-                throw ValidationError(
-                    "--http-engine must be one of: \(ServeOptions.httpEngines.joined(separator: ", "))")
-            }
-            httpEngine = engine
-        }
         if let text = values.value("drain-seconds") {
             guard let seconds = Double(text), seconds >= 0 else {
                 throw ValidationError("--drain-seconds must be a number ≥ 0")
@@ -419,10 +397,6 @@ struct ServeOptions {
         }
         switch (values.value("tls-cert"), values.value("tls-key")) {
         case (let certificate?, let key?):
-            guard httpEngine == "epoll" else {
-                throw ValidationError(
-                    "--tls-cert/--tls-key need --http-engine epoll: the mhd engine serves plain HTTP only")
-            }
             tls = (certificate, key)
         case (nil, nil): break
         case (nil, _?): throw ValidationError("--tls-key needs --tls-cert (the certificate it belongs to)")

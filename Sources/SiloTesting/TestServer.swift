@@ -3,7 +3,6 @@ public import SiloAuth
 public import SiloCore
 import SiloEpollHTTP
 public import SiloHTTP
-import SiloMicroHTTPD
 public import SiloServer
 
 #if os(Linux)
@@ -15,8 +14,7 @@ import Glibc
 #endif
 
 /// A real Silo server for tests: the v0 application over the stores the test passes, bound to 127.0.0.1 port 0, on
-/// the default transport (epoll on Linux) or the one named by `SILO_HTTP_ENGINE` (`epoll` or `mhd`) — or, with
-/// ``Transport/inProcess``, on no socket at all.
+/// the epoll transport — or, with ``Transport/inProcess``, on no socket at all.
 ///
 /// Which to use: `.inProcess` for route tests — what a request means (status, headers, body, what the stores hold
 /// after it): the same ``HTTPTestClient/send(method:target:headers:body:bodyMode:)`` calls and ``TestResponse``,
@@ -53,7 +51,7 @@ public final class TestServer {
         directory: TemporaryDirectory? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), policy: any AccessPolicy = AllowAllPolicy(),
         credentials: any CredentialVerifier = TokenVerifier.emulator, hooks: StoreCallHooks? = nil,
-        logger: Logger = .disabled, testFaults: Bool = false, engine: String? = nil, threads: Int = 4,
+        logger: Logger = .disabled, testFaults: Bool = false, threads: Int = 4,
         observability: Observability = Observability(),
         tls: TLSOption = .none
     ) throws {
@@ -81,34 +79,22 @@ public final class TestServer {
         self.http =
             switch transport {
             case .socket:
-                try Self.makeHTTPServer(handler, engine: engine ?? Self.engineName, threads: threads, tls: tls)
+                try Self.makeHTTPServer(handler, threads: threads, tls: tls)
             case .inProcess: NoTransport()
             }
     }
 
-    /// The transport test servers run on: `epoll` (Linux default) or `mhd` (`SILO_HTTP_ENGINE=mhd`).
-    public static var engineName: String {
-        #if os(Linux)
-        return ProcessInfo.processInfo.environment["SILO_HTTP_ENGINE"] == "mhd" ? "mhd" : "epoll"
-        #else
-        return "mhd"
-        #endif
-    }
-
-    private static func makeHTTPServer(_ handler: any HTTPHandler, engine: String, threads: Int, tls: TLSOption)
-        throws -> any HTTPServer
+    private static func makeHTTPServer(_ handler: any HTTPHandler, threads: Int, tls: TLSOption) throws
+        -> any HTTPServer
     {
         #if os(Linux)
-        if engine != "mhd" || tls.identity != nil {
-            var http = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
-            http.threadCount = threads
-            http.tls = tls.identity
-            return try EpollHTTPServer(handler: handler, configuration: http, logger: .disabled)
-        }
+        var http = EpollHTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        http.threadCount = threads
+        http.tls = tls.identity
+        return try EpollHTTPServer(handler: handler, configuration: http, logger: .disabled)
+        #else
+        throw HTTPServerError(.startFailed, "test servers on a socket need Linux (the epoll transport)")
         #endif
-        var http = MicroHTTPDServer.Configuration(host: "127.0.0.1", port: 0)
-        http.threadPoolSize = threads
-        return try MicroHTTPDServer(handler: handler, configuration: http, logger: .disabled)
     }
 
     /// A new client connected to this server (for `.inProcess`, one that calls the handler).
@@ -125,7 +111,7 @@ public final class TestServer {
 }
 
 extension TestServer {
-    /// Whether the server speaks HTTPS (always on the epoll transport, whatever `SILO_HTTP_ENGINE` says).
+    /// Whether the server speaks HTTPS.
     public struct TLSOption: Sendable {
         #if os(Linux)
         let identity: TLSIdentity?

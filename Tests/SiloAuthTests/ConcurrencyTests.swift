@@ -2,7 +2,7 @@ import SiloAuth
 import SiloCore
 import Testing
 
-/// The server verifies from libmicrohttpd's threads at once, against one shared key set, while a reload may swap
+/// The server verifies from many threads at once (its workers), against one shared key set, while a reload may swap
 /// the keys underneath.
 @Suite struct ConcurrencyTests {
     @Test func manyThreadsVerifyWithOneKeySetDuringReloads() async throws {

@@ -10,8 +10,7 @@ import Glibc
 #endif
 
 /// HTTP/1.1 behaviour checked on the raw wire: pipelining, framing, interim responses, malformed input, timeouts,
-/// backpressure. Behaviour both transports share runs on both; the answers to malformed input are the epoll
-/// transport's own (libmicrohttpd words some of them differently).
+/// backpressure.
 @Suite struct WireTests {
     @Test(arguments: Engine.allCases) func pipelinedRequestsAreAnsweredInOrder(engine: Engine) throws {
         try withServer(engine, { head in text(head.rawPath) }) { server, _ in

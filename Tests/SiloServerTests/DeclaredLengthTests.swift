@@ -13,11 +13,11 @@ import Testing
 @Suite struct DeclaredLengthTests {
     static let terabyte: Int64 = 1 << 40
 
-    /// A server whose objects may be at most 1 MiB, with a bucket, on `engine`.
-    static func server(_ engine: String) throws -> TestServer {
+    /// A server whose objects may be at most 1 MiB, with a bucket.
+    static func server() throws -> TestServer {
         var configuration = ServerConfiguration()
         configuration.maxObjectSize = 1 << 20
-        let server = try TestServer(configuration: configuration, engine: engine)
+        let server = try TestServer(configuration: configuration)
         let client = server.client()
         #expect(
             try client.send(method: "POST", target: "/storage/v1/b", body: bytes(#"{"name":"edge"}"#)).status == 200)
@@ -35,11 +35,9 @@ import Testing
         return try client.readResponse(method: method)
     }
 
-    static let engines = TestServer.engineName == "mhd" ? ["mhd"] : ["epoll", "mhd"]
-
-    @Test("JSON, batch, XML and token bodies declared beyond their bound are refused at once", arguments: engines)
-    func smallBodies(engine: String) throws {
-        let server = try Self.server(engine)
+    @Test("JSON, batch, XML and token bodies declared beyond their bound are refused at once")
+    func smallBodies() throws {
+        let server = try Self.server()
         let json = "Content-Type: application/json"
         let cases: [(String, String, [String])] = [
             ("PATCH", "/storage/v1/b/edge/o/a.txt", [json]),
@@ -58,9 +56,9 @@ import Testing
         }
     }
 
-    @Test("uploads declared beyond --max-object-size are refused at once, on every API", arguments: engines)
-    func uploads(engine: String) throws {
-        let server = try Self.server(engine)
+    @Test("uploads declared beyond --max-object-size are refused at once, on every API")
+    func uploads() throws {
+        let server = try Self.server()
         let related = "Content-Type: multipart/related; boundary=b"
         let cases: [(String, String, [String])] = [
             ("POST", "/v0/b/\(bucket)/o?name=big.bin", []),

@@ -15,8 +15,8 @@ import Glibc
     static let bucket = "faults-bucket"
 
     /// A server with the fault handler in front of the app, and the test bucket.
-    static func server(engine: String? = nil, threads: Int = 4) throws -> TestServer {
-        let server = try TestServer(testFaults: true, engine: engine, threads: threads)
+    static func server(threads: Int = 4) throws -> TestServer {
+        let server = try TestServer(testFaults: true, threads: threads)
         let made = try server.client().send(
             method: "POST", target: "/storage/v1/b?project=p", headers: ["Content-Type": "application/json"],
             body: bytes(#"{"name":"\#(bucket)"}"#))
@@ -167,9 +167,8 @@ import Glibc
         #expect(response.status == 599)
     }
 
-    @Test(arguments: ["epoll", "mhd"])
-    func resetConnectionSendsNothingAndResets(engine: String) throws {
-        let server = try Self.server(engine: engine)
+    @Test func resetConnectionSendsNothingAndResets() throws {
+        let server = try Self.server()
         let client = server.client()
         let id = try Self.create(client, #"{"storage.buckets.list": ["return-reset-connection"]}"#)
         let wire = try RawConnection(port: server.port)
@@ -197,12 +196,9 @@ import Glibc
 
     // MARK: - Instructions the transport stages in the answer
 
-    @Test(arguments: [
-        ("epoll", "return-broken-stream", 4), ("epoll", "return-broken-stream-after-2K", 2048),
-        ("mhd", "return-broken-stream", 4), ("mhd", "return-broken-stream-after-2K", 2048),
-    ])
-    func brokenStreamCutsTheBodyAfterItsBytes(engine: String, instruction: String, sent: Int) throws {
-        let server = try Self.server(engine: engine)
+    @Test(arguments: [("return-broken-stream", 4), ("return-broken-stream-after-2K", 2048)])
+    func brokenStreamCutsTheBodyAfterItsBytes(instruction: String, sent: Int) throws {
+        let server = try Self.server()
         let client = server.client()
         let object = pattern(10_000)
         #expect(try Self.upload(client, "big", object).status == 200)
@@ -224,7 +220,7 @@ import Glibc
     /// The stall holds one connection's answer on a single event loop while that loop serves another connection
     /// in full; then the rest of the answer arrives. Order is checked, not durations.
     @Test func stallHoldsTheAnswerWithoutHoldingTheLoop() throws {
-        let server = try Self.server(engine: "epoll", threads: 1)
+        let server = try Self.server(threads: 1)
         let client = server.client()
         let object = pattern(8192)
         #expect(try Self.upload(client, "s", object).status == 200)

@@ -67,7 +67,7 @@ extension TestServer {
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier = TokenVerifier.emulator,
         directory reuse: TemporaryDirectory? = nil, hooks: StoreCallHooks? = nil, logger: Logger = .disabled,
         blobStore: ((TemporaryDirectory) throws -> any BlobStore)? = nil, testFaults: Bool = false,
-        engine: String? = nil, threads: Int = 4, observability: Observability = Observability(),
+        threads: Int = 4, observability: Observability = Observability(),
         tls: TLSOption = .none
     ) throws {
         let metadata: any MetadataStore
@@ -87,7 +87,7 @@ extension TestServer {
         try self.init(
             transport, metadata: metadata, blobs: blobs, directory: directory, configuration: configuration,
             policy: policy,
-            credentials: credentials, hooks: hooks, logger: logger, testFaults: testFaults, engine: engine,
+            credentials: credentials, hooks: hooks, logger: logger, testFaults: testFaults,
             threads: threads, observability: observability, tls: tls)
     }
 }

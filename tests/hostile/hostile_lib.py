@@ -439,7 +439,7 @@ class Silo:
 
     binary = None
     work_root = None
-    common_args = []   # added to every server (--serve-args), e.g. --http-engine mhd
+    common_args = []   # added to every server (--serve-args), e.g. --inline-limit 0
 
     def __init__(self, name, secured=True, rules=MAIN_RULES, extra=()):
         self.name = name

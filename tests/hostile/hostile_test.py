@@ -2076,7 +2076,7 @@ def main():
     parser.add_argument("--json", default="", help="also write the results to this file")
     parser.add_argument("--keep", action="store_true", help="keep the servers' temporary directories")
     parser.add_argument("--serve-args", default="", help="extra 'silo serve' options for every server, e.g. "
-                        "'--http-engine mhd'")
+                        "'--inline-limit 0'")
     args = parser.parse_args()
     if not os.access(args.binary, os.X_OK):
         print(f"no executable at {args.binary}", file=sys.stderr)

@@ -52,7 +52,8 @@ struct RequestContext {
             default: continue
             }
         }
-        // The epoll transport refuses these before the handler; libmicrohttpd lets them through (RFC 9112 §6.3).
+        // The transport refuses these before the handler (RFC 9112 §6.3); checked again here because the in-process
+        // harness and a batch call's inner heads reach the handler without it.
         guard lengths.count <= 1 && !(transferEncoding && !lengths.isEmpty) else {
             throw StorageError(.invalidArgument, "the request's body length is framed two ways")
         }

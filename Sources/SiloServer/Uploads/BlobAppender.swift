@@ -3,7 +3,7 @@ import SiloCore
 import SiloHashing
 import Synchronization
 
-/// Appends upload bytes to a blob in batches: the transport's pieces (32 KiB from libmicrohttpd, any size from a
+/// Appends upload bytes to a blob in batches: the transport's pieces (a socket read's worth, any size from a
 /// multipart parser) are gathered into one buffer, and the writer and the hashes get a full buffer at a time. One
 /// `pwrite` and one hash update per batch instead of per piece.
 ///

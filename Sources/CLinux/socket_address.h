@@ -1,8 +1,7 @@
-// Socket addresses as the transports key and compare them: 16 bytes, IPv4 as an IPv4-mapped IPv6 address
-// (::ffff:a.b.c.d), and a port. Header-only and POSIX: both transports (epoll on Linux, libmicrohttpd anywhere)
-// include it from their own shims, so there is one conversion.
-#ifndef SILO_CSOCKETADDRESS_H
-#define SILO_CSOCKETADDRESS_H
+// Socket addresses as the transport keys and compares them: 16 bytes, IPv4 as an IPv4-mapped IPv6 address
+// (::ffff:a.b.c.d), and a port (included by shim.h).
+#ifndef SILO_SOCKET_ADDRESS_H
+#define SILO_SOCKET_ADDRESS_H
 
 #include <stdint.h>
 #include <string.h>
