@@ -139,6 +139,26 @@ import Testing
         #expect(try client.get(Self.gcs("c d/e.txt")).status == 200)
     }
 
+    @Test("each call's fields= selects its own answer; a refused selector refuses its call alone")
+    func partialResponses() throws {
+        let server = try TestServer()
+        let client = server.client()
+        try client.mediaUpload("p.txt", bytes("p"))
+        let patch = #"{"contentType":"text/x-selected"}"#
+        let calls = [
+            Call("1", "GET \(Self.gcs("p.txt"))?fields=name,size HTTP/1.1"),
+            Call(
+                "2",
+                "PATCH \(Self.gcs("p.txt"))?fields=contentType HTTP/1.1\nContent-Type: application/json\n"
+                    + "Content-Length: \(patch.utf8.count)\n\n\(patch)"),
+            Call("3", "GET \(Self.gcs("p.txt"))?fields=nmae HTTP/1.1"),
+        ]
+        let answers = try Self.answers(Self.send(client, calls))
+        #expect(answers.map(\.status) == [200, 200, 400])
+        #expect(try answers[0].json().keys == ["name", "size"])
+        #expect(try answers[1].json() == ["contentType": .string("text/x-selected")])
+    }
+
     @Test("100 calls run; 101 refuse the whole batch with GCS's error shape and run none")
     func callLimit() throws {
         let server = try TestServer()
