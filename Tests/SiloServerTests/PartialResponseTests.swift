@@ -22,6 +22,7 @@ import Testing
         #expect(try select("owner/entity", object) == #"{"owner":{"entity":"e"}}"#)
         #expect(try select("owner(entityId),metadata/b", object) == #"{"owner":{"entityId":"i"},"metadata":{"b":"2"}}"#)
         #expect(try select("*", object) == object)
+        #expect(try select(" size , owner( entity ) ", object) == #"{"size":"3","owner":{"entity":"e"}}"#)
         #expect(try select("owner/*", object) == #"{"owner":{"entity":"e","entityId":"i"}}"#)
         // Kept whole once any part keeps it whole, whichever comes first.
         #expect(try select("owner,owner/entity", object) == select("owner/entity,owner", object))
@@ -44,8 +45,10 @@ import Testing
 
     @Test("a malformed selector is refused, naming it")
     func refusals() throws {
-        for bad in ["", ",", "a,", "a,,b", "a(", "a(b", "a)b", "(a)", "a/", "/a", "a()", "a(b))", "a b", "a*", "a(b)c"]
-        {
+        for bad in [
+            "", ",", "a,", "a,,b", "a(", "a(b", "a)b", "(a)", "a/", "/a", "a()", "a(b))", "a b", "own er", "a*",
+            "a(b)c", "a\tb",
+        ] {
             #expect(throws: StorageError.self, "\(bad)") { try FieldSelection(parsing: bad) }
         }
         let deep = Array(repeating: "a", count: 40).joined(separator: "/")

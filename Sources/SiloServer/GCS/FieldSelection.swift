@@ -75,7 +75,12 @@ struct FieldSelection: Equatable {
             self.text = text
         }
 
-        var atEnd: Bool { index == bytes.count }
+        var atEnd: Bool {
+            mutating get {
+                skipSpaces()
+                return index == bytes.count
+            }
+        }
 
         func invalid() -> StorageError {
             StorageError(.invalidArgument, "Invalid field selection \(text.prefix(200))")
@@ -106,8 +111,9 @@ struct FieldSelection: Equatable {
         }
 
         /// A member's name: anything but the selector's own punctuation (a metadata key may hold `-` or `.`); `*`
-        /// stands alone.
+        /// stands alone. Spaces around a name are dropped (`items(name, size)`), spaces inside one are refused.
         mutating func name() throws -> String {
+            skipSpaces()
             let start = index
             while index < bytes.count, !Self.punctuation.contains(bytes[index]) { index += 1 }
             guard index > start, let name = String(validating: bytes[start..<index], as: UTF8.self) else {
@@ -115,10 +121,16 @@ struct FieldSelection: Equatable {
             }
             names += 1
             guard names <= FieldSelection.maxNames, name == "*" || !name.contains("*") else { throw invalid() }
+            skipSpaces()
             return name
         }
 
+        mutating func skipSpaces() {
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+        }
+
         mutating func consume(_ byte: UInt8) -> Bool {
+            skipSpaces()
             guard index < bytes.count, bytes[index] == byte else { return false }
             index += 1
             return true
