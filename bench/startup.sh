@@ -32,6 +32,11 @@ ready() { # binary → seconds until /healthz is 200
     pid=$!
     until curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz" 2>/dev/null | grep -q 200; do
         kill -0 "$pid" 2>/dev/null || { echo "silo serve exited; see $work/serve.log" >&2; exit 1; }
+        if [ "$(echo "$(date +%s.%N) - $started > 120" | bc)" = 1 ]; then
+            kill "$pid"
+            echo "silo serve not ready within 120 s; see $work/serve.log" >&2
+            exit 1
+        fi
         sleep 0.005
     done
     echo "$(date +%s.%N) - $started" | bc
@@ -44,8 +49,14 @@ echo "ready after silo serve, $count objects, median of ${BENCH_ROUNDS:-3} (s)"
 for binary in "${binaries[@]}"; do
     cold=() warm=()
     for _ in $(seq "${BENCH_ROUNDS:-3}"); do
-        if $can_drop; then sync; echo 3 >/proc/sys/vm/drop_caches; cold+=("$(ready "$binary")"); fi
-        warm+=("$(ready "$binary")")
+        if $can_drop; then
+            sync
+            echo 3 >/proc/sys/vm/drop_caches
+            seconds=$(ready "$binary")
+            cold+=("$seconds")
+        fi
+        seconds=$(ready "$binary")
+        warm+=("$seconds")
     done
     echo "$binary: cold $($can_drop && fmt "$(median "${cold[@]}")" 3 || echo –), warm $(fmt "$(median "${warm[@]}")" 3)"
 done

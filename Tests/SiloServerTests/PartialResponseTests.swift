@@ -83,7 +83,7 @@ import Testing
 
     func keys(_ response: TestResponse) throws -> [String] { try response.json().keys }
 
-    @Test("objects, lists, buckets, ACLs, IAM policies and uploads answer only what `fields` selects")
+    @Test("objects, lists, buckets, ACLs, IAM policies, HMAC keys and uploads answer only what `fields` selects")
     func everyAnswer() throws {
         for name in ["a.txt", "b.txt", "dir/c.txt"] { try client.mediaUpload(name, bytes(name)) }
         let object = try client.get("/storage/v1/b/\(bucket)/o/a.txt?fields=name,size")
@@ -104,6 +104,16 @@ import Testing
         let policy = try client.get("/storage/v1/b/\(bucket)/iam?fields=bindings/role")
         #expect(policy.status == 200)
         #expect(try keys(policy).allSatisfy { $0 == "bindings" })
+        // An HMAC key's answer: its secret stays out when not selected.
+        let hmacKeys = "/storage/v1/projects/silo-test/hmacKeys"
+        let created = try client.send(
+            method: "POST",
+            target: hmacKeys + "?serviceAccountEmail=sa%40silo-test.iam.gserviceaccount.com&fields=metadata/accessId")
+        #expect(created.status == 200)
+        #expect(try created.json().keys == ["metadata"])
+        #expect(try created.json()["metadata"]?.objectValue?.keys == ["accessId"])
+        let listed = try client.get(hmacKeys + "?fields=items/state")
+        #expect(try listed.json()["items"]?.arrayValue?.map { $0.objectValue?.keys ?? [] } == [["state"]])
         // An upload's answer, from its body sink.
         let upload = try client.send(
             method: "POST", target: "/upload/storage/v1/b/\(bucket)/o?uploadType=media&name=u.txt&fields=md5Hash",
