@@ -8,13 +8,14 @@ import SiloWire
 struct PartialResponse {
     let selection: FieldSelection
 
-    /// The checked selector of `context`'s request; nil when it has none (or an empty one, which GCS ignores).
-    static func of(_ context: RequestContext) throws -> PartialResponse? {
+    /// The selector of `context`'s request, checked against `vocabulary`; nil when it has none (or an empty one,
+    /// which GCS ignores).
+    static func of(_ context: RequestContext, _ vocabulary: FieldVocabulary) throws -> PartialResponse? {
         guard let text = context.query["fields"], !text.isEmpty, !GCSObjectRoutes.isMediaRead(context) else {
             return nil
         }
         let selection = try FieldSelection(parsing: text)
-        try FieldVocabulary.gcs.check(selection)
+        try vocabulary.check(selection)
         return PartialResponse(selection: selection)
     }
 

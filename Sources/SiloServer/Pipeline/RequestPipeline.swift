@@ -23,6 +23,9 @@ struct RequestPipeline: Sendable {
     let xml: XMLRoutes
     let operations: OperationsRoutes
     let observability: Observability
+    /// The names a `fields` selector may use, built from the OpenAPI document when the pipeline is made, so that no
+    /// request (on an event loop, perhaps) pays for parsing the document.
+    let fieldVocabulary = FieldVocabulary.gcs
     /// Runs on the socket's thread (``SiloServerApp/beginInline(_:)``), over stores that refuse to block.
     let inline: Bool
 
@@ -289,7 +292,9 @@ struct RequestPipeline: Sendable {
         context.decided = decision.decided
         // Checked before the handler runs, so a refused selector changes nothing.
         let partial: PartialResponse?
-        do { partial = try PartialResponse.of(context) } catch { return .respond(PartialResponse.refusal(error)) }
+        do { partial = try PartialResponse.of(context, fieldVocabulary) } catch {
+            return .respond(PartialResponse.refusal(error))
+        }
         let disposition = try gcsHandler(route, context)
         return partial?.render(disposition) ?? disposition
     }
