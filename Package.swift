@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SiloCore", targets: ["SiloCore"]),
         .library(name: "SiloWire", targets: ["SiloWire"]),
         .library(name: "SiloServer", targets: ["SiloServer"]),
+        .library(name: "SiloServerKit", targets: ["SiloServerKit"]),
         .library(name: "SiloTesting", targets: ["SiloTesting"]),
         .library(name: "SiloStorage", targets: ["SiloStorage"]),
         .library(name: "SiloStorageUI", targets: ["SiloStorageUI"]),
@@ -91,15 +92,45 @@ let package = Package(
         // Token verification and admin keys; crypto comes from SiloHashing, so no C import here.
         .target(name: "SiloAuth", dependencies: ["SiloCore", "SiloWire", "SiloHashing"]),
 
-        // Protocols: routes and semantics, no backend. SiloAuth for the service accounts, signed URLs, HMAC keys and
-        // token endpoint the server checks and issues; which verifier turns headers into principals is still the
-        // caller's choice (`credentials:`). SiloRules (pure) for the console's rules playground: explain traces and
-        // draft rules compiled on request.
+        // The server's kit: protocols and semantics, no backend and no API of its own. The pipeline and its stages
+        // (authentication, served bucket, GCS IAM and ACL access, CORS, observation), the route table and the
+        // route-group protocol each API implements, and the services every API shares: objects, uploads, downloads,
+        // thumbnails, maintenance. SiloAuth for the service accounts, signed URLs and HMAC keys the server checks;
+        // which verifier turns headers into principals is still the caller's choice (`credentials:`). SiloRules
+        // (pure) for Security Rules decisions and the console's rules playground.
+        .target(
+            name: "SiloServerKit",
+            dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules"],
+            // docs/openapi.json compiled in (EmbeddedOpenAPI): one binary, no bundle.
+            plugins: ["EmbedFiles"]
+        ),
+        // The APIs, each on the kit alone: an API target never imports another.
+        // Firebase Storage's v0 REST API, with the emulator's control endpoints (`/internal/…`).
+        .target(
+            name: "SiloFirebaseAPI",
+            dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP", "SiloAuth", "SiloRules"]
+        ),
+        // Google Cloud Storage: the JSON API (with its batch endpoint and HMAC keys) and the XML API, one target
+        // because both render one resource model (object and bucket resources, ACLs, preconditions, upload sessions).
+        .target(
+            name: "SiloGCSAPI",
+            dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth"]
+        ),
+        // The web console's files and its admin API (`/console/…`); console/ compiled in (EmbeddedConsole).
+        .target(
+            name: "SiloConsole",
+            dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP", "SiloAuth", "SiloRules"],
+            plugins: ["EmbedFiles"]
+        ),
+        // `--test-faults`: the retry-conformance test API that injects failures (`/retry_test`), for test runs only.
+        .target(name: "SiloTestFaults", dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP"]),
+        // The server as it ships: the kit with every API's route group. The executable and the test server both
+        // serve exactly this set, so it is composed once, here.
         .target(
             name: "SiloServer",
-            dependencies: ["SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules"],
-            // docs/openapi.json and console/ compiled in (EmbeddedOpenAPI, EmbeddedConsole): one binary, no bundle.
-            plugins: ["EmbedFiles"]
+            dependencies: [
+                "SiloServerKit", "SiloFirebaseAPI", "SiloGCSAPI", "SiloConsole", "SiloCore", "SiloHTTP",
+            ]
         ),
         // The build-time embedding of files into the server: a tool, and the plugin that runs it. In no product.
         .executableTarget(name: "SiloEmbed"),
@@ -111,7 +142,9 @@ let package = Package(
         .executableTarget(
             name: "SiloMain",
             dependencies: [
-                "SiloServer", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloServer", "SiloServerKit", "SiloTestFaults", "SiloEpollHTTP", "SiloSQLite", "SiloPostgres",
+                "SiloS3",
+                "SiloDisk",
                 "SiloCore", "SiloEvents",
                 "SiloHTTP",
                 "SiloAuth", "SiloRules", "SiloCLI", "SiloImages",
@@ -137,7 +170,7 @@ let package = Package(
         .target(
             name: "SiloTesting",
             dependencies: [
-                "SiloServer", "SiloEpollHTTP", "SiloTLS",
+                "SiloServer", "SiloServerKit", "SiloTestFaults", "SiloEpollHTTP", "SiloTLS",
                 "SiloCore",
                 "SiloHTTP", "SiloAuth", "SiloWire", "SiloHashing",
             ]
@@ -147,7 +180,8 @@ let package = Package(
         .target(
             name: "SiloTestStores",
             dependencies: [
-                "SiloTesting", "SiloServer", "SiloCore", "SiloAuth", "SiloSQLite", "SiloPostgres", "SiloS3", "SiloDisk",
+                "SiloTesting", "SiloServer", "SiloServerKit", "SiloCore", "SiloAuth", "SiloSQLite", "SiloPostgres",
+                "SiloS3", "SiloDisk",
             ],
             path: "Tests/SiloTestStores"
         ),
@@ -170,7 +204,7 @@ let package = Package(
             name: "SiloRulesTests",
             dependencies: [
                 "SiloRules", "SiloCore", "SiloWire", "SiloTesting", "SiloTestStores", "SiloAuth", "SiloHashing",
-                "SiloHTTP", "SiloServer",
+                "SiloHTTP", "SiloServer", "SiloServerKit",
             ]
         ),
         .testTarget(
@@ -192,14 +226,16 @@ let package = Package(
         .testTarget(
             name: "SiloServerTests",
             dependencies: [
-                "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
+                "SiloServer", "SiloServerKit", "SiloFirebaseAPI", "SiloGCSAPI", "SiloConsole", "SiloTestFaults",
+                "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
                 "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth", "SiloRules",
             ]
         ),
         .testTarget(
             name: "SiloImagesTests",
             dependencies: [
-                "SiloImages", "SiloServer", "SiloTesting", "SiloTestStores", "SiloCore", "SiloHTTP", "SiloAuth",
+                "SiloImages", "SiloServer", "SiloServerKit", "SiloTesting", "SiloTestStores", "SiloCore", "SiloHTTP",
+                "SiloAuth",
                 "SiloRules",
                 "SiloWire",
             ]
@@ -217,6 +253,7 @@ let package = Package(
             // SiloImages and SiloServer: the live server makes real thumbnails, as `silo serve --images` does.
             dependencies: [
                 "SiloStorageUI", "SiloStorage", "SiloTesting", "SiloTestStores", "SiloCore", "SiloImages", "SiloServer",
+                "SiloServerKit",
             ]
         ),
         .testTarget(

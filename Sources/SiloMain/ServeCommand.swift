@@ -7,6 +7,8 @@ import SiloEpollHTTP
 import SiloEvents
 import SiloHTTP
 import SiloServer
+import SiloServerKit
+import SiloTestFaults
 import Synchronization
 
 #if os(Linux)

@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloImages
 import SiloServer
+import SiloServerKit
 
 /// `--images FILE`: the thumbnail settings, made with libvips; the result cache defaults to `DIR/thumbnail-cache`,
 /// the saved preset jobs to `DIR/preset-jobs` beside it (in the data directory, not under the cache's own setting:

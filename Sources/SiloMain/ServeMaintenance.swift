@@ -1,6 +1,7 @@
 import Dispatch
 import SiloCore
 import SiloServer
+import SiloServerKit
 
 /// When `silo serve` runs maintenance (``SiloServerApp/collectGarbage(graceSeconds:now:)``).
 enum ServeMaintenance {

@@ -5,6 +5,7 @@ import SiloCore
 import SiloEvents
 import SiloHTTP
 import SiloServer
+import SiloServerKit
 
 /// The options of `silo serve`, resolved from flags, then `SILO_*` environment variables, then the config file.
 struct ServeOptions {

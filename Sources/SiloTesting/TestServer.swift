@@ -3,7 +3,9 @@ public import SiloAuth
 public import SiloCore
 import SiloEpollHTTP
 public import SiloHTTP
-public import SiloServer
+import SiloServer
+public import SiloServerKit
+import SiloTestFaults
 
 #if os(Linux)
 public import SiloTLS

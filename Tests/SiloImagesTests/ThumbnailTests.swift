@@ -4,6 +4,7 @@ import SiloHTTP
 import SiloImages
 import SiloRules
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import SiloWire

@@ -4,6 +4,7 @@ import SiloHTTP
 @_spi(Testing) import SiloHashing
 import SiloRules
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import SiloWire

@@ -1,12 +1,17 @@
 import Dispatch
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTestStores
 import SiloTesting
 import Synchronization
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// The blobs that successful writes free are deleted after the answer (``BlobReclaimer``), not before it: an
 /// overwrite or a delete of a large object no longer waits for the file system to free its bytes.

@@ -2,12 +2,17 @@ import Foundation
 import SiloAuth
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// `/console/`: the files of console/ served byte for byte from the binary (embedded at build time), with their
 /// content types, a strict Content-Security-Policy, nosniff and revalidating cache headers.

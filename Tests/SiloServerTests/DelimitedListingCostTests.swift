@@ -1,5 +1,6 @@
 import SiloCore
 import SiloServer
+import SiloServerKit
 import SiloTesting
 import SiloWire
 import Testing

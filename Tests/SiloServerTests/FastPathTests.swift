@@ -1,7 +1,12 @@
 import SiloCore
+import SiloServer
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// The byte-level fast paths on the download path must answer exactly as the general code they stand in for.
 @Suite struct FastPathTests {

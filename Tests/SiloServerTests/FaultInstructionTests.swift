@@ -1,7 +1,12 @@
 import SiloCore
+import SiloServer
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// storage-testbench's instruction names, parsed once when a retry test is created (docs/test-faults.md).
 @Suite struct FaultInstructionTests {

@@ -1,11 +1,16 @@
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// What the JSON API's clients send that a textbook reading of the API would refuse, each exactly
 /// as the client frames it (docs/gcs-api.md, "Client quirks"), on a live socket.

@@ -1,6 +1,7 @@
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import SiloWire

@@ -4,6 +4,7 @@ import SiloCore
 import SiloHTTP
 import SiloHashing
 import SiloServer
+import SiloServerKit
 import SiloTesting
 import SiloWire
 import Testing

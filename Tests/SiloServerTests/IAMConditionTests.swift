@@ -2,6 +2,7 @@ import SiloAuth
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloServerKit
 import SiloTesting
 import SiloWire
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import Synchronization

@@ -1,11 +1,16 @@
 import Foundation
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTestStores
 import SiloTesting
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// `GET /openapi.json` serves docs/openapi.json exactly, so the document and what the binary serves cannot drift
 /// (the build embeds the file: Plugins/EmbedFiles).

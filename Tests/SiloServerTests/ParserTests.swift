@@ -1,9 +1,14 @@
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTesting
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// The streaming parsers must give the same answer however the body is cut (architecture rule 21).
 @Suite struct MultipartParserTests {

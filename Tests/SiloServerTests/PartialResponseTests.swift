@@ -1,11 +1,16 @@
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// The `fields` selector's syntax and what it keeps, on values (``FieldSelection``).
 @Suite struct FieldSelectionTests {

@@ -2,11 +2,16 @@ import Foundation
 import SiloAuth
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTesting
 import SiloWire
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// HTML form uploads with a V4 POST policy (`POST /{bucket}`, `multipart/form-data`), checked —
 /// signature, conditions, the signer's permission — before the file's first byte is stored, and the file held to

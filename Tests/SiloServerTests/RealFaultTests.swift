@@ -5,6 +5,7 @@ import SiloHTTP
 @_spi(Testing) import SiloPostgres
 @_spi(Testing) import SiloSQLite
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import Synchronization

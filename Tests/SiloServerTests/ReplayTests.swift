@@ -3,6 +3,7 @@ import SiloCore
 import SiloHTTP
 import SiloRules
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import SiloWire

@@ -1,11 +1,16 @@
 import SiloAuth
 import SiloCore
 import SiloHTTP
+import SiloServer
 import SiloTesting
 import SiloWire
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// Service accounts get access tokens from Silo's token endpoint, and bucket IAM bindings and ACLs
 /// decide what they may do on the JSON and XML APIs — nothing without a binding. Admin keys work as before.

@@ -3,6 +3,7 @@ import SiloAuth
 import SiloCore
 import SiloHTTP
 import SiloServer
+import SiloServerKit
 import SiloTesting
 import SiloWire
 import Testing

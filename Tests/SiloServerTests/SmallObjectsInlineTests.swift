@@ -4,6 +4,7 @@ import SiloHTTP
 import SiloHashing
 import SiloSQLite
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import SiloWire

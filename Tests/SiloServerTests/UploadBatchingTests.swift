@@ -2,12 +2,17 @@ import Glibc
 import SiloCore
 import SiloHTTP
 import SiloHashing
+import SiloServer
 import SiloTestStores
 import SiloTesting
 import SiloWire
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// ``BlobAppender`` must store and hash exactly the bytes it was given, however they were cut, in batches.
 @Suite struct BlobAppenderTests {

@@ -1,7 +1,12 @@
 import SiloCore
+import SiloServer
 import Testing
 
-@testable import SiloServer
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
+@testable import SiloServerKit
+@testable import SiloTestFaults
 
 /// The byte-wise reading of `Host` that every request takes gives the answer the general, character-wise one does.
 @Suite struct VirtualHostTests {

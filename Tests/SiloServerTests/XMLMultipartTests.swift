@@ -2,6 +2,7 @@ import SiloCore
 import SiloHTTP
 import SiloHashing
 import SiloServer
+import SiloServerKit
 import SiloTestStores
 import SiloTesting
 import SiloWire

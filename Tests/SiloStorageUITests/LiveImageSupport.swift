@@ -2,6 +2,7 @@ import Foundation
 import SiloCore
 import SiloImages
 import SiloServer
+import SiloServerKit
 import SiloStorage
 import SiloTestStores
 import SiloTesting

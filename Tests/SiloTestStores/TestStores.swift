@@ -5,7 +5,8 @@ import SiloDisk
 import SiloPostgres
 import SiloS3
 import SiloSQLite
-public import SiloServer
+import SiloServer
+public import SiloServerKit
 public import SiloTesting
 
 /// The stores this repository's test suites run their servers on. Test support only, not a product: which stores

@@ -9,7 +9,7 @@
 // - `boundary(fromContentType:)` returns a non-empty boundary of at most 200 bytes, or nil.
 import SiloCore
 
-@testable import SiloServer
+@testable import SiloServerKit
 
 private struct Parsed: Equatable {
     var metadata: [UInt8]?

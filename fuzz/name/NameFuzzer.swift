@@ -14,7 +14,7 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
-@testable import SiloServer
+@testable import SiloServerKit
 
 // MARK: - References
 

@@ -10,7 +10,7 @@
 //   overflow (last + 1, and first + a body length of up to 18 digits); it agrees with a reference reading of RFC
 //   9110 14.4 (`bytes first-last/total`, `bytes */total`, `*` totals, and Node's `bytes first-*/total`), and it
 //   re-parses from its own canonical form.
-@testable import SiloServer
+@testable import SiloServerKit
 
 private func isDigits(_ text: Substring) -> Bool { !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
 

@@ -1,0 +1,292 @@
+import SiloCore
+package import SiloHTTP
+import SiloWire
+
+/// The one path every request takes, for every API (v0, GCS JSON, XML), each step once:
+/// routing → authentication (credentials → principal, ``RequestContext``) → served-bucket check → GCS IAM and ACL
+/// access (``GCSAccess``) → the route's handler → CORS, the log line of a server-side failure, the request's metrics,
+/// `X-Request-Id` and its access-log line (``finish(_:_:_:)``).
+/// What fails before the handler is answered here, in the shape of the API the route names (``APIShape``).
+/// Handlers get what the pipeline established — the route's bucket and object, the context with its principal —
+/// and return a disposition. v0 Security Rules are decided by the v0 handlers, because a rule reads the resource
+/// the operation is about (and, for writes, the one it proposes).
+///
+/// The same pipeline also runs inline, over an ``ObjectService/inlineView()`` whose stores refuse to block
+/// (``SiloServerApp/beginInline(_:)``): one code path for both.
+package struct RequestPipeline: Sendable {
+    let service: ObjectService
+    /// The APIs, asked in order (``RouteGroup``).
+    let groups: [any RouteGroup]
+    let operations: OperationsRoutes
+    let observability: Observability
+    /// Runs on the socket's thread (``SiloServerApp/beginInline(_:)``), over stores that refuse to block.
+    let inline: Bool
+
+    init(
+        service: ObjectService, groups: [any RouteGroup.Type], registry: SessionRegistry,
+        sessionCommit: SessionCommit, observability: Observability, readiness: ReadinessProbe, inline: Bool = false
+    ) {
+        self.service = service
+        self.inline = inline
+        self.observability = observability
+        operations = OperationsRoutes(service: service, observability: observability, readiness: readiness)
+        let parts = RouteGroupParts(service: service, registry: registry, sessionCommit: sessionCommit)
+        self.groups = groups.map { $0.init(parts) }
+    }
+
+    /// The whole pipeline for a request from a connection.
+    func begin(_ head: HTTPRequestHead) -> RequestDisposition {
+        var exchange = Exchange(id: observability.requestIDs.resolve(head))
+        if head.method == "OPTIONS" {
+            exchange.route = .preflight
+            var response: HTTPResponse
+            if case .console? = try? route(of: head) {
+                response = CORS.refusedPreflight()
+            } else {
+                response = CORS.preflight(head)
+            }
+            ContentIsolation.ensure(&response.headers)
+            observe(&response, head, exchange)
+            return .respond(response)
+        }
+        // The id is bound while the handler runs, so that a 5xx it renders names this request.
+        let disposition = RequestIdentity.$current.withValue(exchange.id) { dispatch(head, &exchange) }
+        return finishing(disposition, head, exchange)
+    }
+
+    /// The pipeline after what a declined inline attempt established: the route, and the context when the attempt
+    /// got as far as authenticating (``PendingRequest``). `exchange` is the attempt's: its start, route and caller.
+    func resume(_ route: Route, _ head: HTTPRequestHead, _ context: RequestContext?, _ exchange: Exchange)
+        -> RequestDisposition
+    {
+        var exchange = exchange
+        if exchange.id == nil { exchange.id = observability.requestIDs.resolve(head) }
+        let disposition = RequestIdentity.$current.withValue(exchange.id) {
+            context.map { dispatch(route, $0) } ?? dispatch(route, head, &exchange)
+        }
+        return finishing(disposition, head, exchange)
+    }
+
+    /// `disposition`'s answer, now or after the body, through ``finish(_:_:_:)``. A body declared longer than its
+    /// sink takes is refused here, before the transport reads a byte of it (``BoundedBodySink``).
+    private func finishing(_ disposition: RequestDisposition, _ head: HTTPRequestHead, _ exchange: Exchange)
+        -> RequestDisposition
+    {
+        switch disposition {
+        case .respond(var response):
+            finish(&response, head, exchange)
+            return .respond(response)
+        case .readBody(let sink):
+            if var refusal = DeclaredLength.refusal(sink, head) {
+                sink.abort()
+                refusal.headers.set("Connection", "close")
+                finish(&refusal, head, exchange)
+                return .respond(refusal)
+            }
+            return .readBody(ObservedSink(sink, pipeline: self, head: head, exchange: exchange))
+        }
+    }
+
+    /// What every answer passes through once: the log line of a server-side failure, the sandbox that keeps
+    /// whatever it carries out of the console's origin (``ContentIsolation``) and CORS — for every route but the
+    /// console's, which sets its own policy and answers no other origin (``ConsoleRoutes``) — then what
+    /// ``observe(_:_:_:)`` adds.
+    func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
+        let failureID = failed(response, head)
+        if exchange.route != .console {
+            ContentIsolation.ensure(&response.headers)
+            if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
+        }
+        observe(&response, head, exchange, id: failureID)
+    }
+
+    /// A 5xx's log line and its count by kind; the id the answer's message names (the exchange's own unless the
+    /// failure was rendered outside a handler), nil for an answer that is no failure.
+    private func failed(_ response: HTTPResponse, _ head: HTTPRequestHead) -> String? {
+        logFailure(response, head)
+        guard let failure = response.failure as? ServerFailure else { return nil }
+        observability.failures.count(failure.error.code)
+        return failure.requestID
+    }
+
+    /// The request's metrics, its `X-Request-Id` and its access-log line: once per answer, for every API, on
+    /// whichever thread answers (the loop's for inline answers, so only atomic adds and, with an access log, one
+    /// short append).
+    /// `id` overrides the exchange's (a failure rendered outside the handler names its own).
+    func observe(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, id: String? = nil) {
+        let id = id ?? exchange.id ?? observability.requestIDs.resolve(head)
+        // A 5xx carries its id in its headers already (``Reply/failing(_:status:headers:render:)``, the only answers
+        // with a failure); no other answer's fields need searching.
+        if response.failure == nil || response.headers["X-Request-Id"] == nil { response.requestID = id }
+        record(head, exchange, id: id, status: response.status, bytesOut: response.body.length)
+    }
+
+    /// A request whose client went away before its body was read: counted and logged as 499, as proxies name it.
+    func observeAbort(_ head: HTTPRequestHead, _ exchange: Exchange) {
+        record(head, exchange, id: exchange.id ?? observability.requestIDs.next(), status: 499, bytesOut: 0)
+    }
+
+    private func record(_ head: HTTPRequestHead, _ exchange: Exchange, id: String, status: Int, bytesOut: Int64?) {
+        observability.record(
+            head.method, exchange, since: exchange.started, id: id, status: status, bytesOut: bytesOut)
+    }
+
+    private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
+        if let failure = response.failure as? ServerFailure {
+            service.logger.error(
+                "request failed",
+                metadata: [
+                    "silo.request_id": failure.requestID, "silo.http.status": "\(response.status)",
+                    "silo.http.method": head.method, "silo.http.path": String(head.rawPath.prefix(300)),
+                    // One line: the cause chain joined, so a log reader sees one entry per failure.
+                    "silo.error": failure.error.detailedDescription().split(separator: "\n").joined(separator: " |"),
+                ])
+        }
+    }
+
+    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
+    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
+    /// (`--test-faults`).
+    func route(of head: HTTPRequestHead) throws -> Route {
+        let route: Route
+        if let bucket = VirtualHost.bucket(
+            host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
+        {
+            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
+        } else {
+            route = try TargetMemo.route(head.rawPath)
+        }
+        // A malformed query is refused by RequestContext, in the shape of the API the route names.
+        switch route {
+        case .xmlBucket, .xmlObject: return (try? TargetMemo.query(head)).map(route.addressingSubresource) ?? route
+        default: return route
+        }
+    }
+
+    /// Routing, authentication, the served-bucket check and access, then the handler; no CORS, no log line.
+    /// `exchange` learns the route and the caller.
+    func dispatch(_ head: HTTPRequestHead, _ exchange: inout Exchange) -> RequestDisposition {
+        let route: Route
+        do { route = try self.route(of: head) } catch {
+            exchange.routed(nil, head)
+            return .respond(Self.refusal(error, nil, head))
+        }
+        exchange.routed(route, head)
+        return dispatch(route, head, &exchange)
+    }
+
+    /// Authentication, then the rest.
+    func dispatch(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> RequestDisposition {
+        switch admit(route, head, &exchange) {
+        case .admitted(let context): dispatch(route, context)
+        case .refused(let response): .respond(response)
+        }
+    }
+
+    enum Admission {
+        case admitted(RequestContext)
+        case refused(HTTPResponse)
+    }
+
+    /// Authentication: the context the handler gets, or the answer to a request whose credential or head is refused.
+    /// `exchange` learns the caller.
+    func admit(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> Admission {
+        do {
+            let context = try RequestContext(
+                head: head, credentials: service.credentials, edge: service.edge, signedURLs: route.isXML)
+            exchange.caller = Exchange.Caller(context.principal)
+            return .admitted(context)
+        } catch {
+            return .refused(Self.refusal(error, route, head))
+        }
+    }
+
+    /// A refused credential is a 401 in the shape of the API the request was for (`route`, nil when it has none).
+    private static func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead) -> HTTPResponse {
+        var response = APIShape.of(route, rawPath: head.rawPath).error(error)
+        // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
+        if response.status == 400 { response.headers.set("Connection", "close") }
+        return response
+    }
+
+    /// The served-bucket check and access, then the handler, for an authenticated request.
+    func dispatch(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+        let head = context.head
+        if let feature = route.unimplementedFeature(method: head.method) {
+            let missing = StorageError(
+                .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(missing))
+        }
+        do { try service.checkServed(route) } catch {
+            return .respond(
+                APIShape.of(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
+        }
+        do {
+            return try handle(route, context)
+        } catch {
+            // A declined inline attempt's answer is dropped: no need to render it.
+            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
+            return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
+        }
+    }
+
+    /// The route's group answers; what no group answers is the kit's own or a 404. A handler's thrown error is
+    /// answered in the shape of the route's API (errors of a body's completion come later, and the sink renders them).
+    private func handle(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
+        for group in groups {
+            if let disposition = try group.handle(route, context, self) { return disposition }
+        }
+        let head = context.head
+        switch route {
+        case .probe:
+            return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
+        case .openAPIDocument where head.method == "GET" || head.method == "HEAD":
+            return .respond(OpenAPIDocument.response())
+        case .oauthToken:
+            return TokenEndpoint(service: service).handle(context)
+        case .operations(let endpoint):
+            return operations.handle(endpoint, context)
+        default:
+            break
+        }
+        // A path under the JSON API's roots that names nothing (a project id too long to be one) is that API's 404.
+        let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
+        return .respond(APIShape.of(.unknown, rawPath: head.rawPath).error(missing))
+    }
+
+    /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it
+    /// had come alone, its body fed to the handler's sink from memory. Its failures are logged like any other
+    /// request's, and it is counted and logged as a request of its own (with `batch_id`, the batch's id, and its
+    /// own `X-Request-Id` in its part); CORS applies to the batch, not to its calls.
+    package func dispatchBatchCall(_ head: HTTPRequestHead, _ body: [UInt8]) -> HTTPResponse {
+        var exchange = Exchange(id: observability.requestIDs.next())
+        exchange.parent = RequestIdentity.current
+        exchange.bytesIn = Int64(body.count)
+        var response = RequestIdentity.$current.withValue(exchange.id) {
+            switch dispatch(head, &exchange) {
+            case .respond(let answer): answer
+            case .readBody(let sink): Self.drive(sink, body)
+            }
+        }
+        observe(&response, head, exchange, id: failed(response, head))
+        return response
+    }
+
+    /// Feeds `body` to `sink` in transport-sized pieces, then finishes it. An early answer ends the call as it ends
+    /// an exchange on a connection: the sink gets no more bytes and is aborted, as the transports do.
+    private static func drive(_ sink: any RequestBodySink, _ body: [UInt8]) -> HTTPResponse {
+        let piece = 64 << 10
+        return body.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + piece, bytes.count)
+                if let early = sink.receive(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) {
+                    sink.abort()
+                    return early
+                }
+                offset = end
+            }
+            return sink.finish()
+        }
+    }
+}

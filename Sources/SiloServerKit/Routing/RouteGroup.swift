@@ -1,0 +1,24 @@
+package import SiloHTTP
+
+/// One API's part of the server: the routes it answers. The kit knows no API; the server's composition hands
+/// ``SiloServerApp`` its groups, and the pipeline asks them in order, after authentication and the served-bucket
+/// check. A route no group answers is the kit's own (the probe, `/openapi.json`, `/metrics`, the token endpoint) or
+/// a 404.
+package protocol RouteGroup: Sendable {
+    /// Builds the group over `parts`: once for the worker pipeline and once for the inline one, whose service
+    /// refuses every call that would block (``ObjectService/inlineView()``).
+    init(_ parts: RouteGroupParts)
+
+    /// The answer for `route`, or nil when `route` is not this group's. A thrown error is answered in the shape of
+    /// the route's API (``APIShape``). `pipeline` runs requests of their own (a batch's calls).
+    func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws -> RequestDisposition?
+}
+
+/// What a route group is built from: the services every API shares.
+package struct RouteGroupParts: Sendable {
+    package let service: ObjectService
+    /// Upload sessions, shared by every API's resumable and multipart uploads.
+    package let registry: SessionRegistry
+    /// How a session commits (``SiloServerApp``'s rule: as its starter, decided again at commit).
+    package let sessionCommit: SessionCommit
+}
