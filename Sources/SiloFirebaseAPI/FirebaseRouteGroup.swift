@@ -1,3 +1,4 @@
+package import SiloCore
 package import SiloHTTP
 package import SiloServerKit
 
@@ -23,5 +24,9 @@ package struct FirebaseRouteGroup: RouteGroup {
             EmulatorControl(service: service).handle(route, context)
         default: nil
         }
+    }
+
+    package static func commitAccess(_ api: UploadSession.API) -> WriteAccess? {
+        api == .firebase ? .securityRules : nil
     }
 }

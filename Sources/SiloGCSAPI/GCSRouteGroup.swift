@@ -1,4 +1,4 @@
-import SiloCore
+package import SiloCore
 package import SiloHTTP
 package import SiloServerKit
 import SiloWire
@@ -51,6 +51,14 @@ package struct GCSRouteGroup: RouteGroup {
             return xml(route, context)
         default:
             return nil
+        }
+    }
+
+    /// GCS sessions (JSON, XML resumable and multipart) commit under bucket IAM and ACLs.
+    package static func commitAccess(_ api: UploadSession.API) -> WriteAccess? {
+        switch api {
+        case .gcs, .xml, .xmlMultipart, .xmlPart: .gcs
+        case .firebase: nil
         }
     }
 

@@ -242,19 +242,16 @@ package final class ObjectService: Sendable {
             let write = { (pins: Preconditions) in
                 try self.commit(draft, conditions: pins, time: time, finalizing: sessionID)
             }
-            switch access {
-            case .securityRules:
-                stored = try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
-                    try authorize(
-                        AccessRequest(
-                            // An overwrite is a `create` with `resource` set (the Firebase emulator does the same).
-                            operation: .create, bucket: bucket, path: name.rawValue, principal: principal,
-                            resource: existing, proposedFields: fields, proposedBlob: summary, time: time))
-                } write: {
+            let check = access.check(
+                self,
+                WriteAccess.Proposed(
+                    bucket: bucket, name: name, fields: fields, blob: summary, principal: principal, time: time))
+            if let check {
+                stored = try pinned(bucket, name, conditions: conditions, principal: principal, check: check) {
                     try write($0)
                 }
-            case .gcs:
-                stored = try gcsPinned(bucket, name, conditions: conditions, principal: principal, write: write)
+            } else {
+                stored = try write(conditions)
             }
         } catch {
             returnPresetTicket(presets)
@@ -301,25 +298,6 @@ package final class ObjectService: Sendable {
     /// The server acting for itself (preset thumbnails it derives): nothing is decided for it.
     static let itself = Principal(
         scheme: "Bearer", credential: "", uid: nil, claimsJSON: "{}", isAdmin: true, verified: true)
-
-    /// A GCS write (upload, copy, rewrite, compose, multipart completion, restore, move) at its commit: `principal`
-    /// must hold `storage.objects.create` and, when a live version is there to be replaced, `storage.objects.delete`
-    /// (``GCSAccess/writeRefusal(_:_:replacing:_:)``), decided on the live version read here and pinned into
-    /// `write`'s preconditions (``pinned(_:_:conditions:principal:check:write:)``). A version that appears, changes
-    /// or goes in between fails the pin in the store's transaction and the decision is made again, so whether the
-    /// write replaces something is decided when it commits, not when it started. The admin and emulator mode pass.
-    package func gcsPinned<Result>(
-        _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, principal: Principal?,
-        write: (Preconditions) throws -> Result
-    ) throws -> Result {
-        let access = GCSAccess(service: self)
-        if access.exempts(principal) { return try write(conditions) }
-        return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
-            if let refusal = access.writeRefusal(bucket, name, replacing: existing, principal) { throw refusal }
-        } write: {
-            try write($0)
-        }
-    }
 
     /// Makes `draft` live (the store creates the bucket if needed and checks `conditions` in its transaction), then
     /// releases the version it replaced.
@@ -413,12 +391,45 @@ package final class ObjectService: Sendable {
     }
 }
 
-/// Which access decision a write makes again when it commits.
-package enum WriteAccess: Sendable {
-    /// The v0 API's: Security Rules decide a `create` with the proposed object.
-    case securityRules
-    /// The GCS JSON and XML APIs': bucket IAM and ACLs (``ObjectService/gcsPinned(_:_:conditions:principal:write:)``).
-    case gcs
+/// Which access decision a write makes again when it commits, against the live version it would replace. The kit
+/// knows Security Rules' (``securityRules``); an API with rules of its own brings them (GCS's IAM and ACLs are
+/// SiloGCSAPI's).
+package struct WriteAccess: Sendable {
+    /// The write to decide.
+    package struct Proposed {
+        package var bucket: BucketName
+        package var name: ObjectName
+        package var fields: ObjectFields
+        package var blob: BlobSummary
+        package var principal: Principal?
+        package var time: Timestamp
+    }
+
+    /// The check against the live version (nil when there is none), which throws to refuse; nil when nothing is
+    /// decided for this write (an exempt caller), which then commits unpinned.
+    package typealias Check = (_ existing: ObjectRecord?) throws -> Void
+
+    package let check: @Sendable (_ service: ObjectService, _ write: Proposed) -> Check?
+
+    package init(check: @escaping @Sendable (_ service: ObjectService, _ write: Proposed) -> Check?) {
+        self.check = check
+    }
+
+    /// The v0 API's: Security Rules decide a `create` with the proposed object (an overwrite is a `create` with
+    /// `resource` set, as the Firebase emulator decides it).
+    package static let securityRules = WriteAccess { service, write in
+        { existing in
+            try service.authorize(
+                AccessRequest(
+                    operation: .create, bucket: write.bucket, path: write.name.rawValue, principal: write.principal,
+                    resource: existing, proposedFields: write.fields, proposedBlob: write.blob, time: write.time))
+        }
+    }
+
+    /// Every write refused: the rule for a session no API claims (``RouteGroup/commitAccess(_:)``).
+    package static let refused = WriteAccess { _, write in
+        { _ in throw StorageError(.permissionDenied, "no API decides writes to \(write.bucket)/\(write.name)") }
+    }
 }
 
 extension StorageError {

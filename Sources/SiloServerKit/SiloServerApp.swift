@@ -33,11 +33,11 @@ public final class SiloServerApp: HTTPHandler {
         self.observability = observability
         let readiness = ReadinessProbe(timeout: configuration.readinessTimeoutSeconds)
         pipeline = RequestPipeline(
-            service: service, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(service),
+            service: service, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(service, apis),
             observability: observability, readiness: readiness)
         let inline = service.inlineView()
         inlinePipeline = RequestPipeline(
-            service: inline, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(inline),
+            service: inline, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(inline, apis),
             observability: observability, readiness: readiness, inline: true)
     }
 
@@ -106,12 +106,13 @@ public final class SiloServerApp: HTTPHandler {
     package func route(of head: HTTPRequestHead) throws -> Route { try pipeline.route(of: head) }
 
     /// How a resumable session commits: as the principal that started it (verified then; the session keeps it
-    /// without the credential), decided again against the version the commit replaces — by Security Rules for a v0
-    /// session, by bucket IAM and ACLs for a GCS JSON or XML one. Any session may create the bucket in emulator mode.
-    private static func sessionCommit(_ service: ObjectService) -> SessionCommit {
+    /// without the credential), decided again against the version the commit replaces, by the rule of the API that
+    /// started it (``RouteGroup/commitAccess(_:)``: Security Rules for a v0 session, bucket IAM and ACLs for a GCS
+    /// JSON or XML one); a session no API claims is refused. Any session may create the bucket in emulator mode.
+    private static func sessionCommit(_ service: ObjectService, _ apis: [any RouteGroup.Type]) -> SessionCommit {
         SessionCommit(
             principal: { $0.starter },
-            access: { $0.api == .firebase ? .securityRules : .gcs },
+            access: { session in apis.lazy.compactMap { $0.commitAccess(session.api) }.first ?? .refused },
             createsBucket: { _ in service.configuration.createBucketsOnUpload })
     }
 

@@ -44,3 +44,8 @@ package struct XMLErrorDetail {
         "<\(name)>\(XMLText.escape(text))</\(name)>"
     }
 }
+
+/// Marks a refusal by IAM or ACL, which the XML API answers as `AccessDenied` with the message as `<Details>`.
+package struct AccessDenial: Error, Sendable {
+    package init() {}
+}

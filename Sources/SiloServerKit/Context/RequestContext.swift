@@ -6,6 +6,12 @@ package struct DecidedVersion: Equatable, Sendable {
     var bucket: BucketName
     var name: ObjectName
     var generation: Int64
+
+    package init(bucket: BucketName, name: ObjectName, generation: Int64) {
+        self.bucket = bucket
+        self.name = name
+        self.generation = generation
+    }
 }
 
 /// What every route needs to know about the request in front of it.

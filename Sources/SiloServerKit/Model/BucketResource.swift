@@ -87,7 +87,7 @@ package struct BucketResource {
     }
 
     /// Where the bucket's IAM policy is kept in ``fields``: not a field of the resource, never rendered.
-    static let iamPolicyKey = "_iamPolicy"
+    package static let iamPolicyKey = "_iamPolicy"
 
     /// PATCH (`replacing` false: merge) or PUT (`replacing` true: the body is the whole resource).
     package mutating func update(_ body: JSONObject, replacing: Bool, now: Timestamp) throws {

@@ -1,3 +1,4 @@
+package import SiloCore
 package import SiloHTTP
 
 /// One API's part of the server: the routes it answers. The kit knows no API; the server's composition hands
@@ -12,6 +13,13 @@ package protocol RouteGroup: Sendable {
     /// The answer for `route`, or nil when `route` is not this group's. A thrown error is answered in the shape of
     /// the route's API (``APIShape``). `pipeline` runs requests of their own (a batch's calls).
     func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws -> RequestDisposition?
+
+    /// The access decision a session of `api` makes again when it commits, nil when `api` is not this group's.
+    static func commitAccess(_ api: UploadSession.API) -> WriteAccess?
+}
+
+extension RouteGroup {
+    package static func commitAccess(_ api: UploadSession.API) -> WriteAccess? { nil }
 }
 
 /// What a route group is built from: the services every API shares.

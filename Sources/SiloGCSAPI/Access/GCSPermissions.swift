@@ -1,5 +1,6 @@
 package import SiloCore
 import SiloHTTP
+import SiloServerKit
 
 /// A Cloud Storage IAM permission, as bindings, `testIamPermissions` and error messages name it.
 package enum GCSPermission: String, CaseIterable, Sendable {

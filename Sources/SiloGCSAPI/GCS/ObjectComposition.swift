@@ -1,5 +1,6 @@
 package import SiloCore
 import SiloHashing
+import SiloServerKit
 
 /// One source of a composed object: a blob with its size and CRC32C (a stored version for the JSON API's compose,
 /// an uploaded part for an XML multipart upload).

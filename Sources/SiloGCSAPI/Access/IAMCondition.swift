@@ -1,4 +1,5 @@
 import SiloCore
+import SiloServerKit
 
 /// The part of IAM Conditions' expression language (CEL) that Cloud Storage conditions use on a bucket: the request
 /// time and the resource's name, type and service, compared with each other, with string and `timestamp("…")`

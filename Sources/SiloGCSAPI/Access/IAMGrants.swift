@@ -1,5 +1,6 @@
 import SiloAuth
 import SiloCore
+import SiloServerKit
 import SiloWire
 
 /// What a bucket's IAM policy and its ACLs grant one caller, evaluated as GCS evaluates them:

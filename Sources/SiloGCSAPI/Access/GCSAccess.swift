@@ -1,5 +1,6 @@
 package import SiloCore
 import SiloHTTP
+package import SiloServerKit
 
 /// The access decision of the GCS JSON and XML APIs: what ``GCSPermissions`` says a request needs, granted by
 /// ``IAMGrants`` (bucket IAM policy, ACLs, OAuth scopes) — once per request, before its handler reads a byte of
@@ -222,13 +223,10 @@ package struct GCSAccess {
     }
 
     /// "<who> does not have <permission> access to <resource>.", as GCS words its denials.
-    static func denial(_ principal: Principal?, _ what: String, to target: String) -> StorageError {
+    package static func denial(_ principal: Principal?, _ what: String, to target: String) -> StorageError {
         let who = principal == nil ? "Anonymous caller" : principal?.serviceAccount?.email ?? "The caller"
         return StorageError(
             principal == nil ? .unauthenticated : .permissionDenied, "\(who) does not have \(what) to \(target).",
             cause: AccessDenial())
     }
 }
-
-/// Marks a refusal by IAM or ACL, which the XML API answers as `AccessDenied` with the message as `<Details>`.
-package struct AccessDenial: Error, Sendable {}

@@ -1,5 +1,6 @@
 package import SiloCore
 package import SiloHTTP
+package import SiloServerKit
 package import SiloWire
 
 /// A bucket's IAM policy (`GET`/`PUT /b/{b}/iam`, `GET /b/{b}/iam/testPermissions`), kept in the bucket resource
@@ -109,7 +110,7 @@ package struct BucketIAM {
     }
 
     /// The stored policy or GCS's default, as `(version, bindings)`.
-    static func policy(_ resource: BucketResource) -> (version: Int64, bindings: [JSONValue]) {
+    package static func policy(_ resource: BucketResource) -> (version: Int64, bindings: [JSONValue]) {
         if let stored = resource.fields[BucketResource.iamPolicyKey]?.objectValue {
             return (stored["version"]?.int64Value ?? 1, stored["bindings"]?.arrayValue ?? [])
         }
