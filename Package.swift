@@ -122,6 +122,8 @@ let package = Package(
             dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP", "SiloAuth", "SiloRules"],
             plugins: ["EmbedFiles"]
         ),
+        // Thumbnails: `thumbnail=` reads, their caches and preset jobs (the transform is SiloImages', on libvips).
+        .target(name: "SiloThumbnails", dependencies: ["SiloServerKit", "SiloCore", "SiloHTTP"]),
         // `--test-faults`: the retry-conformance test API that injects failures (`/retry_test`), for test runs only.
         .target(name: "SiloTestFaults", dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP"]),
         // The server as it ships: the kit with every API's route group. The executable and the test server both
@@ -129,7 +131,8 @@ let package = Package(
         .target(
             name: "SiloServer",
             dependencies: [
-                "SiloServerKit", "SiloFirebaseAPI", "SiloGCSAPI", "SiloConsole", "SiloCore", "SiloHTTP",
+                "SiloServerKit", "SiloFirebaseAPI", "SiloGCSAPI", "SiloConsole", "SiloThumbnails", "SiloCore",
+                "SiloHTTP",
             ]
         ),
         // The build-time embedding of files into the server: a tool, and the plugin that runs it. In no product.
@@ -227,6 +230,7 @@ let package = Package(
             name: "SiloServerTests",
             dependencies: [
                 "SiloServer", "SiloServerKit", "SiloFirebaseAPI", "SiloGCSAPI", "SiloConsole", "SiloTestFaults",
+                "SiloThumbnails",
                 "SiloTesting", "SiloTestStores", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing",
                 "SiloDisk", "SiloSQLite", "SiloPostgres", "SiloAuth", "SiloRules",
             ]

@@ -3,6 +3,7 @@ public import SiloCore
 import SiloFirebaseAPI
 import SiloGCSAPI
 public import SiloServerKit
+import SiloThumbnails
 
 extension SiloServerApp {
     /// Every API Silo serves, in the order the pipeline asks them: v0 first (the SDKs' traffic), then GCS's JSON and
@@ -11,7 +12,7 @@ extension SiloServerApp {
         FirebaseRouteGroup.self, GCSRouteGroup.self, ConsoleRouteGroup.self,
     ]
 
-    /// The server as it ships, over the given stores: every API (``apis``). `credentials` turns `Authorization`
+    /// The server as it ships, over the given stores: every API (``apis``), and thumbnails (``ImageService``). `credentials` turns `Authorization`
     /// headers into principals; the executable chooses it (the server knows no token format of its own).
     public convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
@@ -20,6 +21,7 @@ extension SiloServerApp {
     ) {
         self.init(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
-            logger: logger, observability: observability, apis: Self.apis)
+            logger: logger, observability: observability, apis: Self.apis,
+            thumbnails: { ImageService(settings: $0, logger: $1) })
     }
 }

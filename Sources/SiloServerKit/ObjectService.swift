@@ -19,8 +19,8 @@ package final class ObjectService: Sendable {
     package let logger: Logger
     let smallBlobs: SmallBlobCache
     package let versionResponses: VersionResponseCache
-    /// Thumbnails: settings, the result cache, the transform bound, the preset queue.
-    let images: ImageService
+    /// Thumbnails: reads and presets (``ThumbnailService``).
+    let images: any ThumbnailService
     /// Deletes the blobs that writes free, after their requests have answered.
     let reclaimer: BlobReclaimer
     /// What the maintenance passes did (``Maintenance``), for `/metrics`.
@@ -32,7 +32,7 @@ package final class ObjectService: Sendable {
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
-        credentials: any CredentialVerifier, logger: Logger
+        credentials: any CredentialVerifier, logger: Logger, thumbnails: any ThumbnailService
     ) {
         self.init(
             configuration: configuration, metadata: metadata,
@@ -42,7 +42,7 @@ package final class ObjectService: Sendable {
                 capacityBytes: configuration.smallBlobCacheBytes, maxEntryBytes: Int(configuration.inlineDownloadLimit)),
             versionResponses: VersionResponseCache(
                 capacity: configuration.versionResponseCacheEntries, maxBytes: configuration.versionResponseCacheBytes),
-            images: ImageService(settings: configuration.images, logger: logger), reclaimer: BlobReclaimer(),
+            images: thumbnails, reclaimer: BlobReclaimer(),
             maintenanceCounters: MaintenanceCounters(),
             inflation: InflationBudget(perMinute: configuration.maxInflatedBytesPerCallerPerMinute))
     }
@@ -51,7 +51,7 @@ package final class ObjectService: Sendable {
     private init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
-        versionResponses: VersionResponseCache, images: ImageService, reclaimer: BlobReclaimer,
+        versionResponses: VersionResponseCache, images: any ThumbnailService, reclaimer: BlobReclaimer,
         maintenanceCounters: MaintenanceCounters, inflation: InflationBudget
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
@@ -236,7 +236,7 @@ package final class ObjectService: Sendable {
         let draft = ObjectDraft(
             bucket: bucket, name: name, blob: summary, blobID: blob.id, fields: fields, createsBucket: createsBucket,
             inlineBytes: blob.inlineBytes)
-        let presets = takePresetTicket(bucket, name, contentType: fields.contentType, blob: blob.id)
+        let presets = images.presetTicket(bucket, name, contentType: fields.contentType, blob: blob.id, service: self)
         let stored: ObjectRecord
         do {
             let write = { (pins: Preconditions) in
@@ -254,10 +254,10 @@ package final class ObjectService: Sendable {
                 stored = try write(conditions)
             }
         } catch {
-            returnPresetTicket(presets)
+            presets.map(images.returnTicket)
             throw error
         }
-        queuePresets(presets, for: stored)
+        if let presets { images.queue(presets, for: stored, service: self) }
         return stored
     }
 
@@ -296,7 +296,7 @@ package final class ObjectService: Sendable {
     static let pinnedAttempts = 4
 
     /// The server acting for itself (preset thumbnails it derives): nothing is decided for it.
-    static let itself = Principal(
+    package static let itself = Principal(
         scheme: "Bearer", credential: "", uid: nil, claimsJSON: "{}", isAdmin: true, verified: true)
 
     /// Makes `draft` live (the store creates the bucket if needed and checks `conditions` in its transaction), then

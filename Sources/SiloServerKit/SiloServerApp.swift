@@ -19,17 +19,19 @@ public final class SiloServerApp: HTTPHandler {
     public let observability: Observability
 
     /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows
-    /// no token format of its own). `apis` are asked in order for each route.
+    /// no token format of its own). `apis` are asked in order for each route; `thumbnails` makes the thumbnail
+    /// service from the configuration's settings.
     package init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger,
-        observability: Observability = Observability(), apis: [any RouteGroup.Type]
+        observability: Observability = Observability(), apis: [any RouteGroup.Type],
+        thumbnails: (ImageSettings, Logger) -> any ThumbnailService = { _, _ in NoThumbnails() }
     ) {
         // Replaceable whatever the caller passed: `PUT /internal/setRules` swaps the rules in force.
         let policy = policy as? SwappableAccessPolicy ?? SwappableAccessPolicy(policy)
         service = ObjectService(
             configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
-            logger: logger)
+            logger: logger, thumbnails: thumbnails(configuration.images, logger))
         self.observability = observability
         let readiness = ReadinessProbe(timeout: configuration.readinessTimeoutSeconds)
         pipeline = RequestPipeline(

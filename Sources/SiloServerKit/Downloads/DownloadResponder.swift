@@ -25,7 +25,7 @@ package struct DownloadResponder {
             let record = try lookup()
             do {
                 if let thumbnail {
-                    return try ThumbnailResponder(service: service).respond(record, thumbnail, request: request)
+                    return try service.images.respond(record, thumbnail, request: request, service: service)
                 }
                 return try respond(record, request: request, api: api, principal: context.principal)
             } catch let error as StorageError where error.isMissingBlob && attempt < 2 {

@@ -1,5 +1,5 @@
 package import SiloCore
-import SiloHTTP
+package import SiloHTTP
 
 /// RFC 9110 §13 conditions on a version's validators (its quoted ETag and its modification time, which
 /// `Last-Modified` sends to the second): downloads take them from `If-Match`, `If-None-Match`, `If-Modified-Since`
@@ -20,7 +20,7 @@ package struct ValidatorConditions {
 
     /// The request's own conditional header fields (the first of each), in one pass over the fields: every
     /// download asks, and four lookups walked the head four times.
-    init(_ headers: HTTPHeaders) {
+    package init(_ headers: HTTPHeaders) {
         for field in headers.fields {
             switch field.name.utf8.count {
             case 8 where ifMatch == nil && equalsIgnoringCase(field.name, "If-Match"):

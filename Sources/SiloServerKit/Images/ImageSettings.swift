@@ -32,7 +32,7 @@ public struct ImageSettings: Sendable {
     public init() {}
 
     /// What `bucket` allows; nil when it serves no thumbnails.
-    func bucket(_ bucket: BucketName) -> BucketImages? { transformer == nil ? nil : buckets[bucket] }
+    package func bucket(_ bucket: BucketName) -> BucketImages? { transformer == nil ? nil : buckets[bucket] }
 }
 
 /// One bucket's thumbnail settings.
@@ -82,7 +82,7 @@ public struct ThumbnailSize: Sendable, Hashable, CustomStringConvertible {
 public struct ThumbnailPreset: Sendable {
     /// A `matchGlob` pattern over object names (`*` within a segment, `**` across).
     public let pattern: String
-    let glob: Glob
+    package let glob: Glob
     public var sizes: [ThumbnailSize]
     public var fit: ThumbnailSpec.Fit
     /// nil: the original's format when it is one of the four, else WebP.
@@ -200,4 +200,20 @@ extension ImageSettings {
         }
         return fit
     }
+}
+
+extension ThumbnailPreset {
+    /// `a/b/cat.jpg` → `a/b/thumbnails/cat_200x200.webp`.
+    public static func thumbnailName(_ original: ObjectName, _ size: ThumbnailSize, _ format: ThumbnailSpec.Format)
+        throws
+        -> ObjectName
+    {
+        let raw = original.rawValue
+        let slash = raw.lastIndex(of: "/")
+        let directory = slash.map { String(raw[...$0]) } ?? ""
+        let file = slash.map { String(raw[raw.index(after: $0)...]) } ?? raw
+        let stem = file.lastIndex(of: ".").map { $0 == file.startIndex ? file : String(file[..<$0]) } ?? file
+        return try ObjectName(directory + "thumbnails/" + stem + "_\(size)." + format.fileExtension)
+    }
+
 }

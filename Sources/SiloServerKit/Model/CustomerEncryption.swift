@@ -1,4 +1,4 @@
-import SiloCore
+package import SiloCore
 package import SiloHTTP
 import SiloHashing
 
@@ -30,7 +30,7 @@ package enum CustomerEncryption {
     }
 
     /// Throws 400 unless the request may read the bytes of `record`: the key it was written with, if any.
-    static func checkRead(_ record: ObjectRecord, _ headers: HTTPHeaders) throws {
+    package static func checkRead(_ record: ObjectRecord, _ headers: HTTPHeaders) throws {
         guard let stored = record.fields.extras.customerKeySHA256 else { return }
         guard let given = try keySHA256(headers) else {
             throw StorageError(

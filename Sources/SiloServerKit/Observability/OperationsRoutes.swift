@@ -67,7 +67,7 @@ package struct OperationsRoutes: Sendable {
                 "Transcoding downloads refused (429) or cut off because their caller's inflated-bytes budget was spent."
         )
         text.sample("silo_transcode_refusals_total", service.inflation.counters[1])
-        let thumbnails = service.images.settings.transformer == nil ? nil : service.images.counters
+        let thumbnails = service.configuration.images.transformer == nil ? nil : service.images.counters
         if let thumbnails {
             // A miss is a request that needed a transform, its own or one it shared.
             text.sample(CacheCounters.family, ["cache": "thumbnail", "result": "hit"], UInt64(thumbnails.cacheHits))
@@ -79,16 +79,15 @@ package struct OperationsRoutes: Sendable {
                 help: "Thumbnails made (libvips transforms), on demand and for presets.")
             text.sample("silo_thumbnail_transforms_total", UInt64(thumbnails.transforms))
             text.family("silo_thumbnail_cache_bytes", .gauge, help: "Bytes the thumbnail result cache holds on disk.")
-            text.sample("silo_thumbnail_cache_bytes", service.images.cache?.heldBytes ?? 0)
+            text.sample("silo_thumbnail_cache_bytes", thumbnails.cachedBytes)
             text.family(
                 "silo_thumbnail_preset_jobs_pending", .gauge,
                 help: "Preset jobs queued and not yet run (saved ones included, after a restart).")
-            text.sample("silo_thumbnail_preset_jobs_pending", Int64(service.images.presetBacklog.pending))
+            text.sample("silo_thumbnail_preset_jobs_pending", Int64(thumbnails.presetsPending))
             text.family(
                 "silo_thumbnail_preset_jobs_dropped_total", .counter,
                 help: "Uploads under a preset that got no thumbnails: maxPendingPresetJobs were waiting.")
-            text.sample(
-                "silo_thumbnail_preset_jobs_dropped_total", UInt64(service.images.presetBacklog.dropped))
+            text.sample("silo_thumbnail_preset_jobs_dropped_total", UInt64(thumbnails.presetsDropped))
         }
         let reclaims = service.reclaimer.backlog
         text.family(

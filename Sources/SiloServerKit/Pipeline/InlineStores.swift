@@ -24,7 +24,7 @@ package final class InlineAttempt: Sendable {
     func dependsOnMoreThanVersions() { variesFlag.store(true, ordering: .relaxed) }
 
     /// The attempt the current thread runs, if any: the inline store views report to it.
-    static var current: InlineAttempt? {
+    package static var current: InlineAttempt? {
         guard let raw = pthread_getspecific(slot) else { return nil }
         // Ownership: unretained; `run` keeps the attempt alive while it is in the slot.
         return Unmanaged<InlineAttempt>.fromOpaque(raw).takeUnretainedValue()
@@ -49,7 +49,7 @@ package final class InlineAttempt: Sendable {
 
     /// Marks the current attempt refused and returns the error that unwinds it. Nothing has been written when this
     /// is thrown: every view below refuses writes before touching the store.
-    static func wouldBlock(_ what: @autoclosure () -> String) -> StorageError {
+    package static func wouldBlock(_ what: @autoclosure () -> String) -> StorageError {
         current?.refusedFlag.store(true, ordering: .relaxed)
         return StorageError(.unavailable, "\(what()) needs the store; not answered inline", cause: WouldBlock())
     }

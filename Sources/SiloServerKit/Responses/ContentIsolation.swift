@@ -22,7 +22,7 @@ package enum ContentIsolation {
     static let noSniff = "nosniff"
 
     /// Adds both fields to headers that hold neither (header lists built once per version, per thumbnail).
-    static func add(to headers: inout HTTPHeaders) {
+    package static func add(to headers: inout HTTPHeaders) {
         headers.add("Content-Security-Policy", policy)
         headers.add("X-Content-Type-Options", noSniff)
     }

@@ -1,5 +1,6 @@
 import Dispatch
-public import SiloCore
+package import SiloCore
+package import SiloServerKit
 import Synchronization
 
 /// Presets as the Resize Images extension does them: an image uploaded under a preset's pattern gets
@@ -10,45 +11,39 @@ import Synchronization
 /// blob, as its generation is not known yet) and runs again after a stop or a crash, even one between the commit
 /// and the answer; running it twice writes nothing twice (see ``runPreset(_:_:)``), and a job whose commit never
 /// happened finds no version with its blob and does nothing.
-extension ObjectService {
+extension ImageService {
     /// The custom metadata key a preset's thumbnail names the original's generation with, so that a job run again
     /// knows what it wrote already.
     static let sourceGenerationKey = "resizedImageSourceGeneration"
 
-    /// A preset job taken before an upload commits: counted against `maxPendingPresetJobs` and, with a job
-    /// directory, saved under the upload's blob (the generation is not known yet).
-    struct PresetTicket {
-        let file: String?
-    }
-
     /// Takes a job for an upload of `name` with `contentType` (stored as given, so the presets that apply now are
     /// those of the committed version) before it commits: a crash after the commit then still leaves the job. Nil
     /// when no preset applies, or when the bound is reached (logged and counted).
-    func takePresetTicket(_ bucket: BucketName, _ name: ObjectName, contentType: String?, blob: BlobID)
-        -> PresetTicket?
-    {
-        guard !presets(bucket, name, contentType: contentType).isEmpty, admitPresetJob(bucket, name) else { return nil }
-        return PresetTicket(file: savePresetJob(PresetJobFiles.Job(bucket: bucket, name: name, version: .blob(blob))))
+    package func presetTicket(
+        _ bucket: BucketName, _ name: ObjectName, contentType: String?, blob: BlobID, service: ObjectService
+    ) -> PresetTicket? {
+        guard !presets(bucket, name, contentType: contentType).isEmpty, admitPresetJob(bucket, name, service.logger)
+        else { return nil }
+        return PresetTicket(
+            file: savePresetJob(PresetJobFiles.Job(bucket: bucket, name: name, version: .blob(blob)), service.logger))
     }
 
     /// The commit did not happen: the ticket's job goes, and its place in the bound is free again.
-    func returnPresetTicket(_ ticket: PresetTicket?) {
-        guard let ticket else { return }
-        if let file = ticket.file { images.presetJobs?.remove(file) }
-        images.pendingPresets.subtract(1, ordering: .relaxed)
+    package func returnTicket(_ ticket: PresetTicket) {
+        if let file = ticket.file { presetJobs?.remove(file) }
+        pendingPresets.subtract(1, ordering: .relaxed)
     }
 
     /// Queues the ticket's job for `record`, the version its upload committed. Called before the upload answers.
-    func queuePresets(_ ticket: PresetTicket?, for record: ObjectRecord) {
-        guard let ticket else { return }
-        schedule(PresetJobFiles.Job(record), file: ticket.file)
+    package func queue(_ ticket: PresetTicket, for record: ObjectRecord, service: ObjectService) {
+        schedule(PresetJobFiles.Job(record), file: ticket.file, service)
     }
 
     /// Counts a job against `maxPendingPresetJobs`; false (logged and counted) when that many wait already.
-    private func admitPresetJob(_ bucket: BucketName, _ name: ObjectName) -> Bool {
-        guard images.pendingPresets.add(1, ordering: .relaxed).newValue <= images.settings.maxPendingPresetJobs else {
-            images.pendingPresets.subtract(1, ordering: .relaxed)
-            images.droppedPresets.add(1, ordering: .relaxed)
+    private func admitPresetJob(_ bucket: BucketName, _ name: ObjectName, _ logger: Logger) -> Bool {
+        guard pendingPresets.add(1, ordering: .relaxed).newValue <= settings.maxPendingPresetJobs else {
+            pendingPresets.subtract(1, ordering: .relaxed)
+            droppedPresets.add(1, ordering: .relaxed)
             logger.warning(
                 "thumbnail presets skipped: queue full",
                 metadata: ["silo.bucket": "\(bucket)", "silo.object": name.rawValue])
@@ -59,8 +54,8 @@ extension ObjectService {
 
     /// Saves `job` if there is a job directory; its file, or nil (not saved: the thumbnails are still made, only
     /// not after a restart).
-    private func savePresetJob(_ job: PresetJobFiles.Job) -> String? {
-        guard let jobs = images.presetJobs else { return nil }
+    private func savePresetJob(_ job: PresetJobFiles.Job, _ logger: Logger) -> String? {
+        guard let jobs = presetJobs else { return nil }
         do {
             return try jobs.save(job)
         } catch {
@@ -75,15 +70,15 @@ extension ObjectService {
 
     /// Queues the jobs the previous run left, once. Called at startup after the garbage collection that assumes no
     /// write in flight (a job's thumbnail is a blob written before it is committed).
-    func resumeThumbnailPresets() -> Int {
-        guard let jobs = images.presetJobs, !images.resumedPresets.exchange(true, ordering: .relaxed) else { return 0 }
+    package func resumePresets(service: ObjectService) -> Int {
+        guard let jobs = presetJobs, !resumedPresets.exchange(true, ordering: .relaxed) else { return 0 }
         for leftover in jobs.leftover {
             // Counted against the bound, not refused by it: each was accepted by the run that saved it.
-            images.pendingPresets.add(1, ordering: .relaxed)
-            schedule(leftover.job, file: leftover.file)
+            pendingPresets.add(1, ordering: .relaxed)
+            schedule(leftover.job, file: leftover.file, service)
         }
         if !jobs.leftover.isEmpty {
-            logger.info("thumbnail preset jobs resumed", metadata: ["silo.jobs": "\(jobs.leftover.count)"])
+            service.logger.info("thumbnail preset jobs resumed", metadata: ["silo.jobs": "\(jobs.leftover.count)"])
         }
         return jobs.leftover.count
     }
@@ -94,7 +89,7 @@ extension ObjectService {
     }
 
     private func presets(_ bucket: BucketName, _ name: ObjectName, contentType: String?) -> [ThumbnailPreset] {
-        guard let settings = images.settings.bucket(bucket), !settings.presets.isEmpty,
+        guard let settings = settings.bucket(bucket), !settings.presets.isEmpty,
             contentType?.lowercased().hasPrefix("image/") == true, !Self.isThumbnail(name)
         else { return [] }
         return settings.presets.filter { (try? $0.glob.matches(name.rawValue)) == true }
@@ -102,37 +97,39 @@ extension ObjectService {
 
     /// Runs `job` on the preset queue; its file goes once it has run, whatever the outcome (a failure is logged,
     /// and running it again after a restart would fail the same way).
-    private func schedule(_ job: PresetJobFiles.Job, file: String?) {
-        images.presetQueue.async { [self] in
+    private func schedule(_ job: PresetJobFiles.Job, file: String?, _ service: ObjectService) {
+        presetQueue.async { [self] in
             defer {
-                if let file { images.presetJobs?.remove(file) }
-                images.pendingPresets.subtract(1, ordering: .relaxed)
+                if let file { presetJobs?.remove(file) }
+                pendingPresets.subtract(1, ordering: .relaxed)
             }
-            runPresetJob(job)
+            runPresetJob(job, service)
         }
     }
 
     /// The presets of the version `job` names, if it is still the live one: one overwritten or deleted since has
     /// nothing to do (a newer upload queued its own job). Read again here: a job may run a restart after its upload.
-    private func runPresetJob(_ job: PresetJobFiles.Job) {
+    private func runPresetJob(_ job: PresetJobFiles.Job, _ service: ObjectService) {
         let record: ObjectRecord
         do {
-            guard let live = try metadata.object(job.bucket, job.name, generation: nil), job.names(live) else { return }
+            guard let live = try service.metadata.object(job.bucket, job.name, generation: nil), job.names(live) else {
+                return
+            }
             record = live
         } catch {
-            logger.warning(
+            service.logger.warning(
                 "thumbnail preset failed",
                 metadata: [
                     "silo.bucket": "\(job.bucket)", "silo.object": job.name.rawValue, "silo.error": "\(error)",
                 ])
             return
         }
-        for preset in presets(for: record) { runPreset(preset, record) }
+        for preset in presets(for: record) { runPreset(preset, record, service) }
     }
 
     /// Writes every size of `preset` not yet written from this version (a job cut short by a crash runs again);
     /// deletes the original after, if asked and if it is still the version made.
-    private func runPreset(_ preset: ThumbnailPreset, _ record: ObjectRecord) {
+    private func runPreset(_ preset: ThumbnailPreset, _ record: ObjectRecord, _ service: ObjectService) {
         var written = 0
         for size in preset.sizes {
             do {
@@ -140,13 +137,14 @@ extension ObjectService {
                 let spec = try ThumbnailSpec(
                     width: size.width, height: size.height, fit: preset.fit, format: format, quality: preset.quality)
                 let name = try ThumbnailPreset.thumbnailName(record.name, size, format)
-                let existing = try metadata.object(record.bucket, name, generation: nil)
+                let existing = try service.metadata.object(record.bucket, name, generation: nil)
                 if existing?.fields.customMetadata[Self.sourceGenerationKey] != String(record.generation) {
-                    try writeThumbnail(try images.transform(record, spec, blobs: blobs), name: name, of: record, spec)
+                    try writeThumbnail(
+                        try transform(record, spec, blobs: service.blobs), name: name, of: record, spec, service)
                 }
                 written += 1
             } catch {
-                logger.warning(
+                service.logger.warning(
                     "thumbnail preset failed",
                     metadata: [
                         "silo.bucket": "\(record.bucket)", "silo.object": record.name.rawValue,
@@ -156,21 +154,21 @@ extension ObjectService {
         }
         guard preset.deleteOriginal, written == preset.sizes.count else { return }
         do {
-            try deleteObject(
+            try service.deleteObject(
                 record.bucket, record.name, generation: nil,
                 conditions: Preconditions(ifGenerationMatch: record.generation), time: .now())
         } catch {
-            logger.info(
+            service.logger.info(
                 "thumbnail preset kept the original",
                 metadata: ["silo.object": record.name.rawValue, "silo.error": "\(error)"])
         }
     }
 
-    private func writeThumbnail(_ bytes: [UInt8], name: ObjectName, of record: ObjectRecord, _ spec: ThumbnailSpec)
-        throws
-    {
+    private func writeThumbnail(
+        _ bytes: [UInt8], name: ObjectName, of record: ObjectRecord, _ spec: ThumbnailSpec, _ service: ObjectService
+    ) throws {
         let time = Timestamp.now()
-        let ingest = try BlobIngest(service: self, time: time)
+        let ingest = try BlobIngest(service: service, time: time)
         do {
             try bytes.withUnsafeBytes { try ingest.write($0) }
             let blob = try ingest.finish()
@@ -178,10 +176,10 @@ extension ObjectService {
                 contentType: spec.format.contentType, cacheControl: record.fields.cacheControl,
                 customMetadata: ["resizedImage": "true", Self.sourceGenerationKey: String(record.generation)],
                 downloadTokens: [RandomID.uuid()])
-            _ = try commitUpload(
+            _ = try service.commitUpload(
                 bucket: record.bucket, name: name, blob: blob, fields: fields,
                 conditions: .none, principal: ObjectService.itself, time: time, createsBucket: false)
-            images.presetWrites.add(1, ordering: .relaxed)
+            presetWrites.add(1, ordering: .relaxed)
         } catch {
             ingest.discard()
             throw error
@@ -204,47 +202,4 @@ extension ObjectService {
         default: nil
         }
     }
-}
-
-extension ThumbnailPreset {
-    /// `a/b/cat.jpg` → `a/b/thumbnails/cat_200x200.webp`.
-    public static func thumbnailName(_ original: ObjectName, _ size: ThumbnailSize, _ format: ThumbnailSpec.Format)
-        throws
-        -> ObjectName
-    {
-        let raw = original.rawValue
-        let slash = raw.lastIndex(of: "/")
-        let directory = slash.map { String(raw[...$0]) } ?? ""
-        let file = slash.map { String(raw[raw.index(after: $0)...]) } ?? raw
-        let stem = file.lastIndex(of: ".").map { $0 == file.startIndex ? file : String(file[..<$0]) } ?? file
-        return try ObjectName(directory + "thumbnails/" + stem + "_\(size)." + format.fileExtension)
-    }
-
-}
-
-extension SiloServerApp {
-    /// Thumbnails made, answers served from the thumbnail cache, misses answered by a transform another request
-    /// started (and those waiting for one now), preset thumbnails written since start, uploads that got no preset job
-    /// (too many waiting), and the bytes the cache holds now (tests and metrics).
-    public var thumbnailCounters:
-        (
-            transforms: Int, cacheHits: Int, shared: Int, waiting: Int, presetWrites: Int, presetsDropped: Int,
-            cachedBytes: Int64
-        )
-    {
-        let counters = service.images.counters
-        return (
-            counters.transforms, counters.cacheHits, counters.shared, counters.waiting,
-            service.images.presetWrites.load(ordering: .relaxed), service.images.presetBacklog.dropped,
-            service.images.cache?.heldBytes ?? 0
-        )
-    }
-
-    /// Waits until every preset job queued so far has run (tests; shutdown).
-    public func drainThumbnailPresets() { service.images.presetQueue.sync {} }
-
-    /// Queues the preset jobs the previous run saved and did not finish (`presetJobDirectory`), once; returns how
-    /// many. `silo serve` calls it after the startup's garbage collection, before the listener opens.
-    @discardableResult
-    public func resumeThumbnailPresets() -> Int { service.resumeThumbnailPresets() }
 }

@@ -1,11 +1,12 @@
 import Dispatch
-import SiloCore
-import SiloHTTP
+package import SiloCore
+package import SiloHTTP
+package import SiloServerKit
 import Synchronization
 
 /// Makes thumbnails for the routes and the presets: the disk cache first, then a transform under the concurrency
 /// bound. Called on workers only (``ThumbnailQuery`` declines inline attempts).
-package final class ImageService: Sendable {
+package final class ImageService: ThumbnailService {
     let settings: ImageSettings
     let cache: ThumbnailCache?
     /// The most recently served results in memory, so a hot thumbnail is answered on the event loop like a small
@@ -39,7 +40,7 @@ package final class ImageService: Sendable {
     /// Whether the jobs the previous run left were queued (once per process).
     let resumedPresets = Atomic<Bool>(false)
 
-    init(settings: ImageSettings, logger: Logger) {
+    package init(settings: ImageSettings, logger: Logger) {
         self.settings = settings
         slots = DispatchSemaphore(value: max(1, settings.maxConcurrentTransforms))
         var cache: ThumbnailCache?
@@ -78,11 +79,6 @@ package final class ImageService: Sendable {
         return entry
     }
 
-    /// Preset jobs waiting now, and uploads that got none because `maxPendingPresetJobs` were waiting.
-    var presetBacklog: (pending: Int, dropped: Int) {
-        (pendingPresets.load(ordering: .relaxed), droppedPresets.load(ordering: .relaxed))
-    }
-
     /// The length of a result the disk cache holds, from its index: no I/O (a HEAD's answer, on the event loop too).
     func cachedLength(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Int64? {
         guard let length = cache?.length(Self.key(record, spec)) else { return nil }
@@ -90,14 +86,28 @@ package final class ImageService: Sendable {
         return length
     }
 
-    /// Transforms made, answers served from the cache, misses answered by another request's transform, and misses
-    /// waiting for one now.
-    var counters: (transforms: Int, cacheHits: Int, shared: Int, waiting: Int) {
-        (
-            transformCount.load(ordering: .relaxed), hitCount.load(ordering: .relaxed),
-            sharedCount.load(ordering: .relaxed), waitingCount.load(ordering: .relaxed)
-        )
+    /// Transforms made, answers served from the cache, misses answered by another request's transform, misses
+    /// waiting for one now, and the preset jobs' and the disk cache's figures.
+    package var counters: ThumbnailCounters {
+        var counters = ThumbnailCounters()
+        counters.transforms = transformCount.load(ordering: .relaxed)
+        counters.cacheHits = hitCount.load(ordering: .relaxed)
+        counters.shared = sharedCount.load(ordering: .relaxed)
+        counters.waiting = waitingCount.load(ordering: .relaxed)
+        counters.presetWrites = presetWrites.load(ordering: .relaxed)
+        counters.presetsPending = pendingPresets.load(ordering: .relaxed)
+        counters.presetsDropped = droppedPresets.load(ordering: .relaxed)
+        counters.cachedBytes = cache?.heldBytes ?? 0
+        return counters
     }
+
+    package func respond(
+        _ record: ObjectRecord, _ spec: ThumbnailSpec, request: HTTPRequestHead, service: ObjectService
+    ) throws -> HTTPResponse {
+        try ThumbnailResponder(service: service, images: self).respond(record, spec, request: request)
+    }
+
+    package func drainPresets() { presetQueue.sync {} }
 
     /// The thumbnail of `record` (from the disk cache or made now), and whether it came from the cache; `hot`
     /// makes the entry kept in memory from the bytes.

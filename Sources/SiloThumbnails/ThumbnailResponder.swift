@@ -1,19 +1,22 @@
 import SiloCore
 import SiloHTTP
+import SiloServerKit
 
 /// Answers a media read that asks for a thumbnail, after the route has authorized the read of the original exactly
 /// as a download: its own type and validators, conditional requests, caching headers.
-package struct ThumbnailResponder {
+struct ThumbnailResponder {
     let service: ObjectService
+    let images: ImageService
 
     /// What a thumbnail is cached for when the object names no `Cache-Control`: private (it was authorized per
     /// caller), an hour.
     static let defaultCacheControl = "private, max-age=3600"
 
-    func respond(_ record: ObjectRecord, _ spec: ThumbnailSpec, request: HTTPRequestHead) throws -> HTTPResponse {
+    package func respond(_ record: ObjectRecord, _ spec: ThumbnailSpec, request: HTTPRequestHead) throws -> HTTPResponse
+    {
         try CustomerEncryption.checkRead(record, request.headers)
         // A result in memory answers with headers formatted when it was made: on the event loop too.
-        if let hot = service.images.memoryHit(record, spec) {
+        if let hot = images.memoryHit(record, spec) {
             if let early = try Self.conditional(request, etag: hot.etag, record, headers: hot.headers) { return early }
             return HTTPResponse(status: 200, headers: hot.headers, body: .bytes(hot.bytes))
         }
@@ -27,13 +30,13 @@ package struct ThumbnailResponder {
         headers.add("X-Goog-Generation", String(record.generation))
         ContentIsolation.add(to: &headers)
         if let early = try Self.conditional(request, etag: etag, record, headers: headers) { return early }
-        if request.method == "HEAD" { return try Self.head(record, spec, headers: headers, images: service.images) }
+        if request.method == "HEAD" { return try Self.head(record, spec, headers: headers, images: images) }
         // On the event loop (an inline attempt) nothing else is served: a disk read or a transform goes to a worker.
         if InlineAttempt.current != nil { throw InlineAttempt.wouldBlock("a thumbnail not in memory") }
         var hit = headers
         hit.add("X-Silo-Thumbnail-Cache", "hit")
         let formatted = hit.preformatted()
-        let made = try service.images.thumbnail(record, spec, blobs: service.blobs) { bytes in
+        let made = try images.thumbnail(record, spec, blobs: service.blobs) { bytes in
             ImageService.Hot(bytes: bytes, etag: etag, headers: formatted, metageneration: record.metageneration)
         }
         headers.add("X-Silo-Thumbnail-Cache", made.cached ? "hit" : "miss")

@@ -1,5 +1,6 @@
 import SiloCore
 import SiloHashing
+import SiloServerKit
 import Synchronization
 
 #if canImport(Glibc)
