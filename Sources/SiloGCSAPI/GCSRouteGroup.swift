@@ -3,8 +3,8 @@ package import SiloHTTP
 package import SiloServerKit
 import SiloWire
 
-/// Google Cloud Storage's APIs: the JSON API (with its batch endpoint, HMAC keys and the project's service agent) and
-/// the XML API. In emulator mode every caller is the admin (as in the Firebase emulator, whose GCS clients cannot
+/// Google Cloud Storage's APIs: the JSON API (with its batch endpoint, HMAC keys, the project's service agent and
+/// the OAuth token endpoint its clients exchange service-account keys at) and the XML API. In emulator mode every caller is the admin (as in the Firebase emulator, whose GCS clients cannot
 /// send `owner`), and so is a caller with an admin key; everyone else — service accounts, callers GCS grants the
 /// public (`allUsers`, `allAuthenticatedUsers`) — needs the permissions the bucket's IAM policy and ACLs give them
 /// (``GCSAccess``), decided before the handler runs.
@@ -42,6 +42,8 @@ package struct GCSRouteGroup: RouteGroup {
         case .probe:
             guard XMLRoutes.listsBuckets(context.head) else { return nil }
             return xml(.xmlBuckets, context)
+        case .oauthToken:
+            return TokenEndpoint(service: service).handle(context)
         case .batch:
             return batch.handle(context) { head, body in pipeline.dispatchBatchCall(head, body) }
         case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,

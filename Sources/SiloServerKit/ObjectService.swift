@@ -26,7 +26,7 @@ package final class ObjectService: Sendable {
     /// What the maintenance passes did (``Maintenance``), for `/metrics`.
     let maintenanceCounters: MaintenanceCounters
     /// Which hosts are this server's and which peers may say how a request was addressed.
-    let edge: EdgePolicy
+    package let edge: EdgePolicy
     /// Bytes each caller may have inflated for it by decompressive transcoding.
     let inflation: InflationBudget
 

@@ -1,5 +1,5 @@
 import SiloCore
-import SiloHTTP
+package import SiloHTTP
 
 /// What the server takes on trust about how a request reached it: which host names are its own, for what a
 /// credential was made for (a signed URL's `host`, a token assertion's `aud`), and which peers may say how a
@@ -56,7 +56,7 @@ package final class EdgePolicy: Sendable {
 
     /// The hosts a credential presented with `head` may have been made for: its `Host` as sent when that names this
     /// server (``namesThisServer(_:)``), then each public URL's host. Never a forwarded host.
-    func credentialHosts(_ head: HTTPRequestHead) -> [String] {
+    package func credentialHosts(_ head: HTTPRequestHead) -> [String] {
         var hosts: [String] = []
         if let host = head.headers["Host"], namesThisServer(head) { hosts.append(host) }
         for url in publicURLs {

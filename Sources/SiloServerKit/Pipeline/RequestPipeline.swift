@@ -242,8 +242,6 @@ package struct RequestPipeline: Sendable {
             return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
         case .openAPIDocument where head.method == "GET" || head.method == "HEAD":
             return .respond(OpenAPIDocument.response())
-        case .oauthToken:
-            return TokenEndpoint(service: service).handle(context)
         case .operations(let endpoint):
             return operations.handle(endpoint, context)
         default:

@@ -3,7 +3,7 @@ package import SiloHTTP
 
 /// One API's part of the server: the routes it answers. The kit knows no API; the server's composition hands
 /// ``SiloServerApp`` its groups, and the pipeline asks them in order, after authentication and the served-bucket
-/// check. A route no group answers is the kit's own (the probe, `/openapi.json`, `/metrics`, the token endpoint) or
+/// check. A route no group answers is the kit's own (the probe, `/openapi.json`, `/metrics`) or
 /// a 404.
 package protocol RouteGroup: Sendable {
     /// Builds the group over `parts`: once for the worker pipeline and once for the inline one, whose service

@@ -1,6 +1,7 @@
 import SiloAuth
 import SiloCore
 import SiloHTTP
+import SiloServerKit
 import SiloWire
 
 /// `POST /token` and `POST /oauth2/v4/token`: the OAuth 2.0 token endpoint a service account key's `token_uri`

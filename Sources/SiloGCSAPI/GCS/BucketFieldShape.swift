@@ -1,4 +1,5 @@
 import SiloCore
+import SiloServerKit
 import SiloWire
 
 /// The JSON shape GCS gives a field of the bucket resource: what ``BucketResource`` refuses on top of each field's
