@@ -119,11 +119,14 @@ let package = Package(
         // The web console's files and its admin API (`/console/…`); console/ compiled in (EmbeddedConsole).
         .target(
             name: "SiloConsole",
-            dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP", "SiloAuth", "SiloRules"],
+            dependencies: [
+                "SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP", "SiloHashing", "SiloAuth", "SiloRules",
+            ],
             plugins: ["EmbedFiles"]
         ),
         // Thumbnails: `thumbnail=` reads, their caches and preset jobs (the transform is SiloImages', on libvips).
-        .target(name: "SiloThumbnails", dependencies: ["SiloServerKit", "SiloCore", "SiloHTTP"]),
+        .target(
+            name: "SiloThumbnails", dependencies: ["SiloServerKit", "SiloCore", "SiloHTTP", "SiloWire", "SiloHashing"]),
         // `--test-faults`: the retry-conformance test API that injects failures (`/retry_test`), for test runs only.
         .target(name: "SiloTestFaults", dependencies: ["SiloServerKit", "SiloCore", "SiloWire", "SiloHTTP"]),
         // The server as it ships: the kit with every API's route group. The executable and the test server both

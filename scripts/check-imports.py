@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fails when a Swift target imports a module of this package that Package.swift does not declare as its dependency.
+"""Fails when a Swift target imports a module of this package that Package.swift does not declare as its dependency,
+or when the declared graph breaks the server's layering (an API target depending on another, the kit on an API).
 
 SwiftPM lets a target import any module that happens to be built before it (a dependency of a dependency), so an
 import can work today without being declared and break when the graph changes; it also hides who really depends on
@@ -90,8 +91,28 @@ def violations(targets, imports_of):
     return problems
 
 
+# The server's layering (docs/architecture.md): an API target builds on the kit and never on another API, and the kit
+# on none of them. Checked on the declared graph, which the imports above are held to.
+API_TARGETS = {"SiloFirebaseAPI", "SiloGCSAPI", "SiloConsole", "SiloTestFaults"}
+KIT_MUST_NOT_USE = API_TARGETS | {"SiloThumbnails", "SiloServer"}
+
+
+def layer_violations(targets):
+    problems = []
+    for target in targets:
+        declared = dependency_names(target)
+        if target["name"] in API_TARGETS:
+            for other in sorted(declared & (API_TARGETS - {target["name"]})):
+                problems.append(f"Package.swift: {target['name']} depends on {other}: an API never uses another API")
+        if target["name"] == "SiloServerKit":
+            for other in sorted(declared & KIT_MUST_NOT_USE):
+                problems.append(f"Package.swift: SiloServerKit depends on {other}: the kit names no API")
+    return problems
+
+
 def check(targets):
-    problems = violations(targets, lambda target: imports_in(source_directory(target)))
+    problems = layer_violations(targets)
+    problems += violations(targets, lambda target: imports_in(source_directory(target)))
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
@@ -115,6 +136,13 @@ def self_test(targets):
     expected = "SiloCore imports SiloSQLite"
     if len(reported) != 1 or expected not in reported[0] or quiet:
         print(f"check-imports self-test FAILED: reported {reported}, once declared {quiet}", file=sys.stderr)
+        return 1
+    # An API made to depend on another is reported; the real graph is not.
+    firebase = next(t for t in targets if t["name"] == "SiloFirebaseAPI")
+    crossed = dict(firebase, dependencies=firebase["dependencies"] + [{"byName": ["SiloGCSAPI", None]}])
+    layered = layer_violations([crossed] + [t for t in targets if t is not firebase])
+    if len(layered) != 1 or "SiloFirebaseAPI depends on SiloGCSAPI" not in layered[0]:
+        print(f"check-imports self-test FAILED: an API depending on another gave {layered}", file=sys.stderr)
         return 1
     print(f"check-imports self-test: reported '{reported[0].split(': ', 1)[1]}'")
     return 0
