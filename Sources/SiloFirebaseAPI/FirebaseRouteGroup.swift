@@ -26,6 +26,11 @@ package struct FirebaseRouteGroup: RouteGroup {
         }
     }
 
+    /// Every `/v0/` path answers in the v0 shape, whatever it routes to.
+    package func errorShape(for route: Route?, rawPath: String) -> (any ErrorShape)? {
+        rawPath.hasPrefix("/v0/") ? FirebaseErrorShape() : nil
+    }
+
     package static func commitAccess(_ api: UploadSession.API) -> WriteAccess? {
         api == .firebase ? .securityRules : nil
     }

@@ -56,6 +56,20 @@ package struct GCSRouteGroup: RouteGroup {
         }
     }
 
+    /// The XML API's routes answer errors in XML, the JSON API's in JSON; a path that did not parse is left to the
+    /// kit (GCS JSON's shape, or v0's outside the JSON API's paths).
+    package func errorShape(for route: Route?, rawPath: String) -> (any ErrorShape)? {
+        guard let route else { return nil }
+        if route.isXML { return XMLErrorShape() }
+        switch route {
+        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
+            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .batch, .oauthToken:
+            return GCSJSONAPIErrorShape()
+        default:
+            return nil
+        }
+    }
+
     /// GCS sessions (JSON, XML resumable and multipart) commit under bucket IAM and ACLs.
     package static func commitAccess(_ api: UploadSession.API) -> WriteAccess? {
         switch api {

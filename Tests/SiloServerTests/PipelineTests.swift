@@ -58,6 +58,27 @@ import Testing
         #expect(xmlCalls.isEmpty)
     }
 
+    /// The shape of an error follows the API the path belongs to, whichever route group (or none) claims it.
+    @Test func aPathNoAPIClaimsIsAnsweredInTheShapeOfItsPlace() throws {
+        // A path that names nothing outside the JSON API's paths (most paths are the XML API's, path style; this one
+        // is not, being under the batch endpoint's): v0's shape, as the Firebase emulator answers.
+        let (nowhere, _) = try send("GET", "/batch/nothing")
+        #expect(nowhere.status == 404)
+        #expect(try nowhere.json()["error"]?.objectValue?["code"]?.int64Value == 404)
+        #expect(try nowhere.json()["error"]?.objectValue?["errors"] == nil)
+
+        // Under the JSON API's paths but naming nothing: GCS JSON's, with `errors[]`.
+        let (json, _) = try send("GET", "/storage/v1/nothing/here")
+        #expect(json.status == 404)
+        #expect(try json.json()["error"]?.objectValue?["errors"]?.arrayValue?.isEmpty == false)
+
+        // A v0 path that does not decode: v0's shape, whatever it would have routed to.
+        let (v0, _) = try send("GET", "/v0/b/\(bucket)/o/%FF")
+        #expect(v0.status == 400)
+        #expect(try v0.json()["error"]?.objectValue?["code"]?.int64Value == 400)
+        #expect(try v0.json()["error"]?.objectValue?["errors"] == nil)
+    }
+
     @Test func anUploadToAnUnservedBucketStoresNothing() throws {
         let (media, mediaCalls) = try send("POST", "/v0/b/elsewhere/o?name=a.txt", body: bytes("hello"))
         #expect(media.status == 404)

@@ -26,9 +26,15 @@ struct GCSObjectRoutes {
         }
     }
 
-    /// A media read's 404 is plain text (``APIShape/error(_:for:_:)``).
+    /// A read of the object's bytes rather than its metadata.
+    static func isMediaRead(_ context: RequestContext) -> Bool {
+        (context.method == "GET" || context.method == "HEAD")
+            && (context.query["alt"] == "media" || context.head.rawPath.hasPrefix("/download/"))
+    }
+
+    /// A media read's 404 is plain text (``GCSJSONAPIErrorShape``).
     private func get(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws -> HTTPResponse {
-        let media = APIShape.isMediaRead(context)
+        let media = Self.isMediaRead(context)
         let named = try GCSConditions.generation(context.query)
         if context.query["softDeleted"]?.lowercased() == "true" {
             guard !media else {

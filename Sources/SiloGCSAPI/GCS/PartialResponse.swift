@@ -12,7 +12,7 @@ struct PartialResponse {
     /// The selector of `context`'s request, checked against `vocabulary`; nil when it has none (or an empty one,
     /// which GCS ignores).
     package static func of(_ context: RequestContext, _ vocabulary: FieldVocabulary) throws -> PartialResponse? {
-        guard let text = context.query["fields"], !text.isEmpty, !APIShape.isMediaRead(context) else {
+        guard let text = context.query["fields"], !text.isEmpty, !GCSObjectRoutes.isMediaRead(context) else {
             return nil
         }
         let selection = try FieldSelection(parsing: text)

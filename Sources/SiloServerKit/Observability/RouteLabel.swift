@@ -76,7 +76,7 @@ package enum RouteLabel: Int, CaseIterable, Sendable {
         case .unknown, .invalid:
             if rawPath.hasPrefix("/v0/") {
                 .v0
-            } else if APIShape.jsonRoots.contains(where: { rawPath.hasPrefix($0) }) {
+            } else if Route.isJSONAPIPath(rawPath) {
                 .json
             } else {
                 .other

@@ -6,7 +6,7 @@ import SiloWire
 /// routing → authentication (credentials → principal, ``RequestContext``) → served-bucket check → GCS IAM and ACL
 /// access (``GCSAccess``) → the route's handler → CORS, the log line of a server-side failure, the request's metrics,
 /// `X-Request-Id` and its access-log line (``finish(_:_:_:)``).
-/// What fails before the handler is answered here, in the shape of the API the route names (``APIShape``).
+/// What fails before the handler is answered here, in the shape of the API the route names (``errorShape(_:rawPath:)``).
 /// Handlers get what the pipeline established — the route's bucket and object, the context with its principal —
 /// and return a disposition. v0 Security Rules are decided by the v0 handlers, because a rule reads the resource
 /// the operation is about (and, for writes, the one it proposes).
@@ -169,7 +169,7 @@ package struct RequestPipeline: Sendable {
         let route: Route
         do { route = try self.route(of: head) } catch {
             exchange.routed(nil, head)
-            return .respond(Self.refusal(error, nil, head))
+            return .respond(refusal(error, nil, head))
         }
         exchange.routed(route, head)
         return dispatch(route, head, &exchange)
@@ -197,13 +197,13 @@ package struct RequestPipeline: Sendable {
             exchange.caller = Exchange.Caller(context.principal)
             return .admitted(context)
         } catch {
-            return .refused(Self.refusal(error, route, head))
+            return .refused(refusal(error, route, head))
         }
     }
 
     /// A refused credential is a 401 in the shape of the API the request was for (`route`, nil when it has none).
-    private static func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead) -> HTTPResponse {
-        var response = APIShape.of(route, rawPath: head.rawPath).error(error)
+    private func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead) -> HTTPResponse {
+        var response = errorShape(route, rawPath: head.rawPath).answer(error)
         // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
         if response.status == 400 { response.headers.set("Connection", "close") }
         return response
@@ -215,18 +215,18 @@ package struct RequestPipeline: Sendable {
         if let feature = route.unimplementedFeature(method: head.method) {
             let missing = StorageError(
                 .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
-            return .respond(APIShape.of(route, rawPath: head.rawPath).error(missing))
+            return .respond(errorShape(route, rawPath: head.rawPath).answer(missing))
         }
         do { try service.checkServed(route) } catch {
             return .respond(
-                APIShape.of(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
+                errorShape(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
         }
         do {
             return try handle(route, context)
         } catch {
             // A declined inline attempt's answer is dropped: no need to render it.
             if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
-            return .respond(APIShape.of(route, rawPath: head.rawPath).error(error, for: route, context))
+            return .respond(errorShape(route, rawPath: head.rawPath).answer(error, for: route, context))
         }
     }
 
@@ -249,7 +249,7 @@ package struct RequestPipeline: Sendable {
         }
         // A path under the JSON API's roots that names nothing (a project id too long to be one) is that API's 404.
         let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
-        return .respond(APIShape.of(.unknown, rawPath: head.rawPath).error(missing))
+        return .respond(errorShape(.unknown, rawPath: head.rawPath).answer(missing))
     }
 
     /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it

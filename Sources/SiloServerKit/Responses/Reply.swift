@@ -42,7 +42,7 @@ package enum Reply {
     /// Renders an error answer. A server-side failure (5xx) is never described to the client — store messages can
     /// name files, SQL and hosts — but gets a request id, in the message and in `X-Request-Id`, and carries the
     /// error for ``SiloServerApp`` to log once with its whole cause chain under that id.
-    static func failing(
+    package static func failing(
         _ error: StorageError, status: Int, headers: HTTPHeaders,
         render: (_ message: String, _ headers: HTTPHeaders) -> HTTPResponse
     ) -> HTTPResponse {
@@ -62,7 +62,7 @@ package enum Reply {
 }
 
 package enum HTTPStatus {
-    static func of(_ code: StorageError.Code) -> Int {
+    package static func of(_ code: StorageError.Code) -> Int {
         switch code {
         case .invalidArgument: 400
         case .unauthenticated: 401

@@ -1,10 +1,10 @@
 package import SiloCore
 
 /// A GCS XML API error code more specific than its status's usual one (`NoSuchUpload`, `InvalidPart`,
-/// `BadDigest`, …), carried as the cause of the ``StorageError`` a handler throws; ``XMLErrorCode/of(_:)`` answers
-/// with it.
+/// `BadDigest`, …), carried as the cause of the ``StorageError`` a handler throws, which the XML API answers with (SiloGCSAPI's
+/// `XMLErrorCode.of`). In the kit because shared code refuses with one (an upload no longer in progress).
 package struct XMLErrorName: Error, Sendable, CustomStringConvertible {
-    let code: String
+    package let code: String
     package var description: String { code }
 }
 
@@ -17,16 +17,7 @@ extension StorageError {
     /// GCS's answer for an upload id that names no upload in progress of this object.
     package static func noSuchUpload(_ id: String) -> StorageError {
         .xml(
-            .notFound, XMLErrorCode.noSuchUpload,
+            .notFound, "NoSuchUpload",
             "The requested upload \(id.prefix(64)) was not found; it may have completed, been aborted or expired.")
     }
-}
-
-/// The codes of the multipart upload API's refusals.
-extension XMLErrorCode {
-    static let noSuchUpload = "NoSuchUpload"
-    package static let invalidPart = "InvalidPart"
-    package static let invalidPartOrder = "InvalidPartOrder"
-    package static let entityTooSmall = "EntityTooSmall"
-    package static let malformedXML = "MalformedXML"
 }

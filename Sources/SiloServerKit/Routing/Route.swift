@@ -67,7 +67,12 @@ package enum Route: Equatable {
     case operations(OperationsEndpoint)
     case unknown
 
-    var isXML: Bool {
+    /// Whether `rawPath` lies under the GCS JSON API's paths (`/storage/`, `/upload/`, `/download/`).
+    package static func isJSONAPIPath(_ rawPath: String) -> Bool {
+        rawPath.hasPrefix("/storage/") || rawPath.hasPrefix("/upload/") || rawPath.hasPrefix("/download/")
+    }
+
+    package var isXML: Bool {
         switch self {
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: true
         default: false

@@ -11,15 +11,20 @@ package protocol RouteGroup: Sendable {
     init(_ parts: RouteGroupParts)
 
     /// The answer for `route`, or nil when `route` is not this group's. A thrown error is answered in the shape of
-    /// the route's API (``APIShape``). `pipeline` runs requests of their own (a batch's calls).
+    /// the route's API (``errorShape(for:rawPath:)``). `pipeline` runs requests of their own (a batch's calls).
     func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws -> RequestDisposition?
 
     /// The access decision a session of `api` makes again when it commits, nil when `api` is not this group's.
     static func commitAccess(_ api: UploadSession.API) -> WriteAccess?
+
+    /// The shape of errors for a request of `route` (nil when its path was refused), nil when the request is not
+    /// this group's (``RequestPipeline/errorShape(_:rawPath:)`` says what the kit answers then).
+    func errorShape(for route: Route?, rawPath: String) -> (any ErrorShape)?
 }
 
 extension RouteGroup {
     package static func commitAccess(_ api: UploadSession.API) -> WriteAccess? { nil }
+    package func errorShape(for route: Route?, rawPath: String) -> (any ErrorShape)? { nil }
 }
 
 /// What a route group is built from: the services every API shares.

@@ -1,5 +1,6 @@
 import SiloAuth
 import SiloCore
+import SiloServerKit
 import SiloWire
 
 /// What GCS's XML API says, beyond the code its status implies, when it refuses a signed URL, a POST policy or a

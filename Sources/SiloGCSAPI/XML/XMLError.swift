@@ -1,5 +1,6 @@
-import SiloCore
+package import SiloCore
 package import SiloHTTP
+import SiloServerKit
 import SiloWire
 
 extension Reply {
@@ -35,7 +36,7 @@ package enum XMLErrorCode {
     package static let bucketNotEmpty = "BucketNotEmpty"
     package static let bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
 
-    static func of(_ error: StorageError) -> String {
+    package static func of(_ error: StorageError) -> String {
         if let named = error.cause as? XMLErrorName { return named.code }
         return switch error.code {
         case .invalidArgument: "InvalidArgument"
@@ -53,4 +54,12 @@ package enum XMLErrorCode {
         default: "InternalError"
         }
     }
+}
+
+/// The codes of the multipart upload API's refusals.
+extension XMLErrorCode {
+    package static let invalidPart = "InvalidPart"
+    package static let invalidPartOrder = "InvalidPartOrder"
+    package static let entityTooSmall = "EntityTooSmall"
+    package static let malformedXML = "MalformedXML"
 }

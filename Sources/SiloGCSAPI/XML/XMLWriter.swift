@@ -1,3 +1,4 @@
+import SiloServerKit
 import SiloWire
 
 /// Builds one of the XML API's answers: GCS's prolog, then elements whose text and attribute values are escaped here,
