@@ -20,7 +20,7 @@ package struct RequestContext {
     package let query: QueryParameters
     package let principal: Principal?
     package let time: Timestamp
-    /// The live versions the GCS access decision granted by their own ACL alone (``GCSAccess/Decision``): the
+    /// The live versions the GCS access decision granted by their own ACL alone (SiloGCSAPI's `GCSAccess.Decision`): the
     /// handler reads or changes exactly those (``addressed(_:_:named:)``), never a version that replaced one meanwhile.
     package var decided: [DecidedVersion] = []
 

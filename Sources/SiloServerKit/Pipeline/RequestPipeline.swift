@@ -2,14 +2,13 @@ import SiloCore
 package import SiloHTTP
 import SiloWire
 
-/// The one path every request takes, for every API (v0, GCS JSON, XML), each step once:
-/// routing → authentication (credentials → principal, ``RequestContext``) → served-bucket check → GCS IAM and ACL
-/// access (``GCSAccess``) → the route's handler → CORS, the log line of a server-side failure, the request's metrics,
-/// `X-Request-Id` and its access-log line (``finish(_:_:_:)``).
-/// What fails before the handler is answered here, in the shape of the API the route names (``errorShape(_:rawPath:)``).
-/// Handlers get what the pipeline established — the route's bucket and object, the context with its principal —
-/// and return a disposition. v0 Security Rules are decided by the v0 handlers, because a rule reads the resource
-/// the operation is about (and, for writes, the one it proposes).
+/// The one path every request takes, for every API, each step once: routing → authentication (credentials →
+/// principal, ``RequestContext``) → served-bucket check → the route's group (``RouteGroup``) → CORS, the log line of
+/// a server-side failure, the request's metrics, `X-Request-Id` and its access-log line (``finish(_:_:_:)``).
+/// What fails before a handler is answered here, in the shape of the API the route names (``errorShape(_:rawPath:)``).
+/// Groups get what the pipeline established — the route's bucket and object, the context with its principal — and
+/// return a disposition; each decides its own access (GCS's IAM and ACLs before its handler, v0's Security Rules
+/// inside it, because a rule reads the resource the operation is about and, for writes, the one it proposes).
 ///
 /// The same pipeline also runs inline, over an ``ObjectService/inlineView()`` whose stores refuse to block
 /// (``SiloServerApp/beginInline(_:)``): one code path for both.
@@ -89,7 +88,7 @@ package struct RequestPipeline: Sendable {
 
     /// What every answer passes through once: the log line of a server-side failure, the sandbox that keeps
     /// whatever it carries out of the console's origin (``ContentIsolation``) and CORS — for every route but the
-    /// console's, which sets its own policy and answers no other origin (``ConsoleRoutes``) — then what
+    /// console's, which sets its own policy and answers no other origin (SiloConsole's `ConsoleRoutes`) — then what
     /// ``observe(_:_:_:)`` adds.
     func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
         let failureID = failed(response, head)

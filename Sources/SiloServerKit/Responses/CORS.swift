@@ -10,7 +10,7 @@ import SiloHTTP
 /// Workstations (Firebase Studio) preview: the workstation's proxy admits requests by its own cookie, and the
 /// Firebase JS SDK sends credentials to an emulator there (and only there); an origin on
 /// `cloudworkstations.dev` is answered with credentials, as the Firebase emulator answers it. The console's paths
-/// get no CORS answer ever: its API is for the console's own page, never for another origin (``ConsoleRoutes``).
+/// get no CORS answer ever: its API is for the console's own page, never for another origin (SiloConsole's `ConsoleRoutes`).
 package enum CORS {
     static let exposed = [
         "Content-Type", "Content-Length", "Content-Range", "Content-Disposition", "Content-Encoding", "ETag",

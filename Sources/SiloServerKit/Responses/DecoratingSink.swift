@@ -2,7 +2,7 @@ package import SiloCore
 package import SiloHTTP
 
 /// A body sink whose answer is changed on the way out, early or final: the console's sandbox headers, a JSON API
-/// answer's `fields` selection (``PartialResponse``), the fault handler's (`--test-faults`) staged faults. It keeps
+/// answer's `fields` selection (SiloGCSAPI's `PartialResponse`), the fault handler's (`--test-faults`) staged faults. It keeps
 /// the inner sink's bound, so a body declared too long is still refused from the head (``BoundedBodySink``).
 package final class DecoratingSink: BoundedBodySink {
     private let inner: any RequestBodySink

@@ -60,7 +60,7 @@ package enum Route: Equatable {
     /// GCS XML API: a sub-resource of a bucket (no object) or an object, named by a query key (`?acl`, `?versioning`,
     /// …), never the bucket or the object itself (``XMLSubresource``).
     case xmlSubresource(BucketName, ObjectName?, XMLSubresource)
-    /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (``XMLRoutes/buckets(_:)``).
+    /// GCS XML API `GET /` with `x-goog-project-id`: the project's buckets (SiloGCSAPI's `XMLRoutes.buckets`).
     case xmlBuckets
     /// `GET /metrics`, `/healthz`, `/readyz`: for operators (the buckets of these names are reachable virtual-host
     /// style only).

@@ -54,7 +54,7 @@ package enum XMLSubresource: Equatable {
     }
 
     /// GCS's other XML sub-resources, then S3's, which S3 clients send to GCS's interoperable endpoint. `uploads`,
-    /// `uploadId` and `upload_id` are not here: they are the multipart and resumable uploads (``XMLRoutes``).
+    /// `uploadId` and `upload_id` are not here: they are the multipart and resumable uploads (SiloGCSAPI's `XMLRoutes`).
     static let unservedKeys: Set<String> = [
         "retention", "legalHold", "iam", "policy", "policyStatus", "notification", "replication", "requestPayment",
         "accelerate", "analytics",
