@@ -12,8 +12,9 @@ extension SiloServerApp {
         FirebaseRouteGroup.self, GCSRouteGroup.self, ConsoleRouteGroup.self,
     ]
 
-    /// The server as it ships, over the given stores: every API (``apis``), and thumbnails (``ImageService``). `credentials` turns `Authorization`
-    /// headers into principals; the executable chooses it (the server knows no token format of its own).
+    /// The server as it ships, over the given stores: every API (``apis``), and thumbnails (``ImageService``).
+    /// `credentials` turns `Authorization` headers into principals; the executable chooses it (the server knows no
+    /// token format of its own).
     public convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger,

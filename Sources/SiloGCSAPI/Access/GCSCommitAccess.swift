@@ -6,12 +6,17 @@ extension WriteAccess {
     /// is there to be replaced, `storage.objects.delete` (``GCSAccess/writeRefusal(_:_:replacing:_:)``). The admin
     /// and emulator mode pass unpinned.
     static let gcs = WriteAccess { service, write in
-        let access = GCSAccess(service: service)
-        if access.exempts(write.principal) { return nil }
+        GCSAccess(service: service).commitCheck(write.bucket, write.name, write.principal)
+    }
+}
+
+extension GCSAccess {
+    /// What a GCS write checks against the live version it would replace (``writeRefusal(_:_:replacing:_:)``); nil
+    /// for a caller IAM and ACLs do not apply to (``exempts(_:)``).
+    func commitCheck(_ bucket: BucketName, _ name: ObjectName, _ principal: Principal?) -> WriteAccess.Check? {
+        if exempts(principal) { return nil }
         return { existing in
-            if let refusal = access.writeRefusal(write.bucket, write.name, replacing: existing, write.principal) {
-                throw refusal
-            }
+            if let refusal = writeRefusal(bucket, name, replacing: existing, principal) { throw refusal }
         }
     }
 }
@@ -27,12 +32,9 @@ extension ObjectService {
         _ bucket: BucketName, _ name: ObjectName, conditions: Preconditions, principal: Principal?,
         write: (Preconditions) throws -> Result
     ) throws -> Result {
-        let access = GCSAccess(service: self)
-        if access.exempts(principal) { return try write(conditions) }
-        return try pinned(bucket, name, conditions: conditions, principal: principal) { existing in
-            if let refusal = access.writeRefusal(bucket, name, replacing: existing, principal) { throw refusal }
-        } write: {
-            try write($0)
+        guard let check = GCSAccess(service: self).commitCheck(bucket, name, principal) else {
+            return try write(conditions)
         }
+        return try pinned(bucket, name, conditions: conditions, principal: principal, check: check, write: write)
     }
 }

@@ -3,8 +3,7 @@ package import SiloHTTP
 
 /// One API's part of the server: the routes it answers. The kit knows no API; the server's composition hands
 /// ``SiloServerApp`` its groups, and the pipeline asks them in order, after authentication and the served-bucket
-/// check. A route no group answers is the kit's own (the probe, `/openapi.json`, `/metrics`) or
-/// a 404.
+/// check. A route no group answers is the kit's own (the probe, `/openapi.json`, `/metrics`) or a 404.
 package protocol RouteGroup: Sendable {
     /// Builds the group over `parts`: once for the worker pipeline and once for the inline one, whose service
     /// refuses every call that would block (``ObjectService/inlineView()``).
