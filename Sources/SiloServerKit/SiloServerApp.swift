@@ -25,7 +25,7 @@ public final class SiloServerApp: HTTPHandler {
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
         policy: any AccessPolicy = AllowAllPolicy(), credentials: any CredentialVerifier, logger: Logger,
         observability: Observability = Observability(), apis: [any RouteGroup.Type],
-        thumbnails: (ImageSettings, Logger) -> any ThumbnailService = { _, _ in NoThumbnails() }
+        thumbnails: (ImageSettings, Logger) -> any ThumbnailService
     ) {
         // Replaceable whatever the caller passed: `PUT /internal/setRules` swaps the rules in force.
         let policy = policy as? SwappableAccessPolicy ?? SwappableAccessPolicy(policy)

@@ -52,29 +52,6 @@ public struct ThumbnailCounters: Sendable {
     package init() {}
 }
 
-/// No thumbnails: what a server without a thumbnail service answers (routes only ask when settings name a bucket).
-package struct NoThumbnails: ThumbnailService {
-    package init() {}
-
-    package func respond(
-        _ record: ObjectRecord, _ spec: ThumbnailSpec, request: HTTPRequestHead, service: ObjectService
-    )
-        throws -> HTTPResponse
-    {
-        throw StorageError(.unimplemented, "this server makes no thumbnails")
-    }
-
-    package func presetTicket(
-        _ bucket: BucketName, _ name: ObjectName, contentType: String?, blob: BlobID, service: ObjectService
-    ) -> PresetTicket? { nil }
-
-    package func returnTicket(_ ticket: PresetTicket) {}
-    package func queue(_ ticket: PresetTicket, for record: ObjectRecord, service: ObjectService) {}
-    package func resumePresets(service: ObjectService) -> Int { 0 }
-    package func drainPresets() {}
-    package var counters: ThumbnailCounters { ThumbnailCounters() }
-}
-
 extension SiloServerApp {
     /// What thumbnails have done since start (tests and metrics).
     public var thumbnailCounters: ThumbnailCounters { service.images.counters }
