@@ -1,4 +1,4 @@
-package import SiloAuth
+import SiloAuth
 package import SiloCore
 import SiloWire
 
@@ -82,7 +82,7 @@ package enum HMACKeyStore {
 }
 
 /// The store's keys as the signature verifier looks them up: only active keys sign.
-package struct StoredHMACKeyring: HMACKeyring {
+struct StoredHMACKeyring: HMACKeyring {
     let store: any MetadataStore
 
     package func hmacKey(accessID: String) throws(AuthError) -> HMACSigningKey? {

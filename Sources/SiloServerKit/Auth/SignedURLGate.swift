@@ -6,7 +6,7 @@ import SiloHTTP
 /// signature is checked by the credential verifier against the request as it arrived, for a host the server takes
 /// for its own (``EdgePolicy/credentialHosts(_:)``), and its signer becomes the request's principal — IAM then
 /// decides, as for any caller. Refusals carry GCS's XML error codes.
-package enum SignedURLGate {
+enum SignedURLGate {
     struct Signed {
         /// The signer, or nil when the signature could not be checked and need not be (emulator mode, signer not
         /// registered).

@@ -1,5 +1,5 @@
 /// A single `Range: bytes=…` request, resolved against an object size (RFC 9110 §14).
-package enum ByteRange: Equatable {
+enum ByteRange: Equatable {
     /// Serve the whole object (no header, a malformed one, several ranges, or an empty object).
     case whole
     /// Serve `start...end` (inclusive) with 206.

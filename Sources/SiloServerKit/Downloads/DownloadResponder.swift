@@ -181,7 +181,7 @@ package struct DownloadResponder {
 }
 
 /// Streams `length` bytes of a blob from `offset` (blob stores without local files).
-package final class BlobRangeProducer: ResponseBodyProducer {
+final class BlobRangeProducer: ResponseBodyProducer {
     private let reader: any BlobReader
     private var offset: Int64
     private var remaining: Int64
@@ -207,7 +207,7 @@ package final class BlobRangeProducer: ResponseBodyProducer {
 
 /// Streams the decompressed bytes of a gzip blob, inflating one input block at a time. Each piece is offered to
 /// `charge` before it is sent; when that refuses, the stream fails (and the transport cuts the body off).
-package final class GunzipProducer: ResponseBodyProducer {
+final class GunzipProducer: ResponseBodyProducer {
     private let reader: any BlobReader
     private let inflater: GzipInflater
     private let charge: (Int) -> Bool

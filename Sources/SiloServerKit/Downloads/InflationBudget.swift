@@ -12,7 +12,7 @@ import Synchronization
 /// refused with 429 while its caller's minute is spent, and one in progress that spends it is cut off (the client
 /// sees a truncated body, as after any failure past the head). Per node, in memory: nodes behind a load balancer
 /// each allow as much.
-package final class InflationBudget: Sendable {
+final class InflationBudget: Sendable {
     private struct Window {
         /// When the caller's current minute began (``RequestMetrics/now()``, microseconds).
         var started: UInt64

@@ -4,7 +4,7 @@ package import SiloCore
 /// Either the version was replaced and its bytes collected between the metadata read and the open (a reader looks the
 /// object up again), or bytes the store acknowledged are lost. Neither is "no such object": clients do not retry a
 /// 404, and the object does exist.
-package struct MissingBlob: Error, Sendable {
+struct MissingBlob: Error, Sendable {
     let blob: BlobID
     let underlying: StorageError
 }

@@ -15,7 +15,7 @@ import Darwin
 /// Lookups share a reader-writer lock: with many request threads on few cores, a `Mutex` here was the hottest
 /// symbol in `perf` (10% of server CPU spinning in `_lockSlow` while a preempted holder kept the lock).
 /// `@unchecked Sendable`: `state` is only touched with `lock` held (shared for reads, exclusive for writes).
-package final class SmallBlobCache: @unchecked Sendable {
+final class SmallBlobCache: @unchecked Sendable {
     private struct State {
         var entries: [BlobID: [UInt8]] = [:]
         /// Insertion order; `order[head...]` are the live entries' ids.

@@ -5,7 +5,7 @@ import SiloWire
 /// One version's metadata exactly: a generation names one version of one object, and any metadata change bumps
 /// the metageneration. What is derived from a record alone can be cached under it and never goes stale. (Not the
 /// blob id: a store may let versions share a blob.)
-package struct VersionKey: Hashable, Sendable {
+struct VersionKey: Hashable, Sendable {
     var bucket: BucketName
     var name: ObjectName
     var generation: Int64

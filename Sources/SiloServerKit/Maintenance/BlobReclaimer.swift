@@ -12,7 +12,7 @@ import Synchronization
 /// (``Maintenance``), which waits for this queue first, so the two do not race for the same blobs.
 ///
 /// Bounded: at most `limit` deletions wait; past that a blob is left to the collector and counted.
-package final class BlobReclaimer: Sendable {
+final class BlobReclaimer: Sendable {
     /// Serial and on a thread of its own: an unlink blocks on the file system, and the shared pool's threads are
     /// for hashing.
     private let queue = DispatchQueue(label: "silo.blob-reclaim", qos: .utility)

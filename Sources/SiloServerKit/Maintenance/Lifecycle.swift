@@ -7,7 +7,7 @@ import SiloWire
 /// holds, retention and soft delete apply; a live version in a versioned bucket becomes noncurrent.
 /// `AbortIncompleteMultipartUpload` aborts the XML multipart uploads of the bucket begun `age` days ago or more (and
 /// matching `matchesPrefix` / `matchesSuffix`, the other conditions GCS allows for it).
-package struct Lifecycle {
+struct Lifecycle {
     let service: ObjectService
     let now: Timestamp
 

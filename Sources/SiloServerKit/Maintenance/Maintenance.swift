@@ -57,7 +57,7 @@ package enum Maintenance {
 }
 
 /// What the maintenance passes did, for `/metrics`: passes completed and blobs collected.
-package final class MaintenanceCounters: Sendable {
+final class MaintenanceCounters: Sendable {
     private let counters = AtomicCounters(count: 2)
 
     func passed(collecting blobs: Int) {

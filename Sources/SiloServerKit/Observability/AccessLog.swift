@@ -162,7 +162,7 @@ public final class AccessLog: @unchecked Sendable {
 }
 
 /// One request's line, as the request thread hands it over: formatted by the writer thread, not on the request's.
-package struct AccessRecord: Sendable {
+struct AccessRecord: Sendable {
     var time: Timestamp
     var id: String
     var parent: String?

@@ -49,7 +49,7 @@ public final class Observability: Sendable {
 
 /// Server-side failures (5xx answers) by the code of the error behind them. Failures are rare, so a lock is fine;
 /// the codes are the server's own (``StorageError/Code``), so the label set is bounded.
-package final class FailureCounts: Sendable {
+final class FailureCounts: Sendable {
     private let counts = Mutex<[String: UInt64]>([:])
 
     func count(_ code: StorageError.Code) {

@@ -1,9 +1,9 @@
-package import SiloHTTP
+import SiloHTTP
 
 /// A request body's sink as the pipeline hands it to the transport: counts the body's bytes, binds the request id
 /// while the handler's sink runs, and passes its answer (early or final) through ``RequestPipeline/finish(_:_:_:)``;
 /// an abort is counted as 499.
-package final class ObservedSink: RequestBodySink {
+final class ObservedSink: RequestBodySink {
     private let inner: any RequestBodySink
     private let pipeline: RequestPipeline
     private let head: HTTPRequestHead

@@ -8,7 +8,7 @@ import SiloWire
 /// orchestrators send no credentials). `/metrics` names routes, rates and sizes, so it answers as the admin API
 /// does: anyone in emulator mode (the server listens where only its developer reaches it), otherwise callers with
 /// an admin key (`Authorization: Bearer <key>`, which Prometheus sends from `authorization.credentials_file`).
-package struct OperationsRoutes: Sendable {
+struct OperationsRoutes: Sendable {
     let service: ObjectService
     let observability: Observability
     let readiness: ReadinessProbe

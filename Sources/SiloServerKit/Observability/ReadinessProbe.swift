@@ -6,7 +6,7 @@ import Synchronization
 /// hangs (a PostgreSQL server gone silent, an S3 endpoint dropping packets) makes `/readyz` answer 503 in time
 /// rather than hold a worker. One check runs at a time; a request that comes while one is running is told so
 /// (503), so a stuck store cannot pile up threads.
-package final class ReadinessProbe: Sendable {
+final class ReadinessProbe: Sendable {
     private let running = Atomic<Bool>(false)
     let timeout: Double
 

@@ -8,7 +8,7 @@ import Synchronization
 /// a log line, made without a system call (a random number per request would cost one `getrandom`, and the GET path
 /// is counted in system calls by `bench/guard.sh`), and short enough for a small string, which takes no allocation.
 /// Nothing trusts them: they name a request, they authorize nothing.
-package final class RequestIDs: Sendable {
+final class RequestIDs: Sendable {
     private let prefix: UInt64
     private let counter = Atomic<UInt64>(0)
 
@@ -48,7 +48,7 @@ package final class RequestIDs: Sendable {
 
 /// The id of the request the current thread serves, for answers built deep in a handler (a 5xx names it in its
 /// message, ``Reply/failing(_:status:headers:render:)``): bound by the pipeline around the handler and its sink.
-package enum RequestIdentity {
+enum RequestIdentity {
     @TaskLocal static var current: String?
 }
 

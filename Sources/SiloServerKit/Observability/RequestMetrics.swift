@@ -9,7 +9,7 @@ import Darwin
 /// Per-request counters: requests by API, route and status; a latency histogram and bytes in and out by API and
 /// route. Every slot is allocated up front (``AtomicCounters``), so recording a request is a few relaxed atomic adds
 /// and no lock or allocation: it runs on event loops for inline answers.
-package final class RequestMetrics: Sendable {
+final class RequestMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds: from a cache hit answered on the loop (tens of µs) to a
     /// large upload (a minute); one more bucket above the last.
     static let bounds: [Double] = [

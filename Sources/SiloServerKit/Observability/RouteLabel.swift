@@ -1,6 +1,6 @@
 /// The route a request took, as a metric label and an access-log field: one name per case of ``Route``, the
 /// router's own list, so a label can never carry a raw path or a bucket name from the request.
-package enum RouteLabel: Int, CaseIterable, Sendable {
+enum RouteLabel: Int, CaseIterable, Sendable {
     case probe, firebaseBucket, firebaseObject, internalReset, internalSetRules, internalExport, openAPIDocument
     case gcsBuckets, gcsBucket, gcsObjects
     case gcsObject, gcsCopy, gcsCompose, gcsUpload, gcsBucketSub, gcsObjectSub, gcsServiceAccount, gcsHMACKeys
@@ -87,7 +87,7 @@ package enum RouteLabel: Int, CaseIterable, Sendable {
 
 /// Which API a request spoke: `v0` (Firebase), `json` (GCS JSON API), `xml` (GCS XML API), or `other` (the probe,
 /// the token endpoint, the operations endpoints, paths that name nothing).
-package enum APILabel: Int, CaseIterable, Sendable {
+enum APILabel: Int, CaseIterable, Sendable {
     case v0, json, xml, other
 
     var name: String {

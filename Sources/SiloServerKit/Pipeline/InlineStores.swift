@@ -56,12 +56,12 @@ package final class InlineAttempt: Sendable {
 }
 
 /// The cause of ``InlineAttempt/wouldBlock(_:)``: the answer needs a blocking call.
-package struct WouldBlock: Error, Sendable {}
+struct WouldBlock: Error, Sendable {}
 
 /// The metadata store as the inline attempt sees it: live versions the store holds in memory
 /// (``MetadataStore/cachedObject(_:_:)``), and nothing else — every other call, and every miss, refuses without
 /// calling the store.
-package struct InlineMetadataView: MetadataStore {
+struct InlineMetadataView: MetadataStore {
     let store: any MetadataStore
 
     package func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
@@ -181,7 +181,7 @@ package struct InlineMetadataView: MetadataStore {
 /// Decided so, rather than opening local files for sendfile on the loop: `open` and `fstat` of a disk blob can
 /// wait on a cold inode or a network file system, and an object too large for the small-blob cache takes long
 /// enough to send that one hop to a worker costs nothing measurable.
-package struct InlineBlobView: BlobStore {
+struct InlineBlobView: BlobStore {
     package func makeWriter(_ id: BlobID, at offset: Int64) throws -> any BlobWriter {
         throw InlineAttempt.wouldBlock("a blob write")
     }

@@ -1,4 +1,4 @@
-package import SiloHTTP
+import SiloHTTP
 
 /// What a declined inline attempt (``SiloServerApp/beginInline(_:)``) hands the worker: the route it parsed and,
 /// when it got that far, the context with the verified principal, so that the worker carries on from there instead
@@ -7,7 +7,7 @@ package import SiloHTTP
 ///
 /// Created on the socket's thread and run once on a worker; the transport hands it over as any call (one owner at
 /// a time, each hand-off under a lock), so it needs to be neither Sendable nor released when never run.
-package final class PendingRequest: DeferredBegin {
+final class PendingRequest: DeferredBegin {
     private let pipeline: RequestPipeline
     private let route: Route
     private let head: HTTPRequestHead

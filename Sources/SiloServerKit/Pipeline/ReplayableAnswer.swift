@@ -13,7 +13,7 @@ import SiloHTTP
 /// makes the permit out of date.
 ///
 /// A replay is counted and logged as the request it answers, under a new request id.
-package final class ReplayableAnswer: ReplayPermit {
+final class ReplayableAnswer: ReplayPermit {
     /// The stamps an answer's sources had before it was made: the object's in the metadata store, and the rules'.
     struct Stamp {
         var metadata: CacheStamp

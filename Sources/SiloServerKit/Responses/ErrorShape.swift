@@ -32,7 +32,7 @@ package struct FirebaseErrorShape: ErrorShape {
 
 /// The GCS JSON API's shape: what the kit's own routes (the probe, `/openapi.json`, the operations endpoints) and
 /// paths that do not parse answer, unless an API claims them.
-package struct GCSJSONErrorShape: ErrorShape {
+struct GCSJSONErrorShape: ErrorShape {
     package init() {}
     package func answer(_ error: any Error) -> HTTPResponse { Reply.gcsError(error) }
 }

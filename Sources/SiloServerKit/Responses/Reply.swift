@@ -93,7 +93,7 @@ extension StorageError {
     }
 }
 
-package struct SendableDescription: Error, Sendable, CustomStringConvertible {
+struct SendableDescription: Error, Sendable, CustomStringConvertible {
     package let description: String
     init(_ description: String) { self.description = description }
 }
@@ -111,7 +111,7 @@ extension Reply {
 }
 
 /// A 5xx's cause, with the request id its answer named.
-package struct ServerFailure: Error, Sendable {
+struct ServerFailure: Error, Sendable {
     var requestID: String
     var error: StorageError
 

@@ -24,7 +24,7 @@ import Darwin
 /// kept), and what is parsed from a key is no longer than the key. A thread's memo so holds at most about
 /// 2 tables × 256 slots × 2 × 256 bytes = 256 KiB of text; the threads that route are the event loops and the
 /// worker pool's threads.
-package final class TargetMemo {
+final class TargetMemo {
     static let slots = 256
     static let maxKeyBytes = 256
 
@@ -63,7 +63,7 @@ package final class TargetMemo {
 
 /// A direct-mapped table from a string's exact bytes (not `String`'s `==`, which equates canonically equivalent
 /// text: two such paths are two different objects) to what was parsed from it.
-package struct MemoTable<Value> {
+struct MemoTable<Value> {
     private var keys: [String?]
     private var values: [Value?]
     private let mask: Int

@@ -3,7 +3,7 @@ import SiloHTTP
 
 /// The XML API's virtual-host style: `Host: {bucket}.{suffix}` names the bucket, for a suffix the server is
 /// configured with (``ServerConfiguration/virtualHostSuffixes``).
-package enum VirtualHost {
+enum VirtualHost {
     /// The bucket `host` names, or nil when it names none (no configured suffix, nothing before it, or no valid
     /// bucket name): then the request is routed by its path alone.
     ///

@@ -28,7 +28,7 @@ import Synchronization
 /// (bench/results/connections.md); a fast upload pays one small batch first.
 /// Bytes still in the buffer are not in the blob: ``flush()`` must run before the writer is synced (``BlobIngest``
 /// and ``ResumableChunkSink`` do).
-package final class BlobAppender {
+final class BlobAppender {
     /// 128 KiB: large enough that per-call costs are small next to MD5, small enough that 32 concurrent uploads stay
     /// within the RSS budget (two buffers each).
     static let defaultBatchBytes = 128 << 10
@@ -251,7 +251,7 @@ package final class BlobAppender {
 }
 
 /// How many uploads may hold long batch buffers at once: the bound on that memory, whatever the number of uploads.
-package final class LongBatchSlots: Sendable {
+final class LongBatchSlots: Sendable {
     /// Two: 6 MiB of long buffers in the process, on top of the transport's own body buffers (peak RSS with 32
     /// concurrent 256 MiB uploads measured 61 MiB with four slots, against the 64 MiB budget).
     static let shared = LongBatchSlots(limit: 2)

@@ -254,7 +254,7 @@ package struct CommandResumable {
 
 /// Passes a request to `inner` without its body: the bytes are counted and dropped (at most `limit`, past which
 /// the request is refused with 413 and `inner` aborted).
-package final class BodyDroppingSink: BoundedBodySink {
+final class BodyDroppingSink: BoundedBodySink {
     private let inner: any RequestBodySink
     private let limit: Int
     private let refusal: (StorageError) -> HTTPResponse

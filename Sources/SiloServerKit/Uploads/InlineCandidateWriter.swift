@@ -8,7 +8,7 @@ import SiloCore
 /// ``BlobAppender`` hands over full batches (16 KiB and up, more than any limit) or its last partial one at the end,
 /// so a larger upload spills on its first write, at offset 0 with nothing held: its writes stay aligned for direct
 /// I/O as before.
-package final class InlineCandidateWriter: BlobWriter {
+final class InlineCandidateWriter: BlobWriter {
     /// Registers a pending blob and opens its writer: called once, when the bytes pass the limit.
     typealias Spill = () throws -> (BlobID, any BlobWriter)
 
