@@ -6,8 +6,8 @@ import SiloHTTP
 import SiloTLS
 import Synchronization
 
-/// One event-loop thread: its epoll instance, its connections and the buffers they share. Only `beginInline` runs
-/// on this thread; handler calls that may block go to the server's ``WorkerPool`` and come back through `mailbox`.
+/// One event-loop thread: its epoll instance, its connections and the buffers they share. Only its own
+/// ``InlineAnswerer`` runs on this thread; handler calls that may block go to the server's ``WorkerPool`` and come back through `mailbox`.
 /// Everything here is confined to that thread (not Sendable); other threads only post to `mailbox` and write to
 /// `wakeFD`.
 final class EventLoop {
@@ -31,6 +31,9 @@ final class EventLoop {
     let bodyBuffer: UnsafeMutableRawBufferPointer
     /// Answers this loop's connections may send again to the same request head.
     let replays = ReplayMemo()
+    /// What answers cheap requests on this thread (nil: every request goes to a worker). Made with the loop and
+    /// handed to its thread with it; only that thread calls it.
+    let inline: (any InlineAnswerer)?
     /// Owns every open connection; epoll tokens point at these objects without retaining them.
     private var connections: [ObjectIdentifier: Connection] = [:]
     private var listening = false
@@ -49,6 +52,7 @@ final class EventLoop {
         self.epollFD = epollFD
         self.wakeFD = wakeFD
         self.mailbox = LoopMailbox(wakeFD: wakeFD)
+        inline = state.handler.makeInlineAnswerer()
         bodyBuffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: state.configuration.readBufferSize, alignment: 16)
         refreshClock()

@@ -5,32 +5,41 @@
 ///
 /// Threads: `begin`, the sink's calls and a streamed body's `produce` may block (store transactions, fsync, network
 /// stores, hashing), so transports never call them on a thread that serves other connections' sockets — they hand
-/// them to a bounded pool of workers. `beginInline` is the exception that keeps cheap answers cheap: the transport
-/// calls it first, on the socket's own thread, and the handler answers there only when it can without waiting on
+/// them to a bounded pool of workers. An ``InlineAnswerer`` is the exception that keeps cheap answers cheap: the
+/// transport asks it first, on the socket's own thread, and it answers there only when it can without waiting on
 /// anything (a cache hit); otherwise it declines, and `begin` — or what the attempt left to do — runs on a worker.
 public protocol HTTPHandler: Sendable {
     func begin(_ head: HTTPRequestHead) -> RequestDisposition
-    /// An answer that needs no blocking call, or the request declined to a worker (see ``InlineDisposition``).
+    /// A new answerer for one socket thread, or nil when every request goes to a worker. A transport makes one for
+    /// each thread that serves sockets and calls it only from there.
+    func makeInlineAnswerer() -> (any InlineAnswerer)?
+}
+
+/// Answers on one socket thread what needs no blocking call, and declines the rest to a worker (see
+/// ``InlineDisposition``). One per thread, used by that thread alone (not Sendable), so what an attempt records
+/// lives in the answerer itself: no lock and no thread-local slot.
+public protocol InlineAnswerer: AnyObject {
     /// Must not block, and must have no side effects unless it answers.
     func beginInline(_ head: HTTPRequestHead) -> InlineDisposition
 }
 
 extension HTTPHandler {
     /// By default every request goes to a worker.
-    public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition { .declined }
+    public func makeInlineAnswerer() -> (any InlineAnswerer)? { nil }
 
-    /// `beginInline`, then whatever it declined, on the calling thread: for transports whose request threads may
-    /// block (the in-process harness).
+    /// An inline attempt, then whatever it declined, on the calling thread: for transports whose request threads may
+    /// block (the in-process harness). The answerer is made for this one request, since any thread may call this.
     public func beginOnThisThread(_ head: HTTPRequestHead) -> RequestDisposition {
-        switch beginInline(head) {
-        case .answered(let disposition): disposition
-        case .declined: begin(head)
-        case .deferred(let rest): rest.begin()
+        guard let answerer = makeInlineAnswerer() else { return begin(head) }
+        switch answerer.beginInline(head) {
+        case .answered(let disposition): return disposition
+        case .declined: return begin(head)
+        case .deferred(let rest): return rest.begin()
         }
     }
 }
 
-/// What ``HTTPHandler/beginInline(_:)`` decided.
+/// What ``InlineAnswerer/beginInline(_:)`` decided.
 public enum InlineDisposition {
     /// Answered on the socket's thread.
     case answered(RequestDisposition)

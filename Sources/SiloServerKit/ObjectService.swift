@@ -29,6 +29,9 @@ package final class ObjectService: Sendable {
     package let edge: EdgePolicy
     /// Bytes each caller may have inflated for it by decompressive transcoding.
     let inflation: InflationBudget
+    /// Set on the service a socket thread answers with (``inlineView(_:)``): the record of the attempt under way,
+    /// which its store views and the steps that must not block report to. Nil on workers.
+    package let inlineAttempt: InlineAttempt?
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -52,7 +55,7 @@ package final class ObjectService: Sendable {
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
         credentials: any CredentialVerifier, logger: Logger, smallBlobs: SmallBlobCache,
         versionResponses: VersionResponseCache, images: any ThumbnailService, reclaimer: BlobReclaimer,
-        maintenanceCounters: MaintenanceCounters, inflation: InflationBudget
+        maintenanceCounters: MaintenanceCounters, inflation: InflationBudget, inlineAttempt: InlineAttempt? = nil
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
         serviceAccounts.hmacKeys = StoredHMACKeyring(store: metadata)
@@ -71,17 +74,20 @@ package final class ObjectService: Sendable {
         self.maintenanceCounters = maintenanceCounters
         self.edge = EdgePolicy(configuration)
         self.inflation = inflation
+        self.inlineAttempt = inlineAttempt
     }
 
     /// This service over store views that refuse every call that could block (``InlineMetadataView``,
-    /// ``InlineBlobView``), sharing this one's caches and policy: what the pipeline runs on the socket's thread.
-    /// Verifying a token is CPU only; the HMAC keys a signed URL needs are in the store, so those go to a worker.
-    func inlineView() -> ObjectService {
+    /// ``InlineBlobView``), sharing this one's caches and policy: what the pipeline runs on one socket's thread,
+    /// reporting to `attempt`. Verifying a token is CPU only; the HMAC keys a signed URL needs are in the store, so
+    /// those go to a worker.
+    func inlineView(_ attempt: InlineAttempt) -> ObjectService {
         ObjectService(
-            configuration: configuration, metadata: InlineMetadataView(store: metadata), blobs: InlineBlobView(),
-            policy: policy, credentials: underlyingCredentials, logger: logger, smallBlobs: smallBlobs,
-            versionResponses: versionResponses, images: images, reclaimer: reclaimer,
-            maintenanceCounters: maintenanceCounters, inflation: inflation)
+            configuration: configuration, metadata: InlineMetadataView(store: metadata, attempt: attempt),
+            blobs: InlineBlobView(attempt: attempt), policy: policy, credentials: underlyingCredentials, logger: logger,
+            smallBlobs: smallBlobs, versionResponses: versionResponses.nonWaiting(), images: images,
+            reclaimer: reclaimer, maintenanceCounters: maintenanceCounters, inflation: inflation, inlineAttempt: attempt
+        )
     }
 
     /// `scheme://host[:port]` for the links and upload URLs of an answer to `context` (``EdgePolicy/externalBase(_:)``).
@@ -117,11 +123,20 @@ package final class ObjectService: Sendable {
     }
 
     /// Decides access; admin credentials always pass. Throws `.permissionDenied` with the emulator's wording.
-    /// An inline attempt learns whether the answer depended on more than the path (``InlineAttempt/lasting``).
+    /// An inline attempt learns whether the answer depended on more than the path (``InlineAttempt/lasting``), and
+    /// is refused when the policy could not answer without waiting.
     package func authorize(_ request: AccessRequest) throws {
         if request.principal?.isAdmin == true { return }
-        let answer = policy.answer(request)
-        if !answer.byPathAlone { InlineAttempt.current?.dependsOnMoreThanVersions() }
+        let answer: AccessAnswer
+        if let inlineAttempt {
+            guard let answered = policy.answerWithoutWaiting(request) else {
+                throw inlineAttempt.wouldBlock("the access decision on \(request.bucket)/\(request.path)")
+            }
+            if !answered.byPathAlone { inlineAttempt.dependsOnMoreThanVersions() }
+            answer = answered
+        } else {
+            answer = policy.answer(request)
+        }
         guard answer.allowed else {
             let word: String
             switch request.operation {

@@ -13,8 +13,8 @@ public final class SiloServerApp: HTTPHandler {
     private let lifecycleRan = Mutex<Int64>(.min)
     /// Every request's path through routing, auth, access, the handler, CORS and error rendering.
     let pipeline: RequestPipeline
-    /// The same pipeline over store views that refuse to block, for answers on the socket's thread.
-    private let inlinePipeline: RequestPipeline
+    /// Makes the same pipeline over store views that refuse to block, one per socket thread (``InlinePipeline``).
+    private let makeInlinePipeline: @Sendable (InlineAttempt) -> RequestPipeline
     /// Request metrics, the access log and the metric sources `/metrics` reports.
     public let observability: Observability
 
@@ -37,71 +37,21 @@ public final class SiloServerApp: HTTPHandler {
         pipeline = RequestPipeline(
             service: service, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(service, apis),
             observability: observability, readiness: readiness)
-        let inline = service.inlineView()
-        inlinePipeline = RequestPipeline(
-            service: inline, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(inline, apis),
-            observability: observability, readiness: readiness, inline: true)
+        let (service, registry) = (service, registry)
+        makeInlinePipeline = { attempt in
+            let inline = service.inlineView(attempt)
+            return RequestPipeline(
+                service: inline, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(inline, apis),
+                observability: observability, readiness: readiness)
+        }
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition { pipeline.begin(head) }
 
-    /// Answers on the caller's thread when the whole answer is in memory: a GET or HEAD of an object's bytes or
-    /// metadata whose live version the metadata store holds in memory (``MetadataStore/cachedObject(_:_:)``),
-    /// whose bytes are in ``SmallBlobCache``, with a credential verifiable without I/O. The request runs through the
-    /// same pipeline as on a worker, over store views that refuse every call that would block; the first refusal
-    /// marks the attempt, and the answer is dropped: the worker then carries on from the route and the context the
-    /// attempt established (``PendingRequest``), so neither is made twice. Refusals come before any write — the
-    /// views refuse writes without calling the store — so a declined attempt leaves nothing changed: the first v0
-    /// read of an object without a download token, which writes one, goes to the worker whole. (What may change is
-    /// memory only: ``VersionResponseCache`` memoizes the headers it derived, exact under their version.)
-    public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
-        guard head.method == "GET" || head.method == "HEAD" else { return .declined }
-        // A path that does not parse is answered on the worker, whole (rare; nothing to save).
-        guard let route = try? pipeline.route(of: head) else { return .declined }
-        // Only a read of one object can be answered inline: anything else goes on unauthenticated, so that no
-        // credential is verified on the loop for an answer the loop cannot give.
-        // No request id yet: a declined attempt needs none (the worker's ``RequestPipeline/resume`` makes it).
-        var exchange = Exchange(id: nil)
-        exchange.routed(route, head)
-        guard route.readsOneObject else { return .deferred(PendingRequest(pipeline, route, head, nil, exchange)) }
-        // Read before the attempt: a write or a reload that lands during it leaves the answer's permit out of date.
-        let stamp: ReplayableAnswer.Stamp? =
-            if head.wantsReplayPermit, case .firebaseObject(let bucket, let name) = route {
-                ReplayableAnswer.Stamp(service, bucket, name)
-            } else {
-                nil
-            }
-        return InlineAttempt.run { attempt in
-            let admission = inlinePipeline.admit(route, head, &exchange)
-            // A credential that needed the store (a signed URL's HMAC key) is verified again on the worker: a
-            // refused read, even one a step took with `try?`, may have left a principal that is not the real one.
-            guard !attempt.refused else {
-                exchange.caller = .anonymous
-                return .deferred(PendingRequest(pipeline, route, head, nil, exchange))
-            }
-            let context: RequestContext
-            switch admission {
-            case .admitted(let admitted):
-                context = admitted
-            case .refused(var response):
-                inlinePipeline.finish(&response, head, exchange)
-                return .answered(.respond(response))
-            }
-            switch inlinePipeline.dispatch(route, context) {
-            case .respond(var response) where !attempt.refused:
-                inlinePipeline.finish(&response, head, exchange)
-                response.replay = ReplayableAnswer.admit(
-                    response, head, context, exchange, stamp: stamp, attempt: attempt, service: service,
-                    observability: observability)
-                return .answered(.respond(response))
-            case .respond:
-                break
-            case .readBody(let sink):
-                // No object read takes a body; should one ever, it is read on a worker.
-                sink.abort()
-            }
-            return .deferred(PendingRequest(pipeline, route, head, context, exchange))
-        }
+    /// A new ``InlinePipeline``: the answers a socket thread may give without blocking.
+    public func makeInlineAnswerer() -> (any InlineAnswerer)? {
+        let attempt = InlineAttempt()
+        return InlinePipeline(inline: makeInlinePipeline(attempt), attempt: attempt, worker: pipeline)
     }
 
     /// Where a request goes (the fault handler names operations by it).

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// One HTTP exchange carried out by calling an ``HTTPHandler`` directly, as a transport would, with no socket: the
-/// head goes to `beginInline` and then to what it declined (`begin`, or the rest it deferred); a body goes to the sink in pieces, then `finish` (or stops at the
+/// head goes to an inline answerer and then to what it declined (`begin`, or the rest it deferred); a body goes to the sink in pieces, then `finish` (or stops at the
 /// sink's early answer); the answer's body is read whole (bytes, file ranges with `pread`, stream producers drained
 /// and closed). The response gets the framing fields a transport adds (`Content-Length`, `Connection: close` after an
 /// early answer), so it reads like one from ``HTTPTestClient``.

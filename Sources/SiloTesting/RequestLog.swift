@@ -75,7 +75,18 @@ struct RequestLoggingHandler: HTTPHandler {
         return disposition
     }
 
-    /// Counted when answered here; a declined request is counted by `begin`, a deferred one when its rest runs.
+    func makeInlineAnswerer() -> (any InlineAnswerer)? {
+        inner.makeInlineAnswerer().map { LoggedInlineAnswerer(inner: $0, log: log) }
+    }
+}
+
+/// Counted when answered inline; a declined request is counted by `begin`, a deferred one when its rest runs.
+final class LoggedInlineAnswerer: InlineAnswerer {
+    let inner: any InlineAnswerer
+    let log: RequestLog
+
+    init(inner: any InlineAnswerer, log: RequestLog) { (self.inner, self.log) = (inner, log) }
+
     func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
         switch inner.beginInline(head) {
         case .answered(let disposition):

@@ -32,7 +32,7 @@ struct ThumbnailResponder {
         if let early = try Self.conditional(request, etag: etag, record, headers: headers) { return early }
         if request.method == "HEAD" { return try Self.head(record, spec, headers: headers, images: images) }
         // On the event loop (an inline attempt) nothing else is served: a disk read or a transform goes to a worker.
-        if InlineAttempt.current != nil { throw InlineAttempt.wouldBlock("a thumbnail not in memory") }
+        if let attempt = service.inlineAttempt { throw attempt.wouldBlock("a thumbnail not in memory") }
         var hit = headers
         hit.add("X-Silo-Thumbnail-Cache", "hit")
         let formatted = hit.preformatted()

@@ -19,11 +19,17 @@ import Testing
         let blocking: @Sendable (HTTPRequestHead) -> RequestDisposition
         /// For a head it names: what `beginInline` defers instead of answering.
         var deferred: @Sendable (HTTPRequestHead) -> (any DeferredBegin)? = { _ in nil }
-        func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
-            if let rest = deferred(head) { return .deferred(rest) }
-            return inline(head).map(InlineDisposition.answered) ?? .declined
-        }
+        func makeInlineAnswerer() -> (any InlineAnswerer)? { Answerer(handler: self) }
         func begin(_ head: HTTPRequestHead) -> RequestDisposition { blocking(head) }
+
+        final class Answerer: InlineAnswerer {
+            let handler: SplitHandler
+            init(handler: SplitHandler) { self.handler = handler }
+            func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
+                if let rest = handler.deferred(head) { return .deferred(rest) }
+                return handler.inline(head).map(InlineDisposition.answered) ?? .declined
+            }
+        }
     }
 
     /// The rest of a deferred `begin`: runs `body`.

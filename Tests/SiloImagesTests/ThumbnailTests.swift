@@ -364,13 +364,13 @@ struct ThumbnailTests {
         let head = HTTPRequestHead(
             method: "GET", target: objectPath("photo.jpg") + "?alt=media&width=64&height=64",
             headers: ["Host": "127.0.0.1"])
-        if case .answered = server.app.beginInline(head) {
+        if case .answered = server.app.makeInlineAnswerer()!.beginInline(head) {
             Issue.record("a thumbnail not yet made must not be answered inline")
         }
         #expect(server.app.thumbnailCounters.transforms == 0)
         #expect(try client.thumbnail("photo.jpg", "width=64&height=64").status == 200)
         #expect(server.app.thumbnailCounters.transforms == 1)
-        guard case .answered(.respond(let answer)) = server.app.beginInline(head) else {
+        guard case .answered(.respond(let answer)) = server.app.makeInlineAnswerer()!.beginInline(head) else {
             Issue.record("a thumbnail in memory should be answered inline")
             return
         }

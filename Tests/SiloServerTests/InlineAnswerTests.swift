@@ -37,7 +37,7 @@ import Testing
             var all: HTTPHeaders = ["Host": "127.0.0.1:\(server.port)"]
             for field in headers { all.add(field.name, field.value) }
             guard
-                case .answered(.respond(let response)) = server.app.beginInline(
+                case .answered(.respond(let response)) = server.app.makeInlineAnswerer()!.beginInline(
                     HTTPRequestHead(method: method, target: target, headers: all))
             else { return nil }
             return response

@@ -182,7 +182,7 @@ import Testing
         let head = HTTPRequestHead(
             method: "GET", target: objectPath("public/report.html") + "?alt=media",
             headers: ["Host": "127.0.0.1:\(s.server.port)"])
-        guard case .answered(.respond(let response)) = s.server.app.beginInline(head) else {
+        guard case .answered(.respond(let response)) = s.server.app.makeInlineAnswerer()!.beginInline(head) else {
             Issue.record("the read was not answered inline")
             return
         }

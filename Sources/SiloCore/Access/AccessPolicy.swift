@@ -196,6 +196,11 @@ public protocol AccessPolicy: Sendable {
     /// decisions never change (a compiled rules program, allow-all); nil when that is not known, and then no
     /// answer counts as lasting. Default nil.
     var version: UInt64? { get }
+
+    /// ``answer(_:)`` for a thread that must never sleep (an event loop), or nil when it would have to wait, as for
+    /// a lock another thread holds: the request is then decided on a thread that may. Default: `answer`, for a
+    /// policy that takes no lock.
+    func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer?
 }
 
 /// What ``AccessPolicy/answer(_:)`` decided.
@@ -215,6 +220,7 @@ extension AccessPolicy {
         AccessAnswer(allowed: allows(request), byPathAlone: false)
     }
     public var version: UInt64? { nil }
+    public func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer? { answer(request) }
 }
 
 /// Allows everything, as the Firebase emulator does with open rules. Only for loopback or explicit opt-in.

@@ -92,6 +92,12 @@ public final class SwappableAccessPolicy: AccessPolicy {
         return policy.answer(request)
     }
 
+    /// Nil while another thread holds the lock (a reader taking its reference, or a swap).
+    public func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer? {
+        guard let policy = current.withLockIfAvailable({ $0 }) else { return nil }
+        return policy.answerWithoutWaiting(request)
+    }
+
     /// Changes with every replacement; nil while the policy in force is not a fixed one.
     public var version: UInt64? {
         let value = generation.load(ordering: .acquiring)

@@ -35,4 +35,12 @@ public final class BlockingMutex<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
+
+    /// `body` under the lock if no other thread holds it, else nil at once: for a thread that must never sleep
+    /// (an event loop), which treats a held lock as a miss and leaves the work to a thread that may wait.
+    public func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
 }

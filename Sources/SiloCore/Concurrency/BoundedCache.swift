@@ -17,16 +17,24 @@ public final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Send
         table = BlockingMutex(ClockTable(capacity: self.capacity, maxBytes: self.maxBytes))
     }
 
-    public func value(for key: Key) -> Value? {
+    /// `waiting: false` is for a thread that must never sleep (an event loop): a lock another thread holds is then
+    /// a miss.
+    public func value(for key: Key, waiting: Bool = true) -> Value? {
         guard capacity > 0 else { return nil }
-        return table.withLock { $0.value(for: key) }
+        if waiting { return table.withLock { $0.value(for: key) } }
+        return table.withLockIfAvailable { $0.value(for: key) } ?? nil
     }
 
-    public func insert(_ value: Value, for key: Key) {
+    /// `waiting: false`: a lock another thread holds leaves the value out.
+    public func insert(_ value: Value, for key: Key, waiting: Bool = true) {
         guard capacity > 0 else { return }
         let bytes = cost(key, value)
         guard bytes <= maxBytes / 4 else { return }
-        table.withLock { $0.insert(value, for: key, cost: bytes) }
+        if waiting {
+            table.withLock { $0.insert(value, for: key, cost: bytes) }
+        } else {
+            table.withLockIfAvailable { $0.insert(value, for: key, cost: bytes) }
+        }
     }
 
     /// How many entries are kept now.

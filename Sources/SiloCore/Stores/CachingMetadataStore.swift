@@ -110,10 +110,11 @@ public final class CachingMetadataStore: MetadataStore {
         return found
     }
 
-    /// The cached live version only: a lock and a dictionary lookup, never the inner store.
+    /// The cached live version only: a dictionary lookup under the lock if no other thread holds it, never the inner
+    /// store, never a wait (a held lock is a miss).
     public func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
         guard isSoleWriter else { return nil }
-        let hit = state.withLock { $0.live.value(for: Key(bucket: bucket, name: name)) }
+        let hit = state.withLockIfAvailable { $0.live.value(for: Key(bucket: bucket, name: name)) } ?? nil
         if hit != nil { lookups.hit() }
         return hit
     }

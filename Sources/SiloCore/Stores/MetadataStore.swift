@@ -36,7 +36,7 @@ public protocol MetadataStore: Sendable {
     func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord?
 
     /// The live version of `name` if this store holds it in memory, answered without I/O and without waiting on
-    /// anything but a short in-memory lock; nil when it would have to ask its backend (which says nothing about
+    /// anything, not even a lock (one another thread holds makes this a miss); nil when it would have to ask its backend (which says nothing about
     /// whether the object exists). The server answers cache hits on the socket's thread with it. Stores that cannot
     /// answer without a round trip (PostgreSQL, SQLite on its own) keep the default, nil.
     func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord?

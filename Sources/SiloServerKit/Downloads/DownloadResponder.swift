@@ -53,7 +53,8 @@ package struct DownloadResponder {
         let acceptsGzip = request.headers["Accept-Encoding"].map { $0.lowercased().contains("gzip") } ?? false
         // A small object read before needs no file at all.
         let cached =
-            record.size <= service.configuration.inlineDownloadLimit ? service.smallBlobs.bytes(record.blobID) : nil
+            record.size <= service.configuration.inlineDownloadLimit
+            ? service.smallBlobs.bytes(record.blobID, waiting: service.inlineAttempt == nil) : nil
         let reader = cached == nil ? try openReader(record) : nil
         if isGzip && !acceptsGzip {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.

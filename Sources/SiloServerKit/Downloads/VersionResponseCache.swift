@@ -34,10 +34,26 @@ package final class VersionResponseCache: Sendable {
     private let headers: BoundedCache<VersionKey, DownloadHeaders>
     private let firebaseJSON: BoundedCache<VersionKey, [UInt8]>
     /// Lookups of both parts (a miss derives the value and keeps it).
-    let lookups = CacheCounters()
+    let lookups: CacheCounters
+    /// False for the view a socket thread uses (``nonWaiting()``): a lock another thread holds is a miss there.
+    private let waits: Bool
+
+    /// The same caches, for a thread that must never sleep on their locks.
+    func nonWaiting() -> VersionResponseCache {
+        VersionResponseCache(headers: headers, firebaseJSON: firebaseJSON, lookups: lookups, waits: false)
+    }
+
+    private init(
+        headers: BoundedCache<VersionKey, DownloadHeaders>, firebaseJSON: BoundedCache<VersionKey, [UInt8]>,
+        lookups: CacheCounters, waits: Bool
+    ) {
+        (self.headers, self.firebaseJSON, self.lookups, self.waits) = (headers, firebaseJSON, lookups, waits)
+    }
 
     /// - Parameter maxBytes: the budget of each of the two caches.
     init(capacity: Int, maxBytes: Int) {
+        lookups = CacheCounters()
+        waits = true
         headers = BoundedCache(capacity: capacity, maxBytes: maxBytes) { key, headers in
             // Per API three field lists plus the preformatted bytes of the last, each about the size of those bytes.
             VersionKey.bytes(key) + 4
@@ -61,13 +77,13 @@ package final class VersionResponseCache: Sendable {
         _ cache: BoundedCache<VersionKey, Value>, _ record: ObjectRecord, _ build: (ObjectRecord) -> Value
     ) -> Value {
         let key = VersionKey(record)
-        if let hit = cache.value(for: key) {
+        if let hit = cache.value(for: key, waiting: waits) {
             lookups.hit()
             return hit
         }
         lookups.miss()
         let built = build(record)
-        cache.insert(built, for: key)
+        cache.insert(built, for: key, waiting: waits)
         return built
     }
 }

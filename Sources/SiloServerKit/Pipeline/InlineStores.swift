@@ -1,18 +1,25 @@
 package import SiloCore
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// One attempt to answer a request on the socket's thread (``SiloServerApp/beginInline(_:)``): it records whether
-/// any step asked for something that is not in memory. The record, not the thrown error, decides, because some
-/// steps read with `try?` (access checks) and would otherwise take a refused read for a missing resource.
+/// What one attempt to answer on a socket's thread recorded (``InlinePipeline``): whether any step asked for
+/// something that is not in memory, and whether the answer depended on more than the object versions and the rules.
+/// The record, not the thrown error, decides, because some steps read with `try?` (access checks) and would otherwise
+/// take a refused read for a missing resource.
+///
+/// One per socket thread, bound into that thread's inline ``ObjectService`` and store views when they are made and
+/// cleared before each attempt: what a step reports reaches it as a value it was given, not through a thread slot.
+/// Atomic only because the views it is bound into are `Sendable`; one thread reads and writes it.
 package final class InlineAttempt: Sendable {
     private let refusedFlag = Atomic<Bool>(false)
     private let variesFlag = Atomic<Bool>(false)
+
+    init() {}
+
+    /// Clears the record for the next attempt.
+    func begin() {
+        refusedFlag.store(false, ordering: .relaxed)
+        variesFlag.store(false, ordering: .relaxed)
+    }
 
     var refused: Bool { refusedFlag.load(ordering: .relaxed) }
 
@@ -23,34 +30,10 @@ package final class InlineAttempt: Sendable {
 
     func dependsOnMoreThanVersions() { variesFlag.store(true, ordering: .relaxed) }
 
-    /// The attempt the current thread runs, if any: the inline store views report to it.
-    package static var current: InlineAttempt? {
-        guard let raw = pthread_getspecific(slot) else { return nil }
-        // Ownership: unretained; `run` keeps the attempt alive while it is in the slot.
-        return Unmanaged<InlineAttempt>.fromOpaque(raw).takeUnretainedValue()
-    }
-
-    /// Runs `body` with a new attempt as the thread's ``current``. A thread's own slot, not a task-local: the
-    /// attempt runs synchronously on one event loop's thread, and binding a task-local (a push and a pop on the
-    /// task-local stack, with an allocation) cost some 560 instructions per inline answer (callgrind).
-    static func run<Result>(_ body: (InlineAttempt) -> Result) -> Result {
-        let attempt = InlineAttempt()
-        let outer = pthread_getspecific(slot)
-        pthread_setspecific(slot, Unmanaged.passUnretained(attempt).toOpaque())
-        defer { pthread_setspecific(slot, outer) }
-        return withExtendedLifetime(attempt) { body(attempt) }
-    }
-
-    private static let slot: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
-
-    /// Marks the current attempt refused and returns the error that unwinds it. Nothing has been written when this
-    /// is thrown: every view below refuses writes before touching the store.
-    package static func wouldBlock(_ what: @autoclosure () -> String) -> StorageError {
-        current?.refusedFlag.store(true, ordering: .relaxed)
+    /// Marks the attempt refused and returns the error that unwinds it. Nothing has been written when this is
+    /// thrown: every view below refuses writes before touching the store.
+    package func wouldBlock(_ what: @autoclosure () -> String) -> StorageError {
+        refusedFlag.store(true, ordering: .relaxed)
         return StorageError(.unavailable, "\(what()) needs the store; not answered inline", cause: WouldBlock())
     }
 }
@@ -63,12 +46,13 @@ struct WouldBlock: Error, Sendable {}
 /// calling the store.
 struct InlineMetadataView: MetadataStore {
     let store: any MetadataStore
+    let attempt: InlineAttempt
 
     package func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
         if let cached = store.cachedObject(bucket, name), generation == nil || generation == cached.generation {
             return cached
         }
-        throw InlineAttempt.wouldBlock("reading \(bucket)/\(name)")
+        throw attempt.wouldBlock("reading \(bucket)/\(name)")
     }
 
     package func cachedObject(_ bucket: BucketName, _ name: ObjectName) -> ObjectRecord? {
@@ -77,7 +61,7 @@ struct InlineMetadataView: MetadataStore {
     package func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp? { store.cacheStamp(bucket, name) }
     package func isCurrent(_ stamp: CacheStamp) -> Bool { store.isCurrent(stamp) }
 
-    private func refuse(_ what: String) -> StorageError { InlineAttempt.wouldBlock(what) }
+    private func refuse(_ what: String) -> StorageError { attempt.wouldBlock(what) }
 
     package func bucket(_ name: BucketName) throws -> BucketRecord? { throw refuse("bucket \(name)") }
     package func ensureBucket(_ name: BucketName) throws -> BucketRecord { throw refuse("bucket \(name)") }
@@ -182,12 +166,14 @@ struct InlineMetadataView: MetadataStore {
 /// wait on a cold inode or a network file system, and an object too large for the small-blob cache takes long
 /// enough to send that one hop to a worker costs nothing measurable.
 struct InlineBlobView: BlobStore {
+    let attempt: InlineAttempt
+
     package func makeWriter(_ id: BlobID, at offset: Int64) throws -> any BlobWriter {
-        throw InlineAttempt.wouldBlock("a blob write")
+        throw attempt.wouldBlock("a blob write")
     }
-    package func openReader(_ id: BlobID) throws -> any BlobReader { throw InlineAttempt.wouldBlock("blob \(id)") }
-    package func deleteBlob(_ id: BlobID) throws { throw InlineAttempt.wouldBlock("a blob deletion") }
+    package func openReader(_ id: BlobID) throws -> any BlobReader { throw attempt.wouldBlock("blob \(id)") }
+    package func deleteBlob(_ id: BlobID) throws { throw attempt.wouldBlock("a blob deletion") }
     package func composeBlob(_ id: BlobID, from sources: [BlobSlice]) throws -> BlobCompositionMethod {
-        throw InlineAttempt.wouldBlock("a blob composition")
+        throw attempt.wouldBlock("a blob composition")
     }
 }

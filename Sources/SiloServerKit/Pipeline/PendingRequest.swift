@@ -1,6 +1,6 @@
 import SiloHTTP
 
-/// What a declined inline attempt (``SiloServerApp/beginInline(_:)``) hands the worker: the route it parsed and,
+/// What a declined inline attempt (``InlinePipeline``) hands the worker: the route it parsed and,
 /// when it got that far, the context with the verified principal, so that the worker carries on from there instead
 /// of routing and verifying the credential again. Only what the attempt established without a store is here:
 /// an attempt refused while authenticating (a signed URL's key is in the store) hands over the route alone.

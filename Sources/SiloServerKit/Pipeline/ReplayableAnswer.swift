@@ -4,7 +4,7 @@ import SiloHTTP
 /// Leave for the transport to send an inline answer again to the same request head (``ReplayPermit``), while the
 /// object versions and the rules it was derived from stand.
 ///
-/// Given only to an answer that follows from the head and from those alone (``admit(_:_:_:_:stamp:attempt:service:observability:)``):
+/// Given only to an answer that follows from the head and from those alone (``admit(_:_:_:_:stamp:lasting:service:observability:)``):
 /// a v0 read of one object, by a caller without credentials, whose access decision depended on the path alone or
 /// on the object's download token. What such an answer reads — the cached live version, the blob's bytes (never
 /// changed under a blob id), headers derived from the version, the rules' path decision — changes only with a
@@ -54,15 +54,16 @@ final class ReplayableAnswer: ReplayPermit {
         self.bytesOut = response.body.length
     }
 
-    /// The permit for `response`, the answer `attempt` kept (it refused nothing) to `head`, or nil when it may not
-    /// be replayed. `stamp` was read before the attempt started. What any transport must not replay (a staged
-    /// fault, a body it cannot keep) is the transport's to refuse.
+    /// The permit for `response`, the answer an inline attempt kept (it refused nothing) to `head`, or nil when it
+    /// may not be replayed. `stamp` was read before the attempt started; `lasting` is what the attempt recorded
+    /// (``InlineAttempt/lasting``). What any transport must not replay (a staged fault, a body it cannot keep) is
+    /// the transport's to refuse.
     static func admit(
         _ response: HTTPResponse, _ head: HTTPRequestHead, _ context: RequestContext, _ exchange: Exchange,
-        stamp: Stamp?, attempt: InlineAttempt, service: ObjectService, observability: Observability
+        stamp: Stamp?, lasting: Bool, service: ObjectService, observability: Observability
     ) -> ReplayableAnswer? {
         // Only when the transport would keep it: a permit costs an allocation per answer.
-        guard head.wantsReplayPermit, let stamp, attempt.lasting else { return nil }
+        guard head.wantsReplayPermit, let stamp, lasting else { return nil }
         // A v0 object read: its answer reads nothing but the version, the blob and the rules' path decision.
         guard case .firebaseObject = exchange.route else { return nil }
         // No credential (its verdict depends on the time), and no id of the client's own to echo.

@@ -10,23 +10,20 @@ import SiloWire
 /// return a disposition; each decides its own access (GCS's IAM and ACLs before its handler, v0's Security Rules
 /// inside it, because a rule reads the resource the operation is about and, for writes, the one it proposes).
 ///
-/// The same pipeline also runs inline, over an ``ObjectService/inlineView()`` whose stores refuse to block
-/// (``SiloServerApp/beginInline(_:)``): one code path for both.
+/// The same pipeline also runs inline, over an ``ObjectService/inlineView(_:)`` whose stores refuse to block
+/// (``InlinePipeline``): one code path for both.
 package struct RequestPipeline: Sendable {
     let service: ObjectService
     /// The APIs, asked in order (``RouteGroup``).
     let groups: [any RouteGroup]
     let operations: OperationsRoutes
     let observability: Observability
-    /// Runs on the socket's thread (``SiloServerApp/beginInline(_:)``), over stores that refuse to block.
-    let inline: Bool
 
     init(
         service: ObjectService, groups: [any RouteGroup.Type], registry: SessionRegistry,
-        sessionCommit: SessionCommit, observability: Observability, readiness: ReadinessProbe, inline: Bool = false
+        sessionCommit: SessionCommit, observability: Observability, readiness: ReadinessProbe
     ) {
         self.service = service
-        self.inline = inline
         self.observability = observability
         operations = OperationsRoutes(service: service, observability: observability, readiness: readiness)
         let parts = RouteGroupParts(service: service, registry: registry, sessionCommit: sessionCommit)
@@ -224,7 +221,7 @@ package struct RequestPipeline: Sendable {
             return try handle(route, context)
         } catch {
             // A declined inline attempt's answer is dropped: no need to render it.
-            if inline && InlineAttempt.current?.refused == true { return .respond(HTTPResponse(status: 503)) }
+            if service.inlineAttempt?.refused == true { return .respond(HTTPResponse(status: 503)) }
             return .respond(errorShape(route, rawPath: head.rawPath).answer(error, for: route, context))
         }
     }

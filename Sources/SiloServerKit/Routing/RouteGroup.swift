@@ -6,7 +6,7 @@ package import SiloHTTP
 /// check. A route no group answers is the kit's own (the probe, `/openapi.json`, `/metrics`) or a 404.
 package protocol RouteGroup: Sendable {
     /// Builds the group over `parts`: once for the worker pipeline and once for the inline one, whose service
-    /// refuses every call that would block (``ObjectService/inlineView()``).
+    /// refuses every call that would block (``ObjectService/inlineView(_:)``).
     init(_ parts: RouteGroupParts)
 
     /// The answer for `route`, or nil when `route` is not this group's. A thrown error is answered in the shape of

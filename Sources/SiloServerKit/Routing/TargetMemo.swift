@@ -15,8 +15,8 @@ import Darwin
 /// getMetadata from 19,777 to 18,477 (`bench/instructions.sh get|metadata`). A hit costs a hash of the bytes,
 /// one comparison and the retains of the copy.
 ///
-/// Per thread (a `pthread` slot, like ``InlineAttempt``), so a lookup takes no lock and the event loops share no
-/// cache line. Each table is direct-mapped: a colliding target replaces the one in its slot, so a lookup is one
+/// Per thread (a `pthread` slot), so a lookup takes no lock and the event loops share no cache line. A slot is
+/// sound here because the memo is invisible: what it returns is what parsing would, whichever thread asks. Each table is direct-mapped: a colliding target replaces the one in its slot, so a lookup is one
 /// probe whatever a client sends, and a client that sends many targets only evicts. Only successes are kept; a
 /// target that fails to parse is parsed again, and its error made again, every time.
 ///

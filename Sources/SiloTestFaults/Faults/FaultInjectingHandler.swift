@@ -21,9 +21,8 @@ public final class FaultInjectingHandler: HTTPHandler {
     /// Only requests this handler leaves alone may be answered inline: the Retry Test API and every request that
     /// names a test touch the registry, so they go to a worker. What the app defers is what ``begin(_:)`` would do
     /// for the others: pass them to the app.
-    public func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
-        guard head.headers["x-retry-test-id"] == nil, !RetryTestAPI.handles(head) else { return .declined }
-        return app.beginInline(head)
+    public func makeInlineAnswerer() -> (any InlineAnswerer)? {
+        app.makeInlineAnswerer().map(UntestedRequests.init)
     }
 
     public func begin(_ head: HTTPRequestHead) -> RequestDisposition {
@@ -99,4 +98,15 @@ struct FaultTarget {
     let operation: String
 
     func consume(_ instruction: FaultInstruction) { registry.consume(id, operation, instruction) }
+}
+
+/// The app's inline answers for the requests that name no retry test; the rest go to a worker.
+private final class UntestedRequests: InlineAnswerer {
+    let app: any InlineAnswerer
+    init(_ app: any InlineAnswerer) { self.app = app }
+
+    func beginInline(_ head: HTTPRequestHead) -> InlineDisposition {
+        guard head.headers["x-retry-test-id"] == nil, !RetryTestAPI.handles(head) else { return .declined }
+        return app.beginInline(head)
+    }
 }
