@@ -15,19 +15,20 @@ import Synchronization
 public final class KeySet: Sendable {
     /// The file the keys were loaded from; nil for keys given as text.
     public let path: String?
-    /// Read on every verified request: a lock that sleeps rather than spins (see ``BlockingMutex``).
-    private let keys: BlockingMutex<[String: RSAPublicKey]>
+    /// Read on every verified request, event loops included: readers share the lock and never wait for each other;
+    /// only a reload's swap of the dictionary excludes them, for that assignment.
+    private let keys: ReadWriteLock<[String: RSAPublicKey]>
 
     /// Loads the keys in `path`.
     public init(contentsOfFile path: String) throws(AuthError) {
         self.path = path
-        keys = BlockingMutex(try Self.load(path))
+        keys = ReadWriteLock(try Self.load(path))
     }
 
     /// Loads keys from JSON text in either format (for tests and embedding).
     public init(json: String) throws(AuthError) {
         path = nil
-        keys = BlockingMutex(try Self.parse(Array(json.utf8), source: "the key set"))
+        keys = ReadWriteLock(try Self.parse(Array(json.utf8), source: "the key set"))
     }
 
     /// Re-reads the file and swaps the new keys in, returning how many there are. On any error the old keys stay
@@ -38,15 +39,15 @@ public final class KeySet: Sendable {
             throw AuthError(.invalidConfiguration, "this key set was not loaded from a file and cannot be reloaded")
         }
         let fresh = try Self.load(path)
-        keys.withLock { $0 = fresh }
+        keys.withWriteLock { $0 = fresh }
         return fresh.count
     }
 
     /// The key ids currently loaded, sorted.
-    public var keyIDs: [String] { keys.withLock { $0.keys.sorted() } }
+    public var keyIDs: [String] { keys.withReadLock { $0.keys.sorted() } }
 
     /// The key with id `kid`, if loaded.
-    public func key(id kid: String) -> RSAPublicKey? { keys.withLock { $0[kid] } }
+    public func key(id kid: String) -> RSAPublicKey? { keys.withReadLock { $0[kid] } }
 
     private static func load(_ path: String) throws(AuthError) -> [String: RSAPublicKey] {
         try parse(

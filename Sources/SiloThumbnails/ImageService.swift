@@ -71,17 +71,21 @@ package final class ImageService: ThumbnailService {
         ThumbnailCache.Key(bucket: record.bucket, name: record.name, generation: record.generation, spec: spec)
     }
 
-    /// A result held in memory: no I/O, so the inline attempt may serve it.
-    func memoryHit(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Hot? {
-        guard let entry = hot.value(for: Self.key(record, spec)), entry.metageneration == record.metageneration
+    /// A result held in memory: no I/O, so the inline attempt may serve it (`waiting: false`: a held lock is a miss).
+    func memoryHit(_ record: ObjectRecord, _ spec: ThumbnailSpec, waiting: Bool) -> Hot? {
+        guard let entry = hot.value(for: Self.key(record, spec), waiting: waiting),
+            entry.metageneration == record.metageneration
         else { return nil }
         hitCount.add(1, ordering: .relaxed)
         return entry
     }
 
     /// The length of a result the disk cache holds, from its index: no I/O (a HEAD's answer, on the event loop too).
-    func cachedLength(_ record: ObjectRecord, _ spec: ThumbnailSpec) -> Int64? {
-        guard let length = cache?.length(Self.key(record, spec)) else { return nil }
+    /// `waiting: false`: a lock another thread holds throws ``ThumbnailCache/Busy``.
+    func cachedLength(_ record: ObjectRecord, _ spec: ThumbnailSpec, waiting: Bool) throws(ThumbnailCache.Busy)
+        -> Int64?
+    {
+        guard let length = try cache?.length(Self.key(record, spec), waiting: waiting) else { return nil }
         hitCount.add(1, ordering: .relaxed)
         return length
     }

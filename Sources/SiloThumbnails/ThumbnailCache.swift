@@ -80,15 +80,22 @@ package final class ThumbnailCache: Sendable {
 
     /// The length of the cached result, from the index alone (no I/O: a HEAD answers with it on the event loop);
     /// counts as a use, as a read does.
-    func length(_ key: Key) -> Int64? {
-        state.withLock { state in
+    /// `waiting: false` is for an event loop, which must not sleep: a lock another thread holds throws ``Busy``.
+    func length(_ key: Key, waiting: Bool) throws(Busy) -> Int64? {
+        func touch(_ state: inout State) -> Int64? {
             guard var entry = state.entries[key] else { return nil }
             state.clock += 1
             entry.lastUse = state.clock
             state.entries[key] = entry
             return entry.bytes
         }
+        if waiting { return state.withLock { touch(&$0) } }
+        guard let found = state.withLockIfAvailable({ touch(&$0) }) else { throw Busy() }
+        return found
     }
+
+    /// The cache's lock was held by another thread and the caller may not wait.
+    struct Busy: Error {}
 
     /// Stores a result (write to a temporary file, then rename: a reader never sees a partial file), then evicts
     /// the least recently used entries beyond the bound. A result larger than a quarter of the bound is not kept.

@@ -16,7 +16,7 @@ struct ThumbnailResponder {
     {
         try CustomerEncryption.checkRead(record, request.headers)
         // A result in memory answers with headers formatted when it was made: on the event loop too.
-        if let hot = images.memoryHit(record, spec) {
+        if let hot = images.memoryHit(record, spec, waiting: service.inlineAttempt == nil) {
             if let early = try Self.conditional(request, etag: hot.etag, record, headers: hot.headers) { return early }
             return HTTPResponse(status: 200, headers: hot.headers, body: .bytes(hot.bytes))
         }
@@ -30,7 +30,9 @@ struct ThumbnailResponder {
         headers.add("X-Goog-Generation", String(record.generation))
         ContentIsolation.add(to: &headers)
         if let early = try Self.conditional(request, etag: etag, record, headers: headers) { return early }
-        if request.method == "HEAD" { return try Self.head(record, spec, headers: headers, images: images) }
+        if request.method == "HEAD" {
+            return try Self.head(record, spec, headers: headers, images: images, inline: service.inlineAttempt)
+        }
         // On the event loop (an inline attempt) nothing else is served: a disk read or a transform goes to a worker.
         if let attempt = service.inlineAttempt { throw attempt.wouldBlock("a thumbnail not in memory") }
         var hit = headers
@@ -49,16 +51,22 @@ struct ThumbnailResponder {
     /// stream of unknown length makes every transport send neither `Content-Length` nor `Transfer-Encoding`
     /// (`.empty` would declare 0). Only what needs no bytes is refused as the GET refuses it: an empty original.
     /// Bytes libvips would refuse (not an image, too many pixels) answer 200 here and 400 to the GET.
-    private static func head(_ record: ObjectRecord, _ spec: ThumbnailSpec, headers: HTTPHeaders, images: ImageService)
-        throws -> HTTPResponse
-    {
+    /// `inline`: the attempt of an event loop, which does not wait for the disk cache's lock.
+    private static func head(
+        _ record: ObjectRecord, _ spec: ThumbnailSpec, headers: HTTPHeaders, images: ImageService,
+        inline: InlineAttempt?
+    ) throws -> HTTPResponse {
         guard record.size > 0 else {
             throw StorageError(
                 .invalidArgument,
                 "\(record.bucket)/\(record.name): the object is empty, not an image this server transforms")
         }
         var headers = headers
-        guard let length = images.cachedLength(record, spec) else {
+        let held: Int64?
+        do { held = try images.cachedLength(record, spec, waiting: inline == nil) } catch {
+            throw inline?.wouldBlock("the thumbnail cache, held by another thread") ?? StorageError.wrap(error)
+        }
+        guard let length = held else {
             headers.add("X-Silo-Thumbnail-Cache", "miss")
             return HTTPResponse(status: 200, headers: headers, body: .stream(length: nil, NoBody()))
         }

@@ -73,6 +73,32 @@ private typealias F = Fixture
         func allows(_ request: AccessRequest) -> Bool { true }
     }
 
+    /// What an event loop asks (``AccessPolicy/answerWithoutWaiting(_:)``): the same answers as `answer` where
+    /// nothing would wait, and none when the rules may read documents from a store, unless the path decided it.
+    @Test func answersWithoutWaitingAreTheSameOrNone() throws {
+        let policy = RulesAccessPolicy(program: try F.compile(Self.rules))
+        for request in [
+            F.request(.get, "public/a.png", uid: nil), F.request(.get, "users/u1/p.png", uid: "u1"),
+            F.request(.get, "users/u1/p.png", uid: "u2"), F.request(.get, "elsewhere/x", uid: nil),
+        ] {
+            #expect(policy.answerWithoutWaiting(request) == policy.answer(request))
+        }
+        let reading = RulesAccessPolicy(program: try F.compile(Self.rules), documents: NoDocuments())
+        #expect(reading.answerWithoutWaiting(F.request(.get, "users/u1/p.png", uid: "u1")) == nil)
+        #expect(reading.answerWithoutWaiting(F.request(.get, "public/a.png", uid: nil)) == nil, "not decided yet")
+        #expect(reading.answer(F.request(.get, "public/a.png", uid: nil)).byPathAlone)
+        #expect(
+            reading.answerWithoutWaiting(F.request(.get, "public/a.png", uid: nil))
+                == AccessAnswer(allowed: true, byPathAlone: true), "remembered by path")
+        let swappable = SwappableAccessPolicy(reading)
+        #expect(swappable.answerWithoutWaiting(F.request(.get, "users/u1/p.png", uid: "u1")) == nil)
+        #expect(swappable.answerWithoutWaiting(F.request(.get, "public/a.png", uid: nil))?.allowed == true)
+    }
+
+    private struct NoDocuments: DocumentSource {
+        func document(at path: [String]) throws -> [String: RulesValue]? { nil }
+    }
+
     /// Found by review after fuzz/name's ObjectName finding: the rules compare strings by bytes, but the cache keyed
     /// paths by `String` equality (canonical equivalence), so a decision made for "café" (NFC) was reused for the
     /// different object "cafe\u{301}" (NFD), whatever the rules say about it.

@@ -27,14 +27,24 @@ public struct RulesAccessPolicy: AccessPolicy {
     public func allows(_ request: AccessRequest) -> Bool { answer(request).allowed }
 
     public func answer(_ request: AccessRequest) -> AccessAnswer {
+        // Waiting, an answer is always given.
+        answer(request, waiting: true) ?? AccessAnswer(allowed: false, byPathAlone: false)
+    }
+
+    /// Nil when the decision would wait: on the path-decision cache's lock, or on a document read.
+    public func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer? { answer(request, waiting: false) }
+
+    private func answer(_ request: AccessRequest, waiting: Bool) -> AccessAnswer? {
         if request.principal?.isAdmin == true { return AccessAnswer(allowed: true, byPathAlone: false) }
-        if let known = pathDecisions.decision(request) {
+        if let known = pathDecisions.decision(request, waiting: waiting) {
             statistics?.count(evaluated: false, allowed: known, errors: 0)
             return AccessAnswer(allowed: known, byPathAlone: true)
         }
+        // `firestore.get` reads its documents from a store: rules that may are evaluated where waiting is allowed.
+        if !waiting && documents != nil { return nil }
         let decision = program.evaluate(
             request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode))
-        if decision.dependsOnlyOnPath { pathDecisions.remember(decision.allowed, for: request) }
+        if decision.dependsOnlyOnPath { pathDecisions.remember(decision.allowed, for: request, waiting: waiting) }
         // Before an upload's bytes arrive, only a certain denial refuses it (it is decided again at commit).
         let allowed = decision.allowed || (!request.bytesKnown && decision.undetermined)
         statistics?.count(evaluated: true, allowed: allowed, errors: decision.errors)
@@ -88,11 +98,15 @@ public final class PathDecisionCache: Sendable {
     /// How many decisions are remembered (for tests).
     public var count: Int { entries.count }
 
-    func decision(_ request: AccessRequest) -> Bool? {
-        entries.value(for: Key(operation: request.operation, bucket: request.bucket, path: request.path))
+    /// `waiting: false`: a lock another thread holds is a miss (``BoundedCache/value(for:waiting:)``).
+    func decision(_ request: AccessRequest, waiting: Bool) -> Bool? {
+        entries.value(
+            for: Key(operation: request.operation, bucket: request.bucket, path: request.path), waiting: waiting)
     }
 
-    func remember(_ allowed: Bool, for request: AccessRequest) {
-        entries.insert(allowed, for: Key(operation: request.operation, bucket: request.bucket, path: request.path))
+    func remember(_ allowed: Bool, for request: AccessRequest, waiting: Bool) {
+        entries.insert(
+            allowed, for: Key(operation: request.operation, bucket: request.bucket, path: request.path),
+            waiting: waiting)
     }
 }

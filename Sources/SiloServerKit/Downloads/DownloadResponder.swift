@@ -60,6 +60,10 @@ package struct DownloadResponder {
             // Decompressive transcoding: the bytes sent are not the stored ones, so no length, no hash, no Range.
             // The inflating is work the stored size does not bound; it counts against the caller's budget (named
             // only here: making the name costs a string per request, which no other download needs).
+            // Never on an event loop: the budget's lock may be held, and the inflating is work besides.
+            if let attempt = service.inlineAttempt {
+                throw attempt.wouldBlock("transcoding \(record.bucket)/\(record.name)")
+            }
             let caller = service.quotaCaller(principal, peer: request.peer)
             try service.inflation.admit(caller)
             let reader = try reader ?? openReader(record)
