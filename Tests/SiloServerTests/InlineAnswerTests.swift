@@ -110,6 +110,57 @@ import Testing
         #expect(try client.send(method: "GET", target: objectPath("half.bin") + "?alt=media").body == content)
     }
 
+    /// An event loop keeps one answerer for every request: a refused attempt leaves nothing behind for the next.
+    @Test func oneAnswererServesAttemptAfterAttempt() throws {
+        let stores = try Stores(cached: true)
+        let client = stores.server.client()
+        let content = pattern(1500, seed: 3)
+        #expect(try client.mediaUpload("warm.bin", content).status == 200)
+        #expect(try client.send(method: "GET", target: objectPath("warm.bin") + "?alt=media").body == content)
+        #expect(try client.mediaUpload("cold.bin", content).status == 200)
+        let answerer = try #require(stores.server.app.makeInlineAnswerer())
+        func inline(_ target: String) -> HTTPResponse? {
+            let head = HTTPRequestHead(
+                method: "GET", target: target, headers: ["Host": "127.0.0.1:\(stores.server.port)"])
+            guard case .answered(.respond(let response)) = answerer.beginInline(head) else { return nil }
+            return response
+        }
+        for _ in 0..<3 {
+            #expect(inline(objectPath("cold.bin") + "?alt=media") == nil)
+            #expect(inline(objectPath("warm.bin") + "?alt=media").flatMap(Self.bodyBytes) == content)
+        }
+    }
+
+    /// Rules that cannot decide without waiting (here, because they may read documents) send the read to a worker,
+    /// which decides it.
+    @Test func aPolicyThatWouldWaitDeclinesTheAttempt() throws {
+        let hooks = StoreCallHooks()
+        let server = try TestServer(
+            metadata: CachingMetadataStore(FaultInjectingMetadataStore(InMemoryMetadataStore(), hooks: hooks)),
+            blobs: InMemoryBlobStore(), policy: WouldWait())
+        let client = server.client()
+        let content = pattern(500, seed: 5)
+        #expect(try client.mediaUpload("ruled.bin", content).status == 200)
+        #expect(try client.send(method: "GET", target: objectPath("ruled.bin") + "?alt=media").body == content)
+        let head = HTTPRequestHead(
+            method: "GET", target: objectPath("ruled.bin") + "?alt=media", headers: ["Host": "127.0.0.1:\(server.port)"]
+        )
+        guard case .deferred(let rest) = try #require(server.app.makeInlineAnswerer()).beginInline(head) else {
+            Issue.record("answered on the loop although the policy could not answer without waiting")
+            return
+        }
+        guard case .respond(let response) = rest.begin() else {
+            Issue.record("no answer from the worker")
+            return
+        }
+        #expect(response.status == 200)
+    }
+
+    private struct WouldWait: AccessPolicy {
+        func allows(_ request: AccessRequest) -> Bool { true }
+        func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer? { nil }
+    }
+
     @Test func theFirstV0ReadThatAssignsATokenIsLeftToAWorkerUnwritten() throws {
         let stores = try Stores(cached: true)
         let client = stores.server.client()
