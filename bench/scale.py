@@ -11,7 +11,14 @@ real uploads, each a blob, a hash and a committed row), restarts the server on t
     last page (`startOffset`);
   - p99 of a 1 KiB upload to a new name and of a delete;
   - RSS under load (the highest sample during the reads);
-  - bytes on disk per object: blobs, and metadata (SQLite file and WAL, or PostgreSQL's relations).
+  - bytes on disk per object: blobs, and metadata (SQLite file and WAL, or PostgreSQL's relations);
+  - for each latency figure, what the server read from and wrote to the block device per request
+    (`/proc/PID/io` read_bytes and write_bytes, which count only what reached the device, not page-cache hits):
+    the cause of a figure that grows with the count when the store outgrows the memory that caches it.
+
+`--data DIR` keeps the seeded store in DIR across runs (it records how many objects it holds), and `--seed-only`
+stops after seeding: so a large store can be seeded while the machine does other work, and measured later on a
+quiet one. The seeding is the same real uploads either way.
 
 Names: one in ten is `avatars/aNNNNNNNN.jpg`; the rest are `users/uNNNNNNN/photos/NNNNNNNN.jpg`, about five per
 user, so a delimited list of `users/` has a prefix per user and pages through all of them.
@@ -110,6 +117,12 @@ class Server:
         counts = {result: int(value) for result, value in re.findall(
             rb'^silo_cache_lookups_total\{cache="metadata",result="(hit|miss)"\} (\d+)', text, re.M)}
         return counts.get(b"hit", 0), counts.get(b"miss", 0)
+
+    def io_bytes(self) -> tuple:
+        """(read_bytes, write_bytes) the server caused at the block device so far (/proc/PID/io)."""
+        with open(f"/proc/{self.process.pid}/io") as io:
+            fields = dict(line.split(": ") for line in io.read().splitlines())
+        return int(fields["read_bytes"]), int(fields["write_bytes"])
 
     def rss_kib(self) -> int:
         with open(f"/proc/{self.process.pid}/status") as status:
@@ -301,8 +314,10 @@ def measure(args, work, store, size, server, seconds):
                 if hot:  # read the hot set once so it is cached
                     wrk(work, random_reads(size, query, hot), server.base, 2, 8)
                 hits_before, misses_before = server.metadata_lookups()
-                _, p50, p99, errors, peak = wrk(work, random_reads(size, query, hot), server.base, seconds,
-                                                args.connections, server)
+                io_before = server.io_bytes()
+                requests, p50, p99, errors, peak = wrk(work, random_reads(size, query, hot), server.base, seconds,
+                                                       args.connections, server)
+                record_io(runs, f"{label}_{temperature}", server, io_before, requests, repeated=True)
                 hits, misses = server.metadata_lookups()
                 hits, misses = hits - hits_before, misses - misses_before
                 # Which share of the reads reached the store: a store the record cache holds whole (10,000
@@ -329,11 +344,15 @@ request = function()
     {{["Content-Type"] = "image/jpeg"}}, body)
 end
 """
-    _, _, row["upload_p99_us"], _, _ = wrk(work, upload, server.base, seconds, 16)
+    io_before = server.io_bytes()
+    requests, _, row["upload_p99_us"], _, _ = wrk(work, upload, server.base, seconds, 16)
+    record_io(row, "upload", server, io_before, requests)
     # Deletes of seeded names from the end, each exactly once and a bounded count (wrk cannot stop after a count,
     # and a fast machine ran out of names within its run), on 16 keep-alive connections.
     deleted = min(2000, size // 5)
+    io_before = server.io_bytes()
     row["delete_p99_us"] = delete_p99(server, size - deleted, deleted, 16)
+    record_io(row, "delete", server, io_before, deleted)
     # Upload the deleted names again, so the next size starts complete: wrk counts the answers it read, and up to a
     # connection's worth of deletes more may have been sent when it stopped.
     seed(work, server, size - deleted, deleted, 16)
@@ -342,6 +361,19 @@ end
     # A tail measured while the host took a third of the CPU time away is the host's figure as much as Silo's.
     row["steal_pct"] = 100 * (steal_after - steal_before) / max(total_after - total_before, 1)
     return row
+
+
+def record_io(into, label, server, before, requests, repeated=False):
+    """Device KiB read and written per request since `before`, into `into`: a row, or (`repeated`) the lists of
+    the repeated runs, whose medians the row gets."""
+    read, written = server.io_bytes()
+    figures = {f"{label}_read_kib_per_req": round((read - before[0]) / 1024 / max(requests, 1), 2),
+               f"{label}_write_kib_per_req": round((written - before[1]) / 1024 / max(requests, 1), 2)}
+    for key, value in figures.items():
+        if repeated:
+            into.setdefault(key, []).append(value)
+        else:
+            into[key] = value
 
 
 def metadata_bytes(store, data, env):
@@ -356,21 +388,35 @@ def metadata_bytes(store, data, env):
 def run_store(args, store):
     env = dict(os.environ)
     results = []
-    work = tempfile.mkdtemp(prefix="silo-scale-")
+    work = args.data or tempfile.mkdtemp(prefix="silo-scale-")
+    marker = os.path.join(work, "seeded")
     try:
         data = os.path.join(work, "data")
-        os.makedirs(data)
+        os.makedirs(data, exist_ok=True)
         extra = []
         if store == "postgres":
             extra = ["--metadata", env["SILO_TEST_POSTGRES_URL"], "--blobs", env["SILO_TEST_S3_URL"]]
         server = Server(args.binary, data, extra + args.serve_args.split(), env)
-        seeded = 0
+        seeded = int(open(marker).read()) if args.data and os.path.exists(marker) else 0
         for size in sorted(args.sizes):
-            server.start(pinned=False)
-            rate = seed(work, server, seeded, size - seeded, args.seed_connections)
-            server.stop()
-            print(f"{store}: seeded {size - seeded} objects at {rate:.0f}/s", file=sys.stderr)
-            seeded = size
+            if size < seeded:
+                sys.exit(f"{work} holds {seeded} objects, more than {size}: use another --data directory")
+            rate = None
+            if size > seeded:
+                server.start(pinned=False)
+                # In steps, each recorded, so an interrupted seeding resumes where it stopped.
+                started, first = time.monotonic(), seeded
+                while seeded < size:
+                    step = min(size - seeded, 100_000)
+                    seed(work, server, seeded, step, args.seed_connections)
+                    seeded += step
+                    with open(marker, "w") as f:
+                        f.write(str(seeded))
+                rate = (size - first) / max(time.monotonic() - started, 1e-9)
+                server.stop()
+                print(f"{store}: seeded up to {size} objects", file=sys.stderr)
+            if args.seed_only:
+                continue
             # On disk, measured before any delete (whose garbage waits for a later collection).
             if store == "sqlite":
                 blob_bytes = disk_bytes(os.path.join(data, "blobs")) / size
@@ -378,14 +424,16 @@ def run_store(args, store):
                 blob_bytes = disk_bytes(env["SEAWEEDFS_DIR"]) / size if "SEAWEEDFS_DIR" in env else None
             metadata = metadata_bytes(store, data, env) / size
             row = measure(args, work, store, size, server, args.seconds)
-            row.update(seed_rate=round(rate), blob_bytes_per_object=blob_bytes, metadata_bytes_per_object=metadata)
+            row.update(seed_rate=round(rate) if rate else None, blob_bytes_per_object=blob_bytes,
+                       metadata_bytes_per_object=metadata)
             results.append(row)
             print(json.dumps(row), file=sys.stderr)
     finally:
         # Also when a figure fails (sys.exit): no server outlives the run.
         if "server" in locals():
             server.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.data:
+            shutil.rmtree(work, ignore_errors=True)
     return results
 
 
@@ -399,7 +447,13 @@ COLUMNS = [
     ("meta_cold_miss_pct", "meta cold: store reads %", "{:.0f}"),
     ("list_start_p99_us", "list start p99", "ms"), ("list_middle_p99_us", "list middle p99", "ms"),
     ("list_last_p99_us", "list last p99", "ms"), ("upload_p99_us", "upload p99", "ms"),
-    ("delete_p99_us", "delete p99", "ms"), ("blob_bytes_per_object", "blob B/obj", "{:,.0f}"),
+    ("delete_p99_us", "delete p99", "ms"),
+    ("get_cold_read_kib_per_req", "GET cold: device KiB read/req", "{:.2f}"),
+    ("meta_cold_read_kib_per_req", "meta cold: device KiB read/req", "{:.2f}"),
+    ("upload_read_kib_per_req", "upload: device KiB read/req", "{:.2f}"),
+    ("upload_write_kib_per_req", "upload: device KiB written/req", "{:.2f}"),
+    ("delete_read_kib_per_req", "delete: device KiB read/req", "{:.2f}"),
+    ("blob_bytes_per_object", "blob B/obj", "{:,.0f}"),
     ("metadata_bytes_per_object", "metadata B/obj", "{:,.0f}"), ("steal_pct", "CPU steal %", "{:.0f}"),
 ]
 
@@ -442,8 +496,12 @@ def main():
     parser.add_argument("--no-settle", dest="settle", action="store_false",
                         help="measure right after /healthz answers, beside the first maintenance pass")
     parser.add_argument("--json", help="append the rows to this JSON file (a list)")
+    parser.add_argument("--data", help="keep the seeded store in this directory, and reuse what it holds")
+    parser.add_argument("--seed-only", action="store_true", help="seed up to the largest size, measure nothing")
     args = parser.parse_args()
     rows = run_store(args, args.store)
+    if args.seed_only:
+        return
     print(f"\n### {args.store}, {args.connections} connections, {args.seconds:g} s per figure (times in ms)\n")
     print(table(rows))
     if args.json:
