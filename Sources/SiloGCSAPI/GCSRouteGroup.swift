@@ -25,14 +25,14 @@ package struct GCSRouteGroup: RouteGroup {
         let download = DownloadResponder(service: service)
         objects = GCSObjectRoutes(service: service, download: download)
         buckets = GCSBucketRoutes(service: service)
+        let sessions = ResumableSessions(service: service, registry: parts.registry, commit: parts.sessionCommit)
         uploads = GCSUploads(
-            service: service, registry: parts.registry,
-            commandResumable: CommandResumable(
-                service: service, registry: parts.registry, sessionCommit: parts.sessionCommit))
+            service: service, sessions: sessions, commandResumable: CommandResumable(sessions),
+            rangeResumable: RangeResumable(sessions))
         batch = BatchRoutes(configuration: service.configuration)
         xml = XMLRoutes(
             service: service, download: download,
-            uploads: XMLUploadRoutes(service: service, registry: parts.registry, engine: uploads))
+            uploads: XMLUploadRoutes(service: service, registry: parts.registry, sessions: sessions))
     }
 
     package func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws

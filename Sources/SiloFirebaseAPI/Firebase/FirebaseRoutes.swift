@@ -12,7 +12,8 @@ struct FirebaseRoutes {
 
     init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit) {
         self.service = service
-        self.resumable = CommandResumable(service: service, registry: registry, sessionCommit: sessionCommit)
+        self.resumable = CommandResumable(
+            ResumableSessions(service: service, registry: registry, commit: sessionCommit))
         self.download = DownloadResponder(service: service)
     }
 

@@ -5,11 +5,10 @@ import SiloServerKit
 /// The XML API's resumable uploads: `POST /{bucket}/{object}` with `x-goog-resumable: start` opens a session and
 /// answers 201 with its URI in `Location` (the request's own URL, other query parameters kept, so that a signed
 /// URL's session URI still carries its signature, plus `upload_id=`); the chunks, status queries and the cancel
-/// that follow run on the JSON API's engine (``GCSUploads/session(_:_:name:face:)``), answering in the XML API's
-/// shape.
+/// that follow speak the `Content-Range` protocol (``RangeResumable``), answering in the XML API's shape.
 struct XMLResumable {
     let service: ObjectService
-    let engine: GCSUploads
+    let sessions: ResumableSessions
 
     package func start(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName, value: String)
         -> HTTPResponse
@@ -28,13 +27,9 @@ struct XMLResumable {
                 try service.checkObjectSize(value, "\(bucket)/\(name)")
                 declared = value
             }
-            let blobID = BlobID.random()
-            try service.metadata.registerPendingBlob(blobID, at: context.time)
-            try service.blobs.makeWriter(blobID, at: 0).close()
-            let session = UploadSession(
-                id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields, declaredSize: declared,
-                blobID: blobID, conditions: conditions, starter: context.principal, created: context.time, api: .xml)
-            try service.metadata.insertSession(session)
+            let session = try sessions.open(
+                bucket, name, fields: fields, declaredSize: declared, conditions: conditions, context: context,
+                api: .xml)
             let query = context.head.rawQuery.isEmpty ? "" : context.head.rawQuery + "&"
             let location =
                 service.externalBase(context) + context.head.rawPath + "?" + query + "upload_id=" + session.id
@@ -48,7 +43,7 @@ struct XMLResumable {
     /// `PUT` (a chunk, the whole object, or a status query with `Content-Range: bytes */N`) or `DELETE` on the
     /// session URI.
     func session(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) -> RequestDisposition {
-        engine.session(context, bucket, name: name, face: Self.face)
+        RangeResumable(sessions).handle(context, bucket, name: name, face: Self.face)
     }
 
     /// The XML API's answers: the finished object as headers (ETag, generation, hashes) with an empty body, errors

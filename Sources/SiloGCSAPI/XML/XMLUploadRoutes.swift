@@ -8,9 +8,9 @@ struct XMLUploadRoutes {
     let multipart: XMLMultipartUploads
     let resumable: XMLResumable
 
-    init(service: ObjectService, registry: SessionRegistry, engine: GCSUploads) {
+    init(service: ObjectService, registry: SessionRegistry, sessions: ResumableSessions) {
         multipart = XMLMultipartUploads(service: service, registry: registry)
-        resumable = XMLResumable(service: service, engine: engine)
+        resumable = XMLResumable(service: service, sessions: sessions)
     }
 
     /// `?uploads` (initiate) or `?uploadId=` (parts, list, complete, abort) on `/{bucket}/{object}`.

@@ -2,19 +2,15 @@ package import SiloCore
 package import SiloHTTP
 import SiloWire
 
-/// The `X-Goog-Upload-Command` resumable protocol: start, upload, finalize, query, cancel, in the JS/Android form
-/// (POST) and the iOS form (PUT, no Authorization on chunks, its own header names). The v0 API's uploads speak it,
-/// and so do GCS JSON sessions sent by the emulator's own tests, so it lives here rather than in either API.
+/// The `X-Goog-Upload-Command` resumable protocol over ``ResumableSessions``: start, upload, finalize, query,
+/// cancel, in the JS/Android form (POST) and the iOS form (PUT, no Authorization on chunks, its own header names).
+/// The v0 API's uploads speak it, and so do GCS JSON sessions sent by the emulator's own tests, so it lives here
+/// rather than in either API.
 package struct CommandResumable {
-    let service: ObjectService
-    let registry: SessionRegistry
-    package let sessionCommit: SessionCommit
+    let sessions: ResumableSessions
+    var service: ObjectService { sessions.service }
 
-    package init(service: ObjectService, registry: SessionRegistry, sessionCommit: SessionCommit) {
-        self.service = service
-        self.registry = registry
-        self.sessionCommit = sessionCommit
-    }
+    package init(_ sessions: ResumableSessions) { self.sessions = sessions }
 
     /// The commands of an `X-Goog-Upload-Command` header: comma-separated, trimmed, case-insensitive.
     package static func commands(_ header: String?) -> Set<String> {
@@ -57,16 +53,13 @@ package struct CommandResumable {
                                 "this upload of \(declaredSize) bytes would exceed the bytes open sessions may hold")
                         }
                     }
-                    let blobID = BlobID.random()
-                    try service.metadata.registerPendingBlob(blobID, at: context.time)
-                    try service.blobs.makeWriter(blobID, at: 0).close()
-                    var session = UploadSession(
-                        id: RandomID.sessionID(), bucket: bucket, name: name, fields: fields,
-                        declaredSize: declaredSize, blobID: blobID, starter: context.principal,
-                        created: context.time)
-                    session.caller = caller
-                    if service.configuration.strictV0Checksums { session.expectedMD5 = changes?.md5Hash }
-                    try service.metadata.insertSession(session)
+                    let strict = service.configuration.strictV0Checksums
+                    let session = try sessions.open(
+                        bucket, name, fields: fields, declaredSize: declaredSize, context: context, api: .firebase
+                    ) { session in
+                        session.caller = caller
+                        if strict { session.expectedMD5 = changes?.md5Hash }
+                    }
                     var out = HTTPHeaders()
                     out.set("X-Goog-Upload-Status", "active")
                     out.set("X-Goog-Upload-URL", sessionURL(context, bucket: bucket, name: name, id: session.id))
@@ -92,21 +85,14 @@ package struct CommandResumable {
     package func command(_ context: RequestContext, commands: Set<String>, bucket: BucketName, api: UploadSession.API)
         -> RequestDisposition
     {
-        guard let id = context.query["upload_id"], !id.isEmpty else {
-            return .respond(Reply.firebaseError(StorageError(.invalidArgument, "missing upload_id")))
-        }
         let session: UploadSession
         do {
-            guard let found = try service.metadata.session(id: id), found.bucket == bucket,
-                found.api == .firebase || (api == .gcs && found.api == .gcs)
-            else {
-                return .respond(
-                    Reply.firebaseError(StorageError(.notFound, "Not Found. No upload session \(id.prefix(64)).")))
-            }
-            session = found
+            session = try sessions.find(
+                context.query["upload_id"], bucket: bucket, accepts: api == .gcs ? [.firebase, .gcs] : [.firebase])
         } catch {
             return .respond(Reply.firebaseError(error))
         }
+        let id = session.id
         if commands.contains("query") { return .respond(status(session)) }
         if commands.contains("cancel") { return .respond(cancel(session)) }
         let finalize = commands.contains("finalize")
@@ -162,18 +148,8 @@ package struct CommandResumable {
             }
             resent = session.received - offset
         }
-        guard registry.tryClaim(session.id) else {
-            var headers = statusHeaders(session)
-            headers.set("Retry-After", "1")
-            return .respond(
-                Reply.firebaseError(
-                    StorageError(.unavailable, "another request is writing to upload session \(id)"), headers: headers))
-        }
         do {
-            let sink = try ResumableChunkSink(
-                service: service, registry: registry, commit: sessionCommit, session: session, finalize: finalize,
-                resent: resent
-            ) { result in
+            let sink = try sessions.append(session, finalize: finalize, resent: resent) { result in
                 switch result {
                 case .success(let outcome):
                     if let object = outcome.object {
@@ -195,8 +171,10 @@ package struct CommandResumable {
             }
             return .readBody(sink)
         } catch {
-            registry.release(session.id)
-            return .respond(Reply.firebaseError(error, headers: statusHeaders(session)))
+            var headers = statusHeaders(session)
+            // Another request is writing the session: worth a retry once it is done.
+            if StorageError.wrap(error).code == .unavailable { headers.set("Retry-After", "1") }
+            return .respond(Reply.firebaseError(error, headers: headers))
         }
     }
 
@@ -209,13 +187,7 @@ package struct CommandResumable {
                 headers: statusHeaders(session))
         case .active:
             do {
-                let cancelled = try service.metadata.updateSession(id: session.id) { stored in
-                    stored.state = .cancelled
-                    stored.updated = Timestamp.now()
-                }
-                registry.forget(session.id)
-                service.discardBlob(session.blobID)
-                return Reply.empty(200, headers: statusHeaders(cancelled))
+                return Reply.empty(200, headers: statusHeaders(try sessions.cancel(session)))
             } catch {
                 return Reply.firebaseError(error)
             }
@@ -228,10 +200,7 @@ package struct CommandResumable {
 
     private func finalAnswer(_ session: UploadSession) -> HTTPResponse {
         do {
-            guard let generation = session.resultGeneration,
-                let object = try service.metadata.object(session.bucket, session.name, generation: generation)
-                    ?? service.metadata.object(session.bucket, session.name, generation: nil)
-            else { throw StorageError.objectNotFound(session.bucket, session.name) }
+            let object = try sessions.result(session, orLive: true)
             return Reply.json(200, FirebaseMetadata.json(object), headers: statusHeaders(session))
         } catch {
             return Reply.firebaseError(error, headers: statusHeaders(session))

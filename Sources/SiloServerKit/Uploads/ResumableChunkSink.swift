@@ -40,7 +40,7 @@ package final class ResumableChunkSink: RequestBodySink {
     /// ignores resent data, so they are dropped, and what follows is appended at the offset.
     private var resent: Int64
 
-    package init(
+    init(
         service: ObjectService, registry: SessionRegistry, commit: SessionCommit, session: UploadSession,
         finalize: Bool, resent: Int64 = 0, respond: @escaping (Result<Outcome, StorageError>) -> HTTPResponse
     ) throws {
