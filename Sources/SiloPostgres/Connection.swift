@@ -11,6 +11,14 @@ final class Connection {
     private let trace: (@Sendable (String) -> Void)?
     /// Statements prepared on this connection, by text and parameter types (see ``PreparedStatements``).
     private var prepared = PreparedStatements()
+    /// Writes whose results nobody reads (``queue(_:_:)``), not sent yet: they go to the server in one pipeline
+    /// with the next statement whose result is read, or with COMMIT.
+    private var queued: [(sql: String, parameters: [Value])] = []
+    /// The bytes of the queued statements' parameters: past ``maxQueuedBytes`` the queue is sent on its own.
+    private var queuedBytes = 0
+    /// A bound on one pipeline's request bytes, well under a socket's buffers: libpq in blocking mode could
+    /// otherwise wait to send while the server waits for the results it has written to be read.
+    static let maxQueuedBytes = 256 << 10
 
     /// Connects with a libpq connection string or `postgres://` URI. Errors never repeat `conninfo` (it may hold a
     /// password).
@@ -46,6 +54,7 @@ final class Connection {
     var isReusable: Bool {
         guard let connection = handle else { return false }
         return PQstatus(connection) == CONNECTION_OK && PQtransactionStatus(connection) == PQTRANS_IDLE
+            && queued.isEmpty
     }
 
     /// The server process serving this connection (tests use it to tell connections apart and to kill one).
@@ -56,17 +65,116 @@ final class Connection {
     // MARK: Running statements
 
     /// Runs one parameterized statement and returns its rows, every column in binary format.
+    /// Queued writes (``queue(_:_:)``) go first, in the same round trip.
     @discardableResult
     func query(_ sql: String, _ parameters: [Value] = []) throws -> QueryResult {
         guard let connection = handle else {
             throw PostgresError(sqlState: nil, message: "connection is closed", sql: sql).storageError("running SQL")
         }
+        if !queued.isEmpty {
+            queued.append((sql, parameters))
+            return try sendQueued(connection)
+        }
         trace?(sql)
+        return try Self.withParameters(parameters) { count, types, values, lengths, formats in
+            let binaryResults: Int32 = 1
+            if let name = preparedName(connection, sql, types) {
+                let result = PQexecPrepared(connection, name, count, values, lengths, formats, binaryResults)
+                // Gone from the session (a pooler in front of the server, a DEALLOCATE): forget it and run the
+                // statement unnamed. Outside a transaction, so the failed attempt aborted nothing.
+                guard let result, Self.sqlState(result) == "26000" else { return try checked(result, sql: sql) }
+                PQclear(result)
+                prepared.forget(sql, types)
+            }
+            let result = PQexecParams(connection, sql, count, types, values, lengths, formats, binaryResults)
+            return try checked(result, sql: sql)
+        }
+    }
+
+    /// A write inside a transaction whose result nobody reads (an INSERT, an UPDATE of a counter): it is sent with
+    /// the next statement whose result is read, or with COMMIT, in one pipeline (libpq's pipeline mode), so a
+    /// transaction's trailing writes cost one round trip instead of one each. The server runs them in order, so
+    /// what a later statement reads sees them; an error in one fails the statement that sent it, and the
+    /// transaction, as it would have failed at its own turn.
+    func queue(_ sql: String, _ parameters: [Value] = []) throws {
+        queued.append((sql, parameters))
+        queuedBytes += sql.utf8.count + parameters.reduce(0) { $0 + ($1.encoded().bytes?.count ?? 0) }
+        if queuedBytes > Self.maxQueuedBytes, let connection = handle { _ = try sendQueued(connection) }
+    }
+
+    /// Sends the queue in one pipeline and returns the last statement's result; throws the first failure. Each
+    /// statement's parameters are bound as ``query(_:_:)`` binds them, unnamed (inside a transaction nothing is
+    /// prepared: a failed preparation would abort it).
+    private func sendQueued(_ connection: OpaquePointer) throws -> QueryResult {
+        let statements = queued
+        queued.removeAll(keepingCapacity: true)
+        queuedBytes = 0
+        guard PQenterPipelineMode(connection) == 1 else {
+            throw PostgresError(sqlState: nil, message: Self.errorText(PQerrorMessage(connection)))
+                .storageError("entering pipeline mode")
+        }
+        var sent = 0
+        var sendFailure: String?
+        for statement in statements {
+            trace?(statement.sql)
+            let ok = Self.withParameters(statement.parameters) { count, types, values, lengths, formats in
+                PQsendQueryParams(connection, statement.sql, count, types, values, lengths, formats, 1) == 1
+            }
+            guard ok else {
+                sendFailure = Self.errorText(PQerrorMessage(connection))
+                break
+            }
+            sent += 1
+        }
+        let synced = PQpipelineSync(connection) == 1
+        // Every result is read, each query's ended by a null, then the sync's, so that pipeline mode can end.
+        var results: [OpaquePointer?] = []
+        for _ in 0..<sent {
+            results.append(PQgetResult(connection))
+            while let extra = PQgetResult(connection) { PQclear(extra) }
+        }
+        if synced, let sync = PQgetResult(connection) { PQclear(sync) }
+        _ = PQexitPipelineMode(connection)
+        // The first failure is the answer; the statements after it were not run, and say only that.
+        var failure: (any Error)?
+        var last: QueryResult?
+        for (index, result) in results.enumerated() {
+            if let result, PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                PQclear(result)
+                continue
+            }
+            do {
+                let answered = try checked(result, sql: statements[index].sql)
+                if index == statements.count - 1 { last = answered }
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        if let sendFailure {
+            throw PostgresError(sqlState: nil, message: sendFailure, sql: statements[sent].sql)
+                .storageError("running SQL")
+        }
+        guard let last else {
+            throw PostgresError(sqlState: nil, message: "no result", sql: statements.last?.sql ?? "")
+                .storageError("running SQL")
+        }
+        return last
+    }
+
+    /// `body` with `parameters` encoded as libpq takes them, every value in binary format: owned copies alive until
+    /// `body` returns, a nil pointer for SQL NULL.
+    private static func withParameters<Result>(
+        _ parameters: [Value],
+        _ body: (
+            _ count: Int32, _ types: [UInt32], _ values: [UnsafePointer<CChar>?], _ lengths: [Int32],
+            _ formats: [Int32]
+        ) throws -> Result
+    ) rethrows -> Result {
         let encoded = parameters.map { $0.encoded() }
         let types = encoded.map(\.type)
         let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: encoded.count)
-        // Owned copies of every value, alive until PQexecParams returns; a nil pointer is SQL NULL.
         let buffers: [UnsafeMutablePointer<CChar>?] = encoded.map { value in
             guard let bytes = value.bytes else { return nil }
             // One extra byte so an empty value still has a non-nil pointer (nil would mean NULL).
@@ -78,19 +186,7 @@ final class Connection {
             return buffer
         }
         defer { for buffer in buffers { buffer?.deallocate() } }
-        let values = buffers.map { UnsafePointer($0) }
-        let binaryResults: Int32 = 1
-        let count = Int32(encoded.count)
-        if let name = preparedName(connection, sql, types) {
-            let result = PQexecPrepared(connection, name, count, values, lengths, formats, binaryResults)
-            // Gone from the session (a pooler in front of the server, a DEALLOCATE): forget it and run the
-            // statement unnamed. Outside a transaction, so the failed attempt aborted nothing.
-            guard let result, Self.sqlState(result) == "26000" else { return try checked(result, sql: sql) }
-            PQclear(result)
-            prepared.forget(sql, types)
-        }
-        let result = PQexecParams(connection, sql, count, types, values, lengths, formats, binaryResults)
-        return try checked(result, sql: sql)
+        return try body(Int32(encoded.count), types, buffers.map { UnsafePointer($0) }, lengths, formats)
     }
 
     /// The name `sql` is prepared under on this connection, preparing it first if needed; nil to run it unnamed.
@@ -125,10 +221,22 @@ final class Connection {
 
     /// Runs SQL without parameters; it may hold several statements (migrations, BEGIN, COMMIT). Returns the last
     /// statement's result, in text format.
+    /// Queued writes (``queue(_:_:)``) go first, in one round trip with a COMMIT; a ROLLBACK drops them unsent.
     @discardableResult
     func execute(_ sql: String) throws -> QueryResult {
         guard let connection = handle else {
             throw PostgresError(sqlState: nil, message: "connection is closed", sql: sql).storageError("running SQL")
+        }
+        if !queued.isEmpty {
+            if sql == "ROLLBACK" {
+                queued.removeAll()
+                queuedBytes = 0
+            } else if sql == "COMMIT" {
+                queued.append((sql, []))
+                return try sendQueued(connection)
+            } else {
+                _ = try sendQueued(connection)
+            }
         }
         trace?(sql)
         return try checked(PQexec(connection, sql), sql: sql)
@@ -156,6 +264,11 @@ final class Connection {
             throw StorageError(
                 .unavailable, "the connection broke during COMMIT; the write may or may not have been applied",
                 cause: error)
+        } catch {
+            // A queued write that failed in COMMIT's pipeline left the transaction open and aborted (the COMMIT
+            // itself was not run); after a failed plain COMMIT this is a no-op.
+            _ = try? execute("ROLLBACK")
+            throw error
         }
         return result
     }

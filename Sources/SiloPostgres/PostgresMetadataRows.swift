@@ -1,8 +1,10 @@
 public import SiloCore
 internal import SiloWire
 
-/// The row operations of ``PostgresMetadataStore``'s write transactions: one statement (one round trip) each, two
-/// where noted, inside a READ COMMITTED transaction on one pooled connection.
+/// The row operations of ``PostgresMetadataStore``'s write transactions: one statement each, two where noted, inside
+/// a READ COMMITTED transaction on one pooled connection. A statement whose result nothing reads (the name lock, the
+/// inserts and updates of rows, usage, events and garbage) is queued (``Connection/queue(_:_:)``) and sent with the
+/// next one that is read, or with COMMIT: an upload's trailing writes and its COMMIT are one round trip.
 ///
 /// Other nodes write at the same time, so reads lock what they return (`FOR UPDATE`; buckets `FOR SHARE` while a
 /// write relies on their settings) and ``lockName(_:_:)`` takes a transaction-scoped advisory lock.
@@ -115,7 +117,7 @@ public struct PostgresMetadataRows: MetadataRows {
     /// a fresh snapshot (READ COMMITTED), so they see whatever the previous holder committed. A hash collision only
     /// makes two names wait for each other.
     public mutating func lockName(_ bucket: BucketName, _ name: ObjectName) throws {
-        try connection.query(
+        try connection.queue(
             "SELECT pg_advisory_xact_lock($1)", [.int64(NameLock.key(nameLockNamespace, bucket, name))])
     }
 
@@ -148,14 +150,14 @@ public struct PostgresMetadataRows: MetadataRows {
     }
 
     public mutating func insertLiveVersion(_ record: ObjectRecord) throws {
-        try connection.query(
+        try connection.queue(
             "INSERT INTO objects (\(Codec.objectColumns), live) VALUES (\(Codec.objectPlaceholders))",
             Codec.objectValues(record, live: true))
     }
 
     public mutating func updateVersion(_ record: ObjectRecord) throws {
         let fields = record.fields
-        try connection.query(
+        try connection.queue(
             """
             UPDATE objects SET metageneration = $4, updated = $5, content_type = $6, content_encoding = $7,
                 content_disposition = $8, content_language = $9, cache_control = $10, custom_time = $11,
@@ -172,7 +174,7 @@ public struct PostgresMetadataRows: MetadataRows {
     }
 
     public mutating func markNoncurrent(_ record: ObjectRecord) throws {
-        try connection.query(
+        try connection.queue(
             "UPDATE objects SET live = false WHERE bucket = $1 AND name = $2 AND generation = $3", Self.key(record))
     }
 
@@ -180,7 +182,7 @@ public struct PostgresMetadataRows: MetadataRows {
     public mutating func deleteVersion(_ record: ObjectRecord, softDeletion: SoftDeletion?) throws {
         let key = Self.key(record)
         if let softDeletion {
-            try connection.query(
+            try connection.queue(
                 """
                 INSERT INTO soft_deleted_objects (\(Codec.objectColumns), soft_deleted, hard_delete)
                 SELECT \(Codec.objectColumns), $4, $5 FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3
@@ -188,7 +190,7 @@ public struct PostgresMetadataRows: MetadataRows {
                 """,
                 key + [.int64(softDeletion.at.microseconds), .int64(softDeletion.hardDeleteAt.microseconds)])
         }
-        try connection.query("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
+        try connection.queue("DELETE FROM objects WHERE bucket = $1 AND name = $2 AND generation = $3", key)
     }
 
     // MARK: Soft-deleted versions
@@ -249,7 +251,7 @@ public struct PostgresMetadataRows: MetadataRows {
     }
 
     public mutating func updateSession(_ session: UploadSession) throws {
-        try connection.query(
+        try connection.queue(
             """
             UPDATE sessions SET blob_id = $2, state = $3, updated = $4, record = $5, caller = $6, received = $7
             WHERE id = $1
@@ -257,19 +259,19 @@ public struct PostgresMetadataRows: MetadataRows {
     }
 
     public mutating func deleteSession(id: String) throws {
-        try connection.query("DELETE FROM sessions WHERE id = $1", [.text(id)])
+        try connection.queue("DELETE FROM sessions WHERE id = $1", [.text(id)])
     }
 
     // MARK: Blob bookkeeping
 
     public mutating func addGarbage(_ id: BlobID, at time: Timestamp) throws {
-        try connection.query(
+        try connection.queue(
             "INSERT INTO blob_garbage (blob_id, registered) VALUES ($1, $2) ON CONFLICT (blob_id) DO NOTHING",
             [.text(id.rawValue), .int64(time.microseconds)])
     }
 
     public mutating func removeGarbage(_ id: BlobID) throws {
-        try connection.query("DELETE FROM blob_garbage WHERE blob_id = $1", [.text(id.rawValue)])
+        try connection.queue("DELETE FROM blob_garbage WHERE blob_id = $1", [.text(id.rawValue)])
     }
 
     public mutating func takeGarbage(_ id: BlobID) throws -> Bool {
@@ -295,12 +297,12 @@ public struct PostgresMetadataRows: MetadataRows {
     }
 
     public mutating func insertInlineBlob(_ id: BlobID, _ bytes: [UInt8]) throws {
-        try connection.query(
+        try connection.queue(
             "INSERT INTO inline_blobs (blob_id, bytes) VALUES ($1, $2)", [.text(id.rawValue), .bytes(bytes)])
     }
 
     public mutating func deleteInlineBlob(_ id: BlobID) throws {
-        try connection.query("DELETE FROM inline_blobs WHERE blob_id = $1", [.text(id.rawValue)])
+        try connection.queue("DELETE FROM inline_blobs WHERE blob_id = $1", [.text(id.rawValue)])
     }
 
     public mutating func blobIsReferenced(_ id: BlobID) throws -> Bool {
@@ -348,7 +350,7 @@ public struct PostgresMetadataRows: MetadataRows {
     // MARK: Event outbox and usage
 
     public mutating func appendEvent(_ event: StorageEvent) throws {
-        try connection.query(
+        try connection.queue(
             "INSERT INTO event_outbox (kind, object, time, due) VALUES ($1, $2, $3, $3)",
             [.text(event.kind.rawValue), .text(try Codec.json(event.object)), .int64(event.time.microseconds)])
     }
@@ -389,7 +391,7 @@ public struct PostgresMetadataRows: MetadataRows {
     }
 
     public mutating func addUsage(_ bucket: BucketName, _ delta: BucketUsage) throws {
-        try connection.query(
+        try connection.queue(
             """
             INSERT INTO bucket_usage AS u (bucket, stripe, objects, bytes, noncurrent_objects, noncurrent_bytes)
             VALUES ($1, pg_backend_pid() % \(GenerationStripes.count), $2, $3, $4, $5)
