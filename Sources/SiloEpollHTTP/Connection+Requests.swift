@@ -94,7 +94,7 @@ extension Connection {
                 isHTTP10: request.isHTTP10, awaitsContinue: request.awaitsContinue)
         else { return }
         let work: HandlerCall.Work
-        switch loop.inline?.beginInline(request.head) ?? .declined {
+        switch inline?.beginInline(request.head) ?? .declined {
         case .answered(let answer):
             if case .respond(let response) = answer, response.replay != nil {
                 loop.replays.keep(response, for: request, head: head, isSecure: io.isSecure, probe: probe)

@@ -65,6 +65,8 @@ final class Connection {
     /// The loop's server state, held directly: reached through the unowned `loop` it cost a strong retain and a
     /// release per access, several per request.
     let state: ServerState
+    /// The loop's inline answerer, held directly for the same reason (a connection lives on its loop's thread).
+    let inline: (any InlineAnswerer)?
     var phase = Phase.awaitingHead
     /// The events registered with epoll, so epoll_ctl is called only on a change.
     var registeredEvents: UInt32
@@ -149,6 +151,7 @@ final class Connection {
         self.local = local
         self.loop = loop
         self.state = loop.state
+        self.inline = loop.inline
         self.registeredEvents = registeredEvents
         self.machine = RequestStateMachine(maxDiscardedBodyBytes: loop.state.configuration.maxDiscardedBodyBytes)
         self.lastActivity = loop.now
