@@ -54,7 +54,7 @@ final class Connection {
     var isReusable: Bool {
         guard let connection = handle else { return false }
         return PQstatus(connection) == CONNECTION_OK && PQtransactionStatus(connection) == PQTRANS_IDLE
-            && queued.isEmpty
+            && queued.isEmpty && PQpipelineStatus(connection) == PQ_PIPELINE_OFF
     }
 
     /// The server process serving this connection (tests use it to tell connections apart and to kill one).
