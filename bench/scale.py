@@ -257,9 +257,9 @@ def delete_p99(server, start: int, count: int, connections: int) -> int:
     return round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6)
 
 
-def list_p99(server, start_offset: str, seconds: float) -> int:
-    """p99 (µs) of sequential GCS JSON list pages: up to 200 requests or `seconds`, at least 5. Sequential, not wrk:
-    a page that takes seconds must still be timed, not dropped for not finishing inside the run."""
+def list_p99(server, start_offset: str, seconds: float) -> tuple:
+    """(p99 µs, pages) of sequential GCS JSON list pages: up to 200 requests or `seconds`, at least 5. Sequential,
+    not wrk: a page that takes seconds must still be timed, not dropped for not finishing inside the run."""
     import http.client
     url = (f"/storage/v1/b/{BUCKET}/o?prefix=users%2F&delimiter=%2F&maxResults=1000&startOffset={start_offset}")
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
@@ -275,7 +275,7 @@ def list_p99(server, start_offset: str, seconds: float) -> int:
         times.append(time.monotonic() - begun)
     connection.close()
     times.sort()
-    return round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6)
+    return round(times[min(len(times) - 1, int(len(times) * 0.99))] * 1e6), len(times)
 
 
 def disk_bytes(path: str) -> int:
@@ -335,7 +335,9 @@ def measure(args, work, store, size, server, seconds):
     users = size // 5
     for label, offset in (("start", ""), ("middle", f"users%2Fu{users // 2:07d}"),
                           ("last", f"users%2Fu{max(0, users - 1000):07d}")):
-        row[f"list_{label}_p99_us"] = list_p99(server, offset, seconds)
+        io_before = server.io_bytes()
+        row[f"list_{label}_p99_us"], pages = list_p99(server, offset, seconds)
+        record_io(row, f"list_{label}", server, io_before, pages)
     upload = f"""
 math.randomseed(os.time())
 local body = string.rep("y", 1024)
@@ -453,6 +455,7 @@ COLUMNS = [
     ("upload_read_kib_per_req", "upload: device KiB read/req", "{:.2f}"),
     ("upload_write_kib_per_req", "upload: device KiB written/req", "{:.2f}"),
     ("delete_read_kib_per_req", "delete: device KiB read/req", "{:.2f}"),
+    ("list_middle_read_kib_per_req", "list middle: device KiB read/page", "{:.2f}"),
     ("blob_bytes_per_object", "blob B/obj", "{:,.0f}"),
     ("metadata_bytes_per_object", "metadata B/obj", "{:,.0f}"), ("steal_pct", "CPU steal %", "{:.0f}"),
 ]
