@@ -98,7 +98,7 @@ final class Connection {
     /// transaction, as it would have failed at its own turn.
     func queue(_ sql: String, _ parameters: [Value] = []) throws {
         queued.append((sql, parameters))
-        queuedBytes += sql.utf8.count + parameters.reduce(0) { $0 + ($1.encoded().bytes?.count ?? 0) }
+        queuedBytes += sql.utf8.count + parameters.reduce(0) { $0 + $1.encodedByteCount }
         if queuedBytes > Self.maxQueuedBytes, let connection = handle { _ = try sendQueued(connection) }
     }
 

@@ -17,6 +17,17 @@ enum Value {
         static let varchar: UInt32 = 1043
     }
 
+    /// How many bytes ``encoded()`` sends, without making them.
+    var encodedByteCount: Int {
+        switch self {
+        case .null: 0
+        case .int64: 8
+        case .text(let value): value.utf8.count
+        case .bytes(let value): value.count
+        case .bool: 1
+        }
+    }
+
     /// The parameter's type OID and its bytes in binary format (nil for NULL, whose type the server infers).
     func encoded() -> (type: UInt32, bytes: [UInt8]?) {
         switch self {

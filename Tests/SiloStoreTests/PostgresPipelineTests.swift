@@ -76,7 +76,8 @@ import Testing
         #expect(try Self.count(connection) == 0)
     }
 
-    @Test func aLongQueueIsSentInBoundedPipelines() throws {
+    /// 800 KiB of queued writes, past the 256 KiB a pipeline may carry, so the queue goes in several: every row lands.
+    @Test func aQueueOfManyLargeWritesLandsWhole() throws {
         let schema = try PostgresTestSchema()
         let connection = try Self.connect(schema)
         defer { connection.close() }
