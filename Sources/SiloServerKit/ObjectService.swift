@@ -123,8 +123,8 @@ package final class ObjectService: Sendable {
     }
 
     /// Decides access; admin credentials always pass. Throws `.permissionDenied` with the emulator's wording.
-    /// An inline attempt learns whether the answer depended on more than the path (``InlineAttempt/lasting``), and
-    /// is refused when the policy could not answer without waiting.
+    /// An inline attempt records a decision that read more than the path (``InlineAttempt/Reads/decision``), and is
+    /// refused when the policy could not answer without waiting.
     package func authorize(_ request: AccessRequest) throws {
         if request.principal?.isAdmin == true { return }
         let answer: AccessAnswer
@@ -132,7 +132,7 @@ package final class ObjectService: Sendable {
             guard let answered = policy.answerWithoutWaiting(request) else {
                 throw inlineAttempt.wouldBlock("the access decision on \(request.bucket)/\(request.path)")
             }
-            if !answered.byPathAlone { inlineAttempt.dependsOnMoreThanVersions() }
+            if !answered.byPathAlone { inlineAttempt.read(.decision) }
             answer = answered
         } else {
             answer = policy.answer(request)

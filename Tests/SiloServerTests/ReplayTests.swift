@@ -179,6 +179,8 @@ struct ReplayTests {
         let signedIn: HTTPHeaders = ["Authorization": "Firebase \(emulatorToken(uid: "u1"))"]
         try read(objectPath("users/u") + "?alt=media", 5, headers: signedIn, body: bytes("x"))
         try read(objectPath("users/u") + "?alt=media", 5, status: 403)
+        // Even where the rules decide by the path alone: the credential itself holds only until it expires.
+        try read(objectPath("public/p") + "?alt=media", 5, headers: signedIn, body: bytes("x"))
         // The client's own request id is echoed, so the answer is the handler's every time.
         let echoed = try read(objectPath("public/p") + "?alt=media", 5, headers: ["X-Request-Id": "mine-1"])
         #expect(echoed.allSatisfy { $0 == "mine-1" })

@@ -27,9 +27,11 @@ final class RequestIDs: Sendable {
 
     /// The client's `X-Request-Id` when it is 1 to 64 bytes of letters, digits, `-`, `_` and `.` (safe in a
     /// header, a JSON string and a shell); else a new id.
-    func resolve(_ head: HTTPRequestHead) -> String {
-        if let sent = head.headers["X-Request-Id"], Self.isAcceptable(sent) { return sent }
-        return next()
+    func resolve(_ head: HTTPRequestHead) -> String { clientID(head) ?? next() }
+
+    /// The client's acceptable `X-Request-Id`, if it sent one (``resolve(_:)``).
+    func clientID(_ head: HTTPRequestHead) -> String? {
+        head.headers["X-Request-Id"].flatMap { Self.isAcceptable($0) ? $0 : nil }
     }
 
     static func isAcceptable(_ id: String) -> Bool {

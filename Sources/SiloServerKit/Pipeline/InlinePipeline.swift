@@ -65,7 +65,7 @@ final class InlinePipeline: InlineAnswerer {
         case .respond(var response) where !attempt.refused:
             inline.finish(&response, head, exchange)
             response.replay = ReplayableAnswer.admit(
-                response, head, context, exchange, stamp: stamp, lasting: attempt.lasting, service: worker.service,
+                response, head, exchange, stamp: stamp, reads: attempt.reads, service: worker.service,
                 observability: worker.observability)
             return .answered(.respond(response))
         case .respond:

@@ -2,7 +2,8 @@ package import SiloCore
 import Synchronization
 
 /// What one attempt to answer on a socket's thread recorded (``InlinePipeline``): whether any step asked for
-/// something that is not in memory, and whether the answer depended on more than the object versions and the rules.
+/// something that is not in memory, and what the answer read besides the object's version and bytes and the rules'
+/// decision by path (``Reads``).
 /// The record, not the thrown error, decides, because some steps read with `try?` (access checks) and would otherwise
 /// take a refused read for a missing resource.
 ///
@@ -11,24 +12,37 @@ import Synchronization
 /// Atomic only because the views it is bound into are `Sendable`; one thread reads and writes it.
 package final class InlineAttempt: Sendable {
     private let refusedFlag = Atomic<Bool>(false)
-    private let variesFlag = Atomic<Bool>(false)
+    private let readBits = Atomic<UInt8>(0)
+
+    /// What an answer may have read besides the object's version, its bytes and the rules' decision by path. Each
+    /// step records what it reads where it reads it. An answer that read none of these follows from the request head
+    /// and those alone, so it may be replayed while they stand (``ReplayableAnswer``): a list of what an answer may
+    /// depend on, not of what it must not.
+    package struct Reads: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// An access decision that read the time, the caller, the resource or a document (``ObjectService/authorize(_:)``).
+        static let decision = Reads(rawValue: 1)
+        /// A verified credential, good only until it expires (``RequestPipeline/admit(_:_:_:)``).
+        static let credential = Reads(rawValue: 2)
+        /// The client's own `X-Request-Id`, which the answer echoes (``RequestPipeline/observe(_:_:_:id:)``).
+        static let clientRequestID = Reads(rawValue: 4)
+    }
 
     init() {}
 
     /// Clears the record for the next attempt.
     func begin() {
         refusedFlag.store(false, ordering: .relaxed)
-        variesFlag.store(false, ordering: .relaxed)
+        readBits.store(0, ordering: .relaxed)
     }
 
     var refused: Bool { refusedFlag.load(ordering: .relaxed) }
 
-    /// Whether the answer follows from the object versions and the rules in force alone, so that it stands until
-    /// either changes (``ReplayableAnswer``): false once an access decision read more (the time, the caller, the
-    /// resource, a document).
-    var lasting: Bool { !variesFlag.load(ordering: .relaxed) }
+    /// What the answer read so far.
+    var reads: Reads { Reads(rawValue: readBits.load(ordering: .relaxed)) }
 
-    func dependsOnMoreThanVersions() { variesFlag.store(true, ordering: .relaxed) }
+    func read(_ what: Reads) { readBits.bitwiseOr(what.rawValue, ordering: .relaxed) }
 
     /// Marks the attempt refused and returns the error that unwinds it. Nothing has been written when this is
     /// thrown: every view below refuses writes before touching the store.

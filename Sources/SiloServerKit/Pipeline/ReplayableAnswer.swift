@@ -4,13 +4,13 @@ import SiloHTTP
 /// Leave for the transport to send an inline answer again to the same request head (``ReplayPermit``), while the
 /// object versions and the rules it was derived from stand.
 ///
-/// Given only to an answer that follows from the head and from those alone (``admit(_:_:_:_:stamp:lasting:service:observability:)``):
-/// a v0 read of one object, by a caller without credentials, whose access decision depended on the path alone or
-/// on the object's download token. What such an answer reads — the cached live version, the blob's bytes (never
-/// changed under a blob id), headers derived from the version, the rules' path decision — changes only with a
-/// write of that object's metadata or of its bucket (``MetadataStore/cacheStamp(_:_:)``) or a rules reload
-/// (``AccessPolicy/version``): both are read before the attempt starts, so a change that lands during it already
-/// makes the permit out of date.
+/// Given only to an answer that follows from the head and from those alone
+/// (``admit(_:_:_:stamp:reads:service:observability:)``): a v0 read of one object that read nothing but the cached
+/// live version, the blob's bytes (never changed under a blob id), headers derived from the version and the rules'
+/// decision by path (or the object's download token); each step records anything else it reads
+/// (``InlineAttempt/Reads``). Those change only with a write of that object's metadata or of its bucket
+/// (``MetadataStore/cacheStamp(_:_:)``) or a rules reload (``AccessPolicy/version``): both are read before the
+/// attempt starts, so a change that lands during it already makes the permit out of date.
 ///
 /// A replay is counted and logged as the request it answers, under a new request id.
 final class ReplayableAnswer: ReplayPermit {
@@ -55,19 +55,18 @@ final class ReplayableAnswer: ReplayPermit {
     }
 
     /// The permit for `response`, the answer an inline attempt kept (it refused nothing) to `head`, or nil when it
-    /// may not be replayed. `stamp` was read before the attempt started; `lasting` is what the attempt recorded
-    /// (``InlineAttempt/lasting``). What any transport must not replay (a staged fault, a body it cannot keep) is
-    /// the transport's to refuse.
+    /// may not be replayed: a pure function of what the answer depended on. `stamp` was read before the attempt
+    /// started; `reads` is what the attempt recorded. What any transport must not replay (a staged fault, a body it
+    /// cannot keep) is the transport's to refuse.
     static func admit(
-        _ response: HTTPResponse, _ head: HTTPRequestHead, _ context: RequestContext, _ exchange: Exchange,
-        stamp: Stamp?, lasting: Bool, service: ObjectService, observability: Observability
+        _ response: HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, stamp: Stamp?,
+        reads: InlineAttempt.Reads, service: ObjectService, observability: Observability
     ) -> ReplayableAnswer? {
         // Only when the transport would keep it: a permit costs an allocation per answer.
-        guard head.wantsReplayPermit, let stamp, lasting else { return nil }
-        // A v0 object read: its answer reads nothing but the version, the blob and the rules' path decision.
+        guard head.wantsReplayPermit, let stamp, reads.isEmpty else { return nil }
+        // A v0 object read: the one route whose answer is made of the version, the blob and the rules' decision.
         guard case .firebaseObject = exchange.route else { return nil }
-        // No credential (its verdict depends on the time), and no id of the client's own to echo.
-        guard context.principal == nil, head.headers["X-Request-Id"] == nil else { return nil }
+        // A server failure is answered again, not kept.
         guard response.failure == nil, response.status < 500 else { return nil }
         return ReplayableAnswer(
             service, observability, stamp: stamp, method: head.method, exchange: exchange, response: response)

@@ -109,8 +109,19 @@ package struct RequestPipeline: Sendable {
     /// whichever thread answers (the loop's for inline answers, so only atomic adds and, with an access log, one
     /// short append).
     /// `id` overrides the exchange's (a failure rendered outside the handler names its own).
-    func observe(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, id: String? = nil) {
-        let id = id ?? exchange.id ?? observability.requestIDs.resolve(head)
+    func observe(
+        _ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, id given: String? = nil
+    ) {
+        let id: String
+        if let known = given ?? exchange.id {
+            id = known
+        } else if let sent = observability.requestIDs.clientID(head) {
+            // The answer echoes what the client sent: an inline attempt records that it read it.
+            service.inlineAttempt?.read(.clientRequestID)
+            id = sent
+        } else {
+            id = observability.requestIDs.next()
+        }
         // A 5xx carries its id in its headers already (``Reply/failing(_:status:headers:render:)``, the only answers
         // with a failure); no other answer's fields need searching.
         if response.failure == nil || response.headers["X-Request-Id"] == nil { response.requestID = id }
@@ -191,6 +202,8 @@ package struct RequestPipeline: Sendable {
             let context = try RequestContext(
                 head: head, credentials: service.credentials, edge: service.edge, signedURLs: route.isXML)
             exchange.caller = Exchange.Caller(context.principal)
+            // A verified credential holds only until it expires: an inline attempt records that it read one.
+            if context.principal != nil { service.inlineAttempt?.read(.credential) }
             return .admitted(context)
         } catch {
             return .refused(refusal(error, route, head))
