@@ -13,6 +13,8 @@ public final class SiloServerApp: HTTPHandler {
     private let lifecycleRan = Mutex<Int64>(.min)
     /// Every request's path through routing, auth, access, the handler, CORS and error rendering.
     let pipeline: RequestPipeline
+    /// How a resumable session commits (``sessionCommit(_:_:)``), for the worker pipeline's groups.
+    let sessionCommit: SessionCommit
     /// Makes the same pipeline over store views that refuse to block, one per socket thread (``InlinePipeline``).
     private let makeInlinePipeline: @Sendable (InlineAttempt) -> RequestPipeline
     /// Request metrics, the access log and the metric sources `/metrics` reports.
@@ -34,8 +36,9 @@ public final class SiloServerApp: HTTPHandler {
             logger: logger, thumbnails: thumbnails(configuration.images, logger))
         self.observability = observability
         let readiness = ReadinessProbe(timeout: configuration.readinessTimeoutSeconds)
+        sessionCommit = Self.sessionCommit(service, apis)
         pipeline = RequestPipeline(
-            service: service, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(service, apis),
+            service: service, groups: apis, registry: registry, sessionCommit: sessionCommit,
             observability: observability, readiness: readiness)
         let (service, registry) = (service, registry)
         makeInlinePipeline = { attempt in

@@ -51,21 +51,30 @@ package struct ResumableSessions {
 
     /// The body of the request as the session's next bytes: `resent` leading bytes it already has are dropped,
     /// `total` (when the request states it) becomes the declared size, and `finalize` commits the object once the
-    /// bytes are in. `answer` shapes the outcome. Throws `.unavailable` while another request writes the session.
+    /// bytes are in. `answer` shapes the outcome. `session` is what the protocol read to decide the request's offset;
+    /// throws `.unavailable` while another request writes the session, or when one wrote it since that read (the
+    /// client retries, and its next request is decided on what is stored).
     package func append(
         _ session: UploadSession, total: Int64? = nil, finalize: Bool, resent: Int64,
         answer: @escaping (Result<ResumableChunkSink.Outcome, StorageError>) -> HTTPResponse
     ) throws -> ResumableChunkSink {
-        var session = session
-        if let total, session.declaredSize != total {
-            session = try service.metadata.updateSession(id: session.id) { $0.declaredSize = total }
-        }
         guard registry.tryClaim(session.id) else {
             throw StorageError(.unavailable, "another request is writing to upload session \(session.id)")
         }
         do {
+            // Read again under the claim: a chunk that finished between the protocol's read and the claim moved the
+            // offset, and a writer opened at the old one would truncate the bytes that chunk made durable.
+            guard var current = try service.metadata.session(id: session.id), current.state == .active,
+                current.received == session.received
+            else {
+                throw StorageError(
+                    .unavailable, "upload session \(session.id) changed while this request waited; ask its status")
+            }
+            if let total, current.declaredSize != total {
+                current = try service.metadata.updateSession(id: current.id) { $0.declaredSize = total }
+            }
             return try ResumableChunkSink(
-                service: service, registry: registry, commit: commit, session: session, finalize: finalize,
+                service: service, registry: registry, commit: commit, session: current, finalize: finalize,
                 resent: resent, respond: answer)
         } catch {
             registry.release(session.id)
