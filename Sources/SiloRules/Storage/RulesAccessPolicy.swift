@@ -27,21 +27,24 @@ public struct RulesAccessPolicy: AccessPolicy {
     public func allows(_ request: AccessRequest) -> Bool { answer(request).allowed }
 
     public func answer(_ request: AccessRequest) -> AccessAnswer {
-        // Waiting, an answer is always given.
-        answer(request, waiting: true) ?? AccessAnswer(allowed: false, byPathAlone: false)
+        known(request, waiting: true) ?? evaluated(request, waiting: true)
     }
 
-    /// Nil when the decision would wait: on the path-decision cache's lock, or on a document read.
-    public func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer? { answer(request, waiting: false) }
+    /// Nil when the decision would wait: on the path-decision cache's lock, or on a document read (`firestore.get`
+    /// reads a store, so rules that may read one are evaluated where waiting is allowed).
+    public func answerWithoutWaiting(_ request: AccessRequest) -> AccessAnswer? {
+        known(request, waiting: false) ?? (documents == nil ? evaluated(request, waiting: false) : nil)
+    }
 
-    private func answer(_ request: AccessRequest, waiting: Bool) -> AccessAnswer? {
+    /// The answer without evaluating: the admin's, or a decision remembered by path.
+    private func known(_ request: AccessRequest, waiting: Bool) -> AccessAnswer? {
         if request.principal?.isAdmin == true { return AccessAnswer(allowed: true, byPathAlone: false) }
-        if let known = pathDecisions.decision(request, waiting: waiting) {
-            statistics?.count(evaluated: false, allowed: known, errors: 0)
-            return AccessAnswer(allowed: known, byPathAlone: true)
-        }
-        // `firestore.get` reads its documents from a store: rules that may are evaluated where waiting is allowed.
-        if !waiting && documents != nil { return nil }
+        guard let known = pathDecisions.decision(request, waiting: waiting) else { return nil }
+        statistics?.count(evaluated: false, allowed: known, errors: 0)
+        return AccessAnswer(allowed: known, byPathAlone: true)
+    }
+
+    private func evaluated(_ request: AccessRequest, waiting: Bool) -> AccessAnswer {
         let decision = program.evaluate(
             request, documents: documents, options: .init(trace: false, explain: false, listChildMode: listChildMode))
         if decision.dependsOnlyOnPath { pathDecisions.remember(decision.allowed, for: request, waiting: waiting) }
