@@ -40,4 +40,28 @@ import Testing
         #expect(finished.status == 200)
         #expect(try client.get(objectPath("raced.bin") + "?alt=media").body == first)
     }
+
+    @Test func aCancelDecidedBeforeTheSessionFinishedLeavesItFinished() throws {
+        let server = try TestServer()
+        let client = server.client()
+        let started = try client.send(
+            method: "POST", target: bucketPath() + "?name=kept.bin", headers: ["X-Goog-Upload-Command": "start"])
+        let id = try #require(started.headers["X-GUploader-UploadID"])
+        let url = try #require(started.headers["X-Goog-Upload-URL"])
+        let path = String(url[url.range(of: "/v0/")!.lowerBound...])
+        let app = server.app
+        let stale = try #require(try app.service.metadata.session(id: id))
+        let content = pattern(6000, seed: 9)
+        let finished = try client.send(
+            method: "POST", target: path,
+            headers: ["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "0"], body: content)
+        #expect(finished.status == 200)
+
+        let sessions = ResumableSessions(service: app.service, registry: app.registry, commit: app.sessionCommit)
+        #expect(throws: StorageError.self) { _ = try sessions.cancel(stale) }
+        #expect(try app.service.metadata.session(id: id)?.state == .finalized)
+        app.waitForBlobReclaims()
+        _ = app.collectGarbage(graceSeconds: 0)
+        #expect(try client.get(objectPath("kept.bin") + "?alt=media").body == content)
+    }
 }

@@ -82,9 +82,13 @@ package struct ResumableSessions {
         }
     }
 
-    /// Cancels an active session and lets its blob go; returns it as stored.
+    /// Cancels an active session and lets its blob go; returns it as stored. Decided on the stored session, not on
+    /// `session`: one that finished meanwhile (its blob may be the object's now) is refused, and left as it is.
     package func cancel(_ session: UploadSession) throws -> UploadSession {
         let cancelled = try service.metadata.updateSession(id: session.id) { stored in
+            guard stored.state == .active else {
+                throw StorageError(.invalidArgument, "upload session \(session.id) is already final")
+            }
             stored.state = .cancelled
             stored.updated = Timestamp.now()
         }
