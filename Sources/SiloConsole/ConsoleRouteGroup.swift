@@ -7,10 +7,28 @@ package struct ConsoleRouteGroup: RouteGroup {
 
     package init(_ parts: RouteGroupParts) { routes = ConsoleRoutes(service: parts.service) }
 
-    package func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws
+    /// `/console[/…]` reserves the path: a bucket named `console` is reachable by the XML API's virtual-host style
+    /// only.
+    package static func route(path rawPath: String) throws -> (any RouteTarget)? {
+        guard rawPath == "/console" || rawPath.hasPrefix("/console/") else { return nil }
+        return ConsoleRoute(path: RoutePath.segments(rawPath).dropFirst(2).map(String.init))
+    }
+
+    package func handle(_ target: any RouteTarget, _ context: RequestContext, _ pipeline: RequestPipeline) throws
         -> RequestDisposition?
     {
-        guard case .console(let path) = route else { return nil }
-        return routes.handle(context, path)
+        guard let route = target as? ConsoleRoute else { return nil }
+        return routes.handle(context, route.path)
     }
+}
+
+/// A console request: the raw segments after `console` (its files, and its admin API under `api/`).
+struct ConsoleRoute: RouteTarget {
+    let path: [String]
+
+    var label: RouteLabel { Self.label }
+    private static let label = RouteLabel("console", api: "other")
+
+    /// The console answers its own origin only (``ConsoleRoutes``).
+    var setsOwnCrossOriginPolicy: Bool { true }
 }

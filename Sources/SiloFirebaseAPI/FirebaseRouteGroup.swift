@@ -14,20 +14,26 @@ package struct FirebaseRouteGroup: RouteGroup {
         routes = FirebaseRoutes(service: parts.service, registry: parts.registry, sessionCommit: parts.sessionCommit)
     }
 
-    package func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws
+    /// Asked first: every v0 request (the SDKs' traffic) is routed here.
+    package static func route(path rawPath: String) throws -> (any RouteTarget)? { try FirebaseRoute.parse(rawPath) }
+
+    package static func refusedLabel(_ rawPath: String) -> RouteLabel { FirebaseRoute.refusedLabel }
+
+    /// Nil (the kit's 404) for a path under `/v0/` that names nothing and a method a control endpoint does not
+    /// serve.
+    package func handle(_ target: any RouteTarget, _ context: RequestContext, _ pipeline: RequestPipeline) throws
         -> RequestDisposition?
     {
-        switch route {
-        case .firebaseBucket(let bucket): try routes.bucket(context, bucket)
-        case .firebaseObject(let bucket, let name): try routes.object(context, bucket, name)
-        case .internalReset, .internalSetRules, .internalExport:
-            EmulatorControl(service: service).handle(route, context)
+        switch target as? FirebaseRoute {
+        case .bucket(let bucket): try routes.bucket(context, bucket)
+        case .object(let bucket, let name): try routes.object(context, bucket, name)
+        case let control? where control != .unknown: EmulatorControl(service: service).handle(control, context)
         default: nil
         }
     }
 
     /// Every `/v0/` path answers in the v0 shape, whatever it routes to.
-    package func errorShape(for route: Route?, rawPath: String) -> (any ErrorShape)? {
+    package func errorShape(for target: (any RouteTarget)?, rawPath: String) -> (any ErrorShape)? {
         rawPath.hasPrefix("/v0/") ? FirebaseErrorShape() : nil
     }
 

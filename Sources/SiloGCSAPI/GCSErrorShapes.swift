@@ -6,8 +6,9 @@ import SiloServerKit
 struct GCSJSONAPIErrorShape: ErrorShape {
     func answer(_ error: any Error) -> HTTPResponse { Reply.gcsError(error) }
 
-    func answer(_ error: any Error, for route: Route, _ context: RequestContext) -> HTTPResponse {
-        if case .gcsObject = route, GCSObjectRoutes.isMediaRead(context), let storage = error as? StorageError,
+    func answer(_ error: any Error, for route: any RouteTarget, _ context: RequestContext) -> HTTPResponse {
+        if case .gcsObject? = route as? GCSRoute, GCSObjectRoutes.isMediaRead(context),
+            let storage = error as? StorageError,
             storage.code == .notFound
         {
             return Reply.text(404, storage.message)
@@ -21,7 +22,7 @@ struct GCSJSONAPIErrorShape: ErrorShape {
 struct XMLErrorShape: ErrorShape {
     func answer(_ error: any Error) -> HTTPResponse { Reply.xmlError(error) }
 
-    func notServed(_ error: StorageError, _ route: Route, _ context: RequestContext) -> HTTPResponse {
+    func notServed(_ error: StorageError, _ route: any RouteTarget, _ context: RequestContext) -> HTTPResponse {
         Reply.xmlError(error, code: XMLErrorCode.noSuchBucket)
     }
 }

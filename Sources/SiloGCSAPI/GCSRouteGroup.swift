@@ -35,13 +35,36 @@ package struct GCSRouteGroup: RouteGroup {
             uploads: XMLUploadRoutes(service: service, registry: parts.registry, sessions: sessions))
     }
 
-    package func handle(_ route: Route, _ context: RequestContext, _ pipeline: RequestPipeline) throws
+    /// A virtual-host request (`Host: {bucket}.{suffix}`) is the XML API's whatever its path, and so is `GET /` with
+    /// `x-goog-project-id` (the project's buckets).
+    package static let routesByHead = true
+
+    package static func route(byHead head: HTTPRequestHead, _ configuration: ServerConfiguration) throws
+        -> (any RouteTarget)?
+    {
+        if let bucket = VirtualHost.bucket(host: head.headers["Host"], suffixes: configuration.virtualHostSuffixes) {
+            return try GCSRoute.parseVirtualHost(head.rawPath, bucket: bucket)
+        }
+        if head.rawPath == "/" && XMLRoutes.listsBuckets(head) { return GCSRoute.xmlBuckets }
+        return nil
+    }
+
+    package static func route(path rawPath: String) throws -> (any RouteTarget)? { try GCSRoute.parse(rawPath) }
+
+    /// The XML API's path style: any first segment that is a valid bucket name, once nothing else claimed the path.
+    package static func route(unclaimedPath rawPath: String) throws -> (any RouteTarget)? {
+        try GCSRoute.parseXML(rawPath)
+    }
+
+    package static func refusedLabel(_ rawPath: String) -> RouteLabel { GCSRoute.refusedLabel(rawPath) }
+
+    package static var operationIDs: Set<String> { GCSRoute.operationIDs }
+
+    package func handle(_ target: any RouteTarget, _ context: RequestContext, _ pipeline: RequestPipeline) throws
         -> RequestDisposition?
     {
+        guard let route = target as? GCSRoute else { return nil }
         switch route {
-        case .probe:
-            guard XMLRoutes.listsBuckets(context.head) else { return nil }
-            return xml(.xmlBuckets, context)
         case .oauthToken:
             return TokenEndpoint(service: service).handle(context)
         case .batch:
@@ -51,23 +74,21 @@ package struct GCSRouteGroup: RouteGroup {
             return try json(route, context)
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
             return xml(route, context)
-        default:
-            return nil
+        case .unknown(let jsonAPIPath):
+            let missing = StorageError(
+                .notFound, "Not Found. No route for \(context.method) \(context.head.rawPath.prefix(200))")
+            return .respond(jsonAPIPath ? Reply.gcsError(missing) : FirebaseErrorShape().answer(missing))
         }
     }
 
     /// The XML API's routes answer errors in XML, the JSON API's in JSON; a path that did not parse is left to the
-    /// kit (GCS JSON's shape, or v0's outside the JSON API's paths).
-    package func errorShape(for route: Route?, rawPath: String) -> (any ErrorShape)? {
-        guard let route else { return nil }
+    /// kit (GCS JSON's shape), and one that names nothing outside the JSON API's paths is answered as the kit
+    /// answers any path that names nothing (v0's shape, as the Firebase emulator answers it).
+    package func errorShape(for target: (any RouteTarget)?, rawPath: String) -> (any ErrorShape)? {
+        guard let route = target as? GCSRoute else { return nil }
         if route.isXML { return XMLErrorShape() }
-        switch route {
-        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .batch, .oauthToken:
-            return GCSJSONAPIErrorShape()
-        default:
-            return nil
-        }
+        if case .unknown(let jsonAPIPath) = route { return jsonAPIPath ? GCSJSONAPIErrorShape() : FirebaseErrorShape() }
+        return GCSJSONAPIErrorShape()
     }
 
     /// GCS sessions (JSON, XML resumable and multipart) commit under bucket IAM and ACLs.
@@ -79,7 +100,7 @@ package struct GCSRouteGroup: RouteGroup {
     }
 
     /// The JSON API: access, then the `fields` check, then the handler, whose answer the selector renders.
-    private func json(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
+    private func json(_ route: GCSRoute, _ context: RequestContext) throws -> RequestDisposition {
         let decision = GCSAccess(service: service).decide(route, context)
         if let refusal = decision.refusal { return .respond(Reply.gcsError(refusal)) }
         var context = context
@@ -94,7 +115,7 @@ package struct GCSRouteGroup: RouteGroup {
     }
 
     /// The JSON API's handler for `route`, after access and the `fields` check.
-    private func jsonHandler(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
+    private func jsonHandler(_ route: GCSRoute, _ context: RequestContext) throws -> RequestDisposition {
         switch route {
         case .gcsBuckets: return buckets.buckets(context)
         case .gcsBucket(let bucket): return buckets.bucket(context, bucket)
@@ -133,7 +154,7 @@ package struct GCSRouteGroup: RouteGroup {
 
     /// The XML API, under the same access rule as the JSON API (a signed URL's signer is its caller); a signed
     /// `x-goog-content-length-range` bounds the upload's body.
-    private func xml(_ route: Route, _ context: RequestContext) -> RequestDisposition {
+    private func xml(_ route: GCSRoute, _ context: RequestContext) -> RequestDisposition {
         let decision = GCSAccess(service: service).decide(route, context)
         if let refusal = decision.refusal { return .respond(Reply.xmlError(refusal)) }
         var context = context

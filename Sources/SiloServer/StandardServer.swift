@@ -25,4 +25,14 @@ extension SiloServerApp {
             logger: logger, observability: observability, apis: Self.apis,
             thumbnails: { ImageService(settings: $0, logger: $1) })
     }
+
+    /// The same server with other APIs (a test of the composition: a group of its own beside the shipped ones).
+    package convenience init(
+        configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore,
+        credentials: any CredentialVerifier, logger: Logger, apis: [any RouteGroup.Type]
+    ) {
+        self.init(
+            configuration: configuration, metadata: metadata, blobs: blobs, credentials: credentials, logger: logger,
+            apis: apis, thumbnails: { ImageService(settings: $0, logger: $1) })
+    }
 }

@@ -94,7 +94,7 @@ package final class ObjectService: Sendable {
     package func externalBase(_ context: RequestContext) -> String { edge.externalBase(context.head) }
 
     /// Throws `.notFound` for a bucket this server does not serve. The pipeline checks every bucket a route names
-    /// (``Route/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets
+    /// (``RouteTarget/buckets``) before the handler runs, so operations on a route's bucket do not check again; buckets
     /// named elsewhere (a request body, an upload session) are checked where they are read.
     package func checkServed(_ bucket: BucketName) throws {
         if let served = configuration.buckets, !served.contains(bucket) {
@@ -106,7 +106,7 @@ package final class ObjectService: Sendable {
     /// list of buckets (an array per request) is not made.
     package func checkServed(_ route: Route) throws {
         guard configuration.buckets != nil else { return }
-        for bucket in route.buckets { try checkServed(bucket) }
+        for bucket in route.target.buckets { try checkServed(bucket) }
     }
 
     /// Throws GCS's 404 unless the bucket exists (it is served and was created).

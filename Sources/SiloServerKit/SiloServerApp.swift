@@ -37,14 +37,15 @@ public final class SiloServerApp: HTTPHandler {
         self.observability = observability
         let readiness = ReadinessProbe(timeout: configuration.readinessTimeoutSeconds)
         sessionCommit = Self.sessionCommit(service, apis)
+        let router = Router(apis, configuration)
         pipeline = RequestPipeline(
-            service: service, groups: apis, registry: registry, sessionCommit: sessionCommit,
+            service: service, router: router, registry: registry, sessionCommit: sessionCommit,
             observability: observability, readiness: readiness)
         let (service, registry) = (service, registry)
         makeInlinePipeline = { attempt in
             let inline = service.inlineView(attempt)
             return RequestPipeline(
-                service: inline, groups: apis, registry: registry, sessionCommit: Self.sessionCommit(inline, apis),
+                service: inline, router: router, registry: registry, sessionCommit: Self.sessionCommit(inline, apis),
                 observability: observability, readiness: readiness)
         }
     }
@@ -57,8 +58,13 @@ public final class SiloServerApp: HTTPHandler {
         return InlinePipeline(inline: makeInlinePipeline(attempt), attempt: attempt, worker: pipeline)
     }
 
-    /// Where a request goes (the fault handler names operations by it).
-    package func route(of head: HTTPRequestHead) throws -> Route { try pipeline.route(of: head) }
+    /// Where a request goes (the fault handler names operations by it); throws the error that refused its target.
+    package func route(of head: HTTPRequestHead) throws -> Route {
+        do { return try pipeline.route(of: head) } catch { throw error.error }
+    }
+
+    /// Every operation id the APIs name (``RouteGroup/operationIDs``).
+    package var operationIDs: Set<String> { pipeline.router.groups.reduce(into: []) { $0.formUnion($1.operationIDs) } }
 
     /// How a resumable session commits: as the principal that started it (verified then; the session keeps it
     /// without the credential), decided again against the version the commit replaces, by the rule of the API that

@@ -48,7 +48,7 @@ public final class TestServer {
     private let handler: any HTTPHandler
 
     /// - Parameter hooks: wrap both stores in ``FaultInjectingMetadataStore`` / ``FaultInjectingBlobStore``.
-    public init(
+    public convenience init(
         _ transport: Transport = .socket, metadata: any MetadataStore, blobs: any BlobStore,
         directory: TemporaryDirectory? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), policy: any AccessPolicy = AllowAllPolicy(),
@@ -64,15 +64,27 @@ public final class TestServer {
             metadata = FaultInjectingMetadataStore(metadata, hooks: hooks)
             blobs = FaultInjectingBlobStore(blobs, hooks: hooks)
         }
+        let app = SiloServerApp(
+            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
+            logger: logger, observability: observability)
+        try self.init(
+            app: app, transport, metadata: metadata, blobs: blobs, directory: directory, testFaults: testFaults,
+            threads: threads, tls: tls)
+    }
+
+    /// A server around an app the caller composed (a test of the composition itself: its own route groups).
+    package init(
+        app: SiloServerApp, _ transport: Transport = .socket, metadata: any MetadataStore, blobs: any BlobStore,
+        directory: TemporaryDirectory? = nil, testFaults: Bool = false, threads: Int = 4, tls: TLSOption = .none
+    ) throws {
         self.directory = directory
         self.metadata = metadata
         self.blobs = blobs
-        app = SiloServerApp(
-            configuration: configuration, metadata: metadata, blobs: blobs, policy: policy, credentials: credentials,
-            logger: logger, observability: observability)
+        self.app = app
         // `silo serve --test-faults` puts the same handler in front of the app.
         let inner: any HTTPHandler =
-            testFaults ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: configuration.maxJSONBodyBytes) : app
+            testFaults
+            ? FaultInjectingHandler(wrapping: app, maxJSONBodyBytes: app.configuration.maxJSONBodyBytes) : app
         let requests = RequestLog()
         self.requests = requests
         let handler = RequestLoggingHandler(inner: inner, log: requests)

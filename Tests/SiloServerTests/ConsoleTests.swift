@@ -112,9 +112,9 @@ import Testing
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
         #expect(try client.send(method: "PUT", target: "/console/index.html").status == 405)
-        #expect(try Route.parse("/console") == .console([]))
-        #expect(try Route.parse("/console/app.js") == .console(["app.js"]))
-        #expect(try Route.parse("/consoles") == .xmlBucket(try BucketName("consoles")))
+        #expect(try routed("/console") == .console([]))
+        #expect(try routed("/console/app.js") == .console(["app.js"]))
+        #expect(try routed("/consoles") == .gcs(.xmlBucket(try BucketName("consoles"))))
     }
 
     @Test func sessionSaysWhetherAKeyIsNeeded() throws {

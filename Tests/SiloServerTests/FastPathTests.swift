@@ -38,16 +38,18 @@ import Testing
         "/v0/b/b%ZZ/o/x", "/storage/v1/b/bucket/o/x%2Fy",
     ])
     func routeParsingIsUnchanged(_ path: String) {
-        let parsed = try? Route.parse(path)
-        let expected: Route?
+        let parsed = try? routed(path)
+        let expected: RoutedTarget?
         switch path {
-        case "/v0/b/bucket/o/a%2Fb%20c": expected = .firebaseObject(try! BucketName("bucket"), try! ObjectName("a/b c"))
+        case "/v0/b/bucket/o/a%2Fb%20c":
+            expected = .firebase(.object(try! BucketName("bucket"), try! ObjectName("a/b c")))
         case "/v0/b/bucket/o/plain/name":
-            expected = .firebaseObject(try! BucketName("bucket"), try! ObjectName("plain/name"))
-        case "/v0/b/bucket/o", "/v0/b/bucket/o/": expected = .firebaseBucket(try! BucketName("bucket"))
-        case "/": expected = .probe
-        case "": expected = .unknown
-        case "/storage/v1/b/bucket/o/x%2Fy": expected = .gcsObject(try! BucketName("bucket"), try! ObjectName("x/y"))
+            expected = .firebase(.object(try! BucketName("bucket"), try! ObjectName("plain/name")))
+        case "/v0/b/bucket/o", "/v0/b/bucket/o/": expected = .firebase(.bucket(try! BucketName("bucket")))
+        case "/": expected = .kit(.probe)
+        case "": expected = .kit(.unknown)
+        case "/storage/v1/b/bucket/o/x%2Fy":
+            expected = .gcs(.gcsObject(try! BucketName("bucket"), try! ObjectName("x/y")))
         default: expected = nil  // malformed escape: an error
         }
         #expect(parsed == expected)

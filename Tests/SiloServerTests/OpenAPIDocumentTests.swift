@@ -43,9 +43,9 @@ import Testing
     }
 
     @Test func route() throws {
-        #expect(try Route.parse("/openapi.json") == .openAPIDocument)
-        #expect(try Route.parse("/openapi.json/") == .xmlBucket(try BucketName("openapi.json")))
-        #expect(try Route.parse("/v0/openapi.json") == .unknown)
+        #expect(try routed("/openapi.json") == .kit(.openAPIDocument))
+        #expect(try routed("/openapi.json/") == .gcs(.xmlBucket(try BucketName("openapi.json"))))
+        #expect(try routed("/v0/openapi.json") == .firebase(.unknown))
     }
 
     @Test func isAnOpenAPI31Document() throws {

@@ -242,40 +242,40 @@ import Testing
 @Suite struct RouteTests {
     @Test func parsing() throws {
         let b = try BucketName("demo.appspot.com")
-        #expect(try Route.parse("/v0/b/demo.appspot.com/o") == .firebaseBucket(b))
-        #expect(try Route.parse("/v0/b/demo.appspot.com/o/") == .firebaseBucket(b))
+        #expect(try routed("/v0/b/demo.appspot.com/o") == .firebase(.bucket(b)))
+        #expect(try routed("/v0/b/demo.appspot.com/o/") == .firebase(.bucket(b)))
         #expect(
-            try Route.parse("/v0/b/demo.appspot.com/o/a%2Fb%25c+d") == .firebaseObject(b, try ObjectName("a/b%c+d")))
-        #expect(try Route.parse("/v0/b/demo.appspot.com/o/a/b%2Fc") == .firebaseObject(b, try ObjectName("a/b/c")))
-        #expect(try Route.parse("/") == .probe)
+            try routed("/v0/b/demo.appspot.com/o/a%2Fb%25c+d") == .firebase(.object(b, try ObjectName("a/b%c+d"))))
+        #expect(try routed("/v0/b/demo.appspot.com/o/a/b%2Fc") == .firebase(.object(b, try ObjectName("a/b/c"))))
+        #expect(try routed("/") == .kit(.probe))
         // Not the JSON API: the XML API's object `b/x/o` in bucket `v1`.
-        #expect(try Route.parse("/v1/b/x/o") == .xmlObject(try BucketName("v1"), try ObjectName("b/x/o")))
+        #expect(try routed("/v1/b/x/o") == .gcs(.xmlObject(try BucketName("v1"), try ObjectName("b/x/o"))))
         #expect(
-            try Route.parse("/b%2Dx/dir%2Ffile%2Eparquet")
-                == .xmlObject(try BucketName("b-x"), try ObjectName("dir/file.parquet")))
-        #expect(try Route.parse("/b-x/") == .xmlBucket(try BucketName("b-x")))
-        #expect(try Route.parse("/a%3Cb%3E/x") == .unknown)
-        #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/%E2%28") }
+            try routed("/b%2Dx/dir%2Ffile%2Eparquet")
+                == .gcs(.xmlObject(try BucketName("b-x"), try ObjectName("dir/file.parquet"))))
+        #expect(try routed("/b-x/") == .gcs(.xmlBucket(try BucketName("b-x"))))
+        #expect(try routed("/a%3Cb%3E/x") == .kit(.unknown))
+        #expect(throws: StorageError.self) { try routed("/v0/b/demo.appspot.com/o/%E2%28") }
     }
 
     /// The v0 fast path decodes the object part whole; these are the cases where that could differ from
     /// decoding segment by segment.
     @Test func v0EdgeCases() throws {
         let b = try BucketName("demo.appspot.com")
-        #expect(try Route.parse("/v0/b/demo.appspot.com/o//") == .firebaseObject(b, try ObjectName("/")))
-        #expect(try Route.parse("/v0/b/demo.appspot.com/o/a//b") == .firebaseObject(b, try ObjectName("a//b")))
-        #expect(try Route.parse("/v0/b/demo.appspot.com/o/%C3%A9/x") == .firebaseObject(b, try ObjectName("é/x")))
+        #expect(try routed("/v0/b/demo.appspot.com/o//") == .firebase(.object(b, try ObjectName("/"))))
+        #expect(try routed("/v0/b/demo.appspot.com/o/a//b") == .firebase(.object(b, try ObjectName("a//b"))))
+        #expect(try routed("/v0/b/demo.appspot.com/o/%C3%A9/x") == .firebase(.object(b, try ObjectName("é/x"))))
         // A multi-byte character cut by a literal '/' is invalid either way.
-        #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/%C3/%A9") }
-        #expect(throws: StorageError.self) { try Route.parse("/v0/b/demo.appspot.com/o/a%2") }
-        #expect(try Route.parse("/v0/b/demo.appspot.com") == .unknown)
-        #expect(try Route.parse("/v0/b/demo.appspot.com/") == .unknown)
-        #expect(try Route.parse("/v0/b/demo.appspot.com/x/a") == .unknown)
-        #expect(try Route.parse("/v0/b/demo.appspot.com/ox") == .unknown)
+        #expect(throws: StorageError.self) { try routed("/v0/b/demo.appspot.com/o/%C3/%A9") }
+        #expect(throws: StorageError.self) { try routed("/v0/b/demo.appspot.com/o/a%2") }
+        #expect(try routed("/v0/b/demo.appspot.com") == .firebase(.unknown))
+        #expect(try routed("/v0/b/demo.appspot.com/") == .firebase(.unknown))
+        #expect(try routed("/v0/b/demo.appspot.com/x/a") == .firebase(.unknown))
+        #expect(try routed("/v0/b/demo.appspot.com/ox") == .firebase(.unknown))
         // An invalid bucket is only an error once the path is otherwise a v0 route.
-        #expect(try Route.parse("/v0/b/BAD%20BUCKET/ox") == .unknown)
-        #expect(throws: StorageError.self) { try Route.parse("/v0/b/BAD%20BUCKET/o/a") }
-        #expect(throws: StorageError.self) { try Route.parse("/v0/b//o/a") }
+        #expect(try routed("/v0/b/BAD%20BUCKET/ox") == .firebase(.unknown))
+        #expect(throws: StorageError.self) { try routed("/v0/b/BAD%20BUCKET/o/a") }
+        #expect(throws: StorageError.self) { try routed("/v0/b//o/a") }
     }
 }
 

@@ -50,10 +50,10 @@ import Testing
 
     @Test("the token paths are the token endpoint; a bucket named token is reachable below them")
     func tokenRoutes() throws {
-        #expect(try Route.parse("/token") == .oauthToken)
-        #expect(try Route.parse("/oauth2/v4/token") == .oauthToken)
-        #expect(try Route.parse("/token/a.txt") == .xmlObject(try BucketName("token"), try ObjectName("a.txt")))
-        #expect(try Route.parse("/oauth2/v4") == .xmlObject(try BucketName("oauth2"), try ObjectName("v4")))
+        #expect(try routed("/token") == .gcs(.oauthToken))
+        #expect(try routed("/oauth2/v4/token") == .gcs(.oauthToken))
+        #expect(try routed("/token/a.txt") == .gcs(.xmlObject(try BucketName("token"), try ObjectName("a.txt"))))
+        #expect(try routed("/oauth2/v4") == .gcs(.xmlObject(try BucketName("oauth2"), try ObjectName("v4"))))
     }
 
     @Test("a service account with no binding is refused (403), as on GCS; anonymous callers still get 401")

@@ -15,7 +15,7 @@ struct EmulatorControl {
     static let maxSetRulesBodyBytes = 4 << 20
 
     /// Nil for a method the endpoint does not serve (the router's 404).
-    package func handle(_ route: Route, _ context: RequestContext) -> RequestDisposition? {
+    func handle(_ route: FirebaseRoute, _ context: RequestContext) -> RequestDisposition? {
         switch (route, context.head.method) {
         case (.internalReset, "POST"), (.internalSetRules, "PUT"), (.internalExport, "POST"): break
         default: return nil

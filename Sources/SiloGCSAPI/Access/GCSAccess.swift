@@ -28,13 +28,13 @@ package struct GCSAccess {
     }
 
     /// The decision about a request, before its handler runs.
-    package func decide(_ route: Route, _ context: RequestContext) -> Decision {
+    package func decide(_ route: GCSRoute, _ context: RequestContext) -> Decision {
         var access = self
         access.time = context.time
         return access.decideAtTime(route, context)
     }
 
-    private func decideAtTime(_ route: Route, _ context: RequestContext) -> Decision {
+    private func decideAtTime(_ route: GCSRoute, _ context: RequestContext) -> Decision {
         var decided: [DecidedVersion] = []
         let refusal = refusal(GCSPermissions.required(route, context), context.principal, decided: &decided)
         return Decision(refusal: refusal, decided: decided)

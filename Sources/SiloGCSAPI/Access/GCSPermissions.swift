@@ -89,7 +89,7 @@ package enum AccessRequirement: Equatable {
 /// returns once per request, before the handler runs; writes are decided again when they commit
 /// (``ObjectService/gcsPinned(_:_:conditions:principal:write:)``).
 package enum GCSPermissions {
-    static func required(_ route: Route, _ context: RequestContext) -> [AccessRequirement] {
+    static func required(_ route: GCSRoute, _ context: RequestContext) -> [AccessRequirement] {
         let method = context.method
         let read = method == "GET" || method == "HEAD"
         switch route {

@@ -115,7 +115,7 @@ struct BatchRoutes {
                 .invalidArgument, "only JSON API calls (/storage/v1/…) can be sent in a batch, not \(path.prefix(200))")
         }
         // A path that does not parse is dispatched all the same: the router answers its 400 in the GCS shape.
-        guard let route = try? Route.parse(path) else { return nil }
+        guard let route = try? GCSRoute.parse(path) else { return nil }
         switch route {
         case .gcsUpload:
             return media

@@ -166,7 +166,6 @@ struct AccessRecord: Sendable {
     var time: Timestamp
     var id: String
     var parent: String?
-    var api: APILabel
     var route: RouteLabel
     var method: String
     var bucket: BucketName?
@@ -186,8 +185,8 @@ struct AccessRecord: Sendable {
         ]
         if let parent { members.append(("batch_id", .string(parent))) }
         members += [
-            ("api", .string(api.name)),
-            ("route", .string(route.name)),
+            ("api", .string(route.api)),
+            ("route", .string(route.route)),
             ("method", .string(String(method.prefix(16)))),
             ("bucket", bucket.map { .string($0.rawValue) } ?? .null),
             ("object", object.map { .string($0.rawValue) } ?? .null),

@@ -36,12 +36,12 @@ public final class Observability: Sendable {
         // A batch's calls are counted as requests, but their bytes are the batch's, counted once.
         let own = exchange.parent == nil
         requests.record(
-            api: exchange.api, route: exchange.route, status: status, micros: micros,
+            exchange.route, status: status, micros: micros,
             bytesIn: own ? exchange.bytesIn : nil, bytesOut: own ? bytesOut : nil)
         guard let accessLog else { return }
         accessLog.record(
             AccessRecord(
-                time: .now(), id: id, parent: exchange.parent, api: exchange.api, route: exchange.route,
+                time: .now(), id: id, parent: exchange.parent, route: exchange.route,
                 method: method, bucket: exchange.bucket, object: exchange.object, status: status,
                 bytesIn: exchange.bytesIn, bytesOut: bytesOut, micros: micros, caller: exchange.caller))
     }

@@ -1,5 +1,5 @@
-import SiloCore
-import SiloHTTP
+package import SiloCore
+package import SiloHTTP
 import Synchronization
 
 /// Request ids: the `X-Request-Id` a client sent when it is short and safe to echo and log, else one made here.
@@ -68,7 +68,8 @@ package struct Exchange {
         /// attempt makes none).
         var id: String?
         var route = RouteLabel.invalid
-        var api = APILabel.other
+        /// The route sets its own cross-origin policy (``RouteTarget/setsOwnCrossOriginPolicy``).
+        var ownsCrossOrigin = false
         var bucket: BucketName?
         var object: ObjectName?
         var caller = Caller.anonymous
@@ -116,30 +117,24 @@ package struct Exchange {
         }
     }
 
-    /// Route, API, bucket and object from the router's answer (nil: the path was refused); an upload that names
-    /// its object in the query (`?name=`) is logged under that name, when it is a valid one.
-    mutating func routed(_ parsed: Route?, _ head: HTTPRequestHead) {
-        self.route = parsed.map(RouteLabel.init) ?? .invalid
-        self.api = self.route.api(rawPath: head.rawPath)
-        switch parsed {
-        case .firebaseBucket(let b), .gcsObjects(let b), .gcsUpload(let b):
-            self.bucket = b
-            // Through the memo: the context parses the same query next, and finds it there.
-            if head.method == "POST", let name = (try? TargetMemo.query(head))?["name"] {
-                self.object = try? ObjectName(name)
-            }
-        case .gcsBucket(let b), .gcsBucketSub(let b, _), .xmlBucket(let b):
-            self.bucket = b
-        case .firebaseObject(let b, let o), .gcsObject(let b, let o), .gcsCompose(let b, let o),
-            .gcsObjectSub(let b, let o, _), .xmlObject(let b, let o):
-            (self.bucket, self.object) = (b, o)
-        case .gcsCopy(_, _, let b, let o, _):
-            // A copy is logged under what it writes.
-            (self.bucket, self.object) = (b, o)
-        case .xmlSubresource(let b, let o, _):
-            (self.bucket, self.object) = (b, o)
-        default:
-            break
-        }
+    /// Route, bucket and object from the router's answer; whether the route sets its own cross-origin policy.
+    mutating func routed(_ route: Route, _ head: HTTPRequestHead) {
+        let target = route.target
+        self.route = target.label
+        (self.bucket, self.object) = target.logged(head)
+        self.ownsCrossOrigin = target.setsOwnCrossOriginPolicy
+    }
+
+    /// A request whose target the router refused, under `label`.
+    mutating func refused(_ label: RouteLabel) {
+        self.route = label
+    }
+
+    /// The object an upload names in its query (`?name=`), when it is a valid name: what the access log names a
+    /// `POST` to a bucket's upload route by.
+    package static func postedName(_ head: HTTPRequestHead) -> ObjectName? {
+        // Through the memo: the context parses the same query next, and finds it there.
+        guard head.method == "POST", let name = (try? TargetMemo.query(head))?["name"] else { return nil }
+        return try? ObjectName(name)
     }
 }

@@ -1,101 +1,51 @@
-/// The route a request took, as a metric label and an access-log field: one name per case of ``Route``, the
-/// router's own list, so a label can never carry a raw path or a bucket name from the request.
-enum RouteLabel: Int, CaseIterable, Sendable {
-    case probe, firebaseBucket, firebaseObject, internalReset, internalSetRules, internalExport, openAPIDocument
-    case gcsBuckets, gcsBucket, gcsObjects
-    case gcsObject, gcsCopy, gcsCompose, gcsUpload, gcsBucketSub, gcsObjectSub, gcsServiceAccount, gcsHMACKeys
-    case gcsUnimplemented, oauthToken, batch, xmlBucket, xmlObject, xmlSubresource, xmlBuckets
-    case metrics, healthz, readyz, console
-    /// A path that names no route.
-    case unknown
-    /// A path the router refused (malformed escapes, an invalid bucket or object name) or a refused credential.
-    case invalid
-    /// A CORS preflight (`OPTIONS`), answered before routing.
-    case preflight
+import Synchronization
 
-    init(_ route: Route) {
-        self =
-            switch route {
-            case .probe: .probe
-            case .firebaseBucket: .firebaseBucket
-            case .firebaseObject: .firebaseObject
-            case .internalReset: .internalReset
-            case .internalSetRules: .internalSetRules
-            case .internalExport: .internalExport
-            case .openAPIDocument: .openAPIDocument
-            case .gcsBuckets: .gcsBuckets
-            case .gcsBucket: .gcsBucket
-            case .gcsObjects: .gcsObjects
-            case .gcsObject: .gcsObject
-            case .gcsCopy: .gcsCopy
-            case .gcsCompose: .gcsCompose
-            case .gcsUpload: .gcsUpload
-            case .gcsBucketSub: .gcsBucketSub
-            case .gcsObjectSub: .gcsObjectSub
-            case .gcsServiceAccount: .gcsServiceAccount
-            case .gcsHMACKeys: .gcsHMACKeys
-            case .gcsUnimplemented: .gcsUnimplemented
-            case .oauthToken: .oauthToken
-            case .batch: .batch
-            case .xmlBucket: .xmlBucket
-            case .xmlObject: .xmlObject
-            case .xmlSubresource: .xmlSubresource
-            case .xmlBuckets: .xmlBuckets
-            case .operations(.metrics): .metrics
-            case .operations(.healthz): .healthz
-            case .operations(.readyz): .readyz
-            case .console: .console
-            case .unknown: .unknown
-            }
-    }
+/// A route's name in the metrics and the access log, with the API it belongs to (`v0`, `json`, `xml`, or `other`
+/// for what is no API's: the probe, the operations endpoints, paths that name nothing). Each route group declares
+/// its own as `static let`s, so a label never carries a raw path or a bucket name from a request, and the labels
+/// there can be are fixed by the code.
+///
+/// Labels are numbered as they are first declared, process-wide, so that counting a request is an index into
+/// counters allocated up front (``RequestMetrics``). Declaring the same route and API again gives the same label.
+package struct RouteLabel: Sendable, Hashable {
+    /// Its slot in the counters.
+    let index: Int
 
-    /// The label value: snake case, stable (dashboards and alerts name it); in case order.
-    var name: String { Self.names[rawValue] }
-
-    private static let names = [
-        "probe", "firebase_bucket", "firebase_object", "internal_reset", "internal_set_rules", "internal_export",
-        "openapi_document", "gcs_buckets",
-        "gcs_bucket", "gcs_objects", "gcs_object", "gcs_copy", "gcs_compose", "gcs_upload", "gcs_bucket_sub",
-        "gcs_object_sub", "gcs_service_account", "gcs_hmac_keys", "gcs_unimplemented", "oauth_token", "batch",
-        "xml_bucket", "xml_object", "xml_subresource", "xml_buckets", "metrics", "healthz", "readyz", "console",
-        "unknown",
-        "invalid", "preflight",
-    ]
-
-    /// The API a route belongs to; for paths that name no route, the API whose paths they look like.
-    func api(rawPath: String) -> APILabel {
-        switch self {
-        case .firebaseBucket, .firebaseObject: .v0
-        case .gcsBuckets, .gcsBucket, .gcsObjects, .gcsObject, .gcsCopy, .gcsCompose, .gcsUpload, .gcsBucketSub,
-            .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .batch:
-            .json
-        case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets: .xml
-        case .probe, .internalReset, .internalSetRules, .internalExport, .openAPIDocument, .oauthToken, .metrics,
-            .healthz, .readyz, .console, .preflight:
-            .other
-        case .unknown, .invalid:
-            if rawPath.hasPrefix("/v0/") {
-                .v0
-            } else if Route.isJSONAPIPath(rawPath) {
-                .json
-            } else {
-                .other
-            }
+    /// The label `route` of `api`: snake case and stable, because dashboards and alerts name them. Takes a lock:
+    /// declare labels as `static let`s, never per request.
+    package init(_ route: String, api: String) {
+        index = Self.declared.withLock { names in
+            if let found = names.firstIndex(where: { $0.route == route && $0.api == api }) { return found }
+            precondition(names.count < Self.capacity, "more than \(Self.capacity) route labels declared")
+            names.append((route, api))
+            return names.count - 1
         }
     }
+
+    /// The route's name.
+    var route: String { Self.names[index].route }
+    /// The API's name.
+    var api: String { Self.names[index].api }
+
+    /// How many labels there can be: what the counters are allocated for.
+    static let capacity = 128
+
+    /// Every label declared so far, by slot.
+    static var names: [(route: String, api: String)] { declared.withLock { $0 } }
+
+    private static let declared = Mutex<[(route: String, api: String)]>([])
 }
 
-/// Which API a request spoke: `v0` (Firebase), `json` (GCS JSON API), `xml` (GCS XML API), or `other` (the probe,
-/// the token endpoint, the operations endpoints, paths that name nothing).
-enum APILabel: Int, CaseIterable, Sendable {
-    case v0, json, xml, other
-
-    var name: String {
-        switch self {
-        case .v0: "v0"
-        case .json: "json"
-        case .xml: "xml"
-        case .other: "other"
-        }
-    }
+extension RouteLabel {
+    /// A path the router refused (malformed escapes, an invalid bucket or object name) outside any API's paths.
+    package static let invalid = RouteLabel("invalid", api: "other")
+    /// A path that names nothing.
+    static let unknown = RouteLabel("unknown", api: "other")
+    /// A CORS preflight (`OPTIONS`), answered before routing.
+    static let preflight = RouteLabel("preflight", api: "other")
+    static let probe = RouteLabel("probe", api: "other")
+    static let openAPIDocument = RouteLabel("openapi_document", api: "other")
+    static let metrics = RouteLabel("metrics", api: "other")
+    static let healthz = RouteLabel("healthz", api: "other")
+    static let readyz = RouteLabel("readyz", api: "other")
 }

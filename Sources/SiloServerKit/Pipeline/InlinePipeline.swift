@@ -37,11 +37,11 @@ final class InlinePipeline: InlineAnswerer {
         // No request id yet: a declined attempt needs none (the worker's ``RequestPipeline/resume`` makes it).
         var exchange = Exchange(id: nil)
         exchange.routed(route, head)
-        guard route.readsOneObject else { return .deferred(PendingRequest(worker, route, head, nil, exchange)) }
+        guard route.target.readsOneObject else { return .deferred(PendingRequest(worker, route, head, nil, exchange)) }
         // Read before the attempt: a write or a reload that lands during it leaves the answer's permit out of date.
         let stamp: ReplayableAnswer.Stamp? =
-            if head.wantsReplayPermit, case .firebaseObject(let bucket, let name) = route {
-                ReplayableAnswer.Stamp(worker.service, bucket, name)
+            if head.wantsReplayPermit, let read = route.target.replayableRead {
+                ReplayableAnswer.Stamp(worker.service, read.bucket, read.object)
             } else {
                 nil
             }

@@ -62,10 +62,9 @@ final class ReplayableAnswer: ReplayPermit {
         _ response: HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, stamp: Stamp?,
         reads: InlineAttempt.Reads, service: ObjectService, observability: Observability
     ) -> ReplayableAnswer? {
-        // Only when the transport would keep it: a permit costs an allocation per answer.
+        // Only when the transport would keep it: a permit costs an allocation per answer. A stamp is read only for
+        // a route whose answer is made of the version, the blob and the access decision (``RouteTarget/replayableRead``).
         guard head.wantsReplayPermit, let stamp, reads.isEmpty else { return nil }
-        // A v0 object read: the one route whose answer is made of the version, the blob and the rules' decision.
-        guard case .firebaseObject = exchange.route else { return nil }
         // A server failure is answered again, not kept.
         guard response.failure == nil, response.status < 500 else { return nil }
         return ReplayableAnswer(

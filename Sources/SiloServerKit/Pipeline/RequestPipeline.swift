@@ -14,20 +14,22 @@ import SiloWire
 /// (``InlinePipeline``): one code path for both.
 package struct RequestPipeline: Sendable {
     let service: ObjectService
-    /// The APIs, asked in order (``RouteGroup``).
+    /// The APIs (``RouteGroup``), in the router's order.
     let groups: [any RouteGroup]
+    let router: Router
     let operations: OperationsRoutes
     let observability: Observability
 
     init(
-        service: ObjectService, groups: [any RouteGroup.Type], registry: SessionRegistry,
-        sessionCommit: SessionCommit, observability: Observability, readiness: ReadinessProbe
+        service: ObjectService, router: Router, registry: SessionRegistry, sessionCommit: SessionCommit,
+        observability: Observability, readiness: ReadinessProbe
     ) {
         self.service = service
+        self.router = router
         self.observability = observability
         operations = OperationsRoutes(service: service, observability: observability, readiness: readiness)
         let parts = RouteGroupParts(service: service, registry: registry, sessionCommit: sessionCommit)
-        self.groups = groups.map { $0.init(parts) }
+        self.groups = router.groups.map { $0.init(parts) }
     }
 
     /// The whole pipeline for a request from a connection.
@@ -36,7 +38,7 @@ package struct RequestPipeline: Sendable {
         if head.method == "OPTIONS" {
             exchange.route = .preflight
             var response: HTTPResponse
-            if case .console? = try? route(of: head) {
+            if (try? route(of: head))?.target.setsOwnCrossOriginPolicy == true {
                 response = CORS.refusedPreflight()
             } else {
                 response = CORS.preflight(head)
@@ -84,12 +86,12 @@ package struct RequestPipeline: Sendable {
     }
 
     /// What every answer passes through once: the log line of a server-side failure, the sandbox that keeps
-    /// whatever it carries out of the console's origin (``ContentIsolation``) and CORS — for every route but the
-    /// console's, which sets its own policy and answers no other origin (SiloConsole's `ConsoleRoutes`) — then what
-    /// ``observe(_:_:_:)`` adds.
+    /// whatever it carries out of the console's origin (``ContentIsolation``) and CORS — for every route but those
+    /// that set their own policy (``RouteTarget/setsOwnCrossOriginPolicy``: the console answers no other origin) —
+    /// then what ``observe(_:_:_:)`` adds.
     func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
         let failureID = failed(response, head)
-        if exchange.route != .console {
+        if !exchange.ownsCrossOrigin {
             ContentIsolation.ensure(&response.headers)
             if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
         }
@@ -151,32 +153,16 @@ package struct RequestPipeline: Sendable {
         }
     }
 
-    /// Where a request goes: virtual-host style when its Host names a bucket, else by its path; an XML route whose
-    /// query names a sub-resource (`?acl`) goes to that. Also what the fault handler names operations by
-    /// (`--test-faults`).
-    func route(of head: HTTPRequestHead) throws -> Route {
-        let route: Route
-        if let bucket = VirtualHost.bucket(
-            host: head.headers["Host"], suffixes: service.configuration.virtualHostSuffixes)
-        {
-            route = try Route.parseVirtualHost(head.rawPath, bucket: bucket)
-        } else {
-            route = try TargetMemo.route(head.rawPath)
-        }
-        // A malformed query is refused by RequestContext, in the shape of the API the route names.
-        switch route {
-        case .xmlBucket, .xmlObject: return (try? TargetMemo.query(head)).map(route.addressingSubresource) ?? route
-        default: return route
-        }
-    }
+    /// Where a request goes (``Router``). Also what the fault handler names operations by (`--test-faults`).
+    func route(of head: HTTPRequestHead) throws(Router.Refusal) -> Route { try router.route(of: head) }
 
     /// Routing, authentication, the served-bucket check and access, then the handler; no CORS, no log line.
     /// `exchange` learns the route and the caller.
     func dispatch(_ head: HTTPRequestHead, _ exchange: inout Exchange) -> RequestDisposition {
         let route: Route
         do { route = try self.route(of: head) } catch {
-            exchange.routed(nil, head)
-            return .respond(refusal(error, nil, head))
+            exchange.refused(router.refusedLabel(error, head.rawPath))
+            return .respond(refusal(error.error, nil, head, refusedBy: error.group))
         }
         exchange.routed(route, head)
         return dispatch(route, head, &exchange)
@@ -200,7 +186,8 @@ package struct RequestPipeline: Sendable {
     func admit(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> Admission {
         do {
             let context = try RequestContext(
-                head: head, credentials: service.credentials, edge: service.edge, signedURLs: route.isXML)
+                head: head, credentials: service.credentials, edge: service.edge,
+                signedURLs: route.target.acceptsSignedURLs)
             exchange.caller = Exchange.Caller(context.principal)
             // A verified credential holds only until it expires: an inline attempt records that it read one.
             if context.principal != nil { service.inlineAttempt?.read(.credential) }
@@ -210,9 +197,12 @@ package struct RequestPipeline: Sendable {
         }
     }
 
-    /// A refused credential is a 401 in the shape of the API the request was for (`route`, nil when it has none).
-    private func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead) -> HTTPResponse {
-        var response = errorShape(route, rawPath: head.rawPath).answer(error)
+    /// A refused credential is a 401 in the shape of the API the request was for (`route`, nil when its target was
+    /// refused, by the group `refusedBy`).
+    private func refusal(_ error: any Error, _ route: Route?, _ head: HTTPRequestHead, refusedBy group: Int? = nil)
+        -> HTTPResponse
+    {
+        var response = errorShape(route, refusedBy: group, rawPath: head.rawPath).answer(error)
         // A head that is ambiguous (framed two ways, two Hosts) leaves the stream untrustworthy: close it.
         if response.status == 400 { response.headers.set("Connection", "close") }
         return response
@@ -221,44 +211,46 @@ package struct RequestPipeline: Sendable {
     /// The served-bucket check and access, then the handler, for an authenticated request.
     func dispatch(_ route: Route, _ context: RequestContext) -> RequestDisposition {
         let head = context.head
-        if let feature = route.unimplementedFeature(method: head.method) {
+        if let feature = route.target.unimplementedFeature(method: head.method) {
             let missing = StorageError(
                 .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
             return .respond(errorShape(route, rawPath: head.rawPath).answer(missing))
         }
         do { try service.checkServed(route) } catch {
             return .respond(
-                errorShape(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route, context))
+                errorShape(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route.target, context))
         }
         do {
             return try handle(route, context)
         } catch {
             // A declined inline attempt's answer is dropped: no need to render it.
             if service.inlineAttempt?.refused == true { return .respond(HTTPResponse(status: 503)) }
-            return .respond(errorShape(route, rawPath: head.rawPath).answer(error, for: route, context))
+            return .respond(errorShape(route, rawPath: head.rawPath).answer(error, for: route.target, context))
         }
     }
 
-    /// The route's group answers; what no group answers is the kit's own or a 404. A handler's thrown error is
-    /// answered in the shape of the route's API (errors of a body's completion come later, and the sink renders them).
+    /// The route's group answers, or the kit for its own routes; what neither answers is a 404. A handler's thrown
+    /// error is answered in the shape of the route's API (errors of a body's completion come later, and the sink
+    /// renders them).
     private func handle(_ route: Route, _ context: RequestContext) throws -> RequestDisposition {
-        for group in groups {
-            if let disposition = try group.handle(route, context, self) { return disposition }
-        }
         let head = context.head
-        switch route {
-        case .probe:
-            return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
-        case .openAPIDocument where head.method == "GET" || head.method == "HEAD":
-            return .respond(OpenAPIDocument.response())
-        case .operations(let endpoint):
-            return operations.handle(endpoint, context)
-        default:
-            break
+        if let group = route.group {
+            if let disposition = try groups[group].handle(route.target, context, self) { return disposition }
+        } else {
+            switch route.target as? KitRoute {
+            case .probe:
+                return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
+            case .openAPIDocument where head.method == "GET" || head.method == "HEAD":
+                return .respond(OpenAPIDocument.response())
+            case .operations(let endpoint):
+                return operations.handle(endpoint, context)
+            default:
+                break
+            }
         }
-        // A path under the JSON API's roots that names nothing (a project id too long to be one) is that API's 404.
+        // Answered as a path that names nothing is (its method names nothing here).
         let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
-        return .respond(errorShape(.unknown, rawPath: head.rawPath).answer(missing))
+        return .respond(errorShape(Route(KitRoute.unknown, group: nil), rawPath: head.rawPath).answer(missing))
     }
 
     /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it

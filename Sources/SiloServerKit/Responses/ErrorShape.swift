@@ -8,17 +8,19 @@ package protocol ErrorShape: Sendable {
     /// Any error, in this shape.
     func answer(_ error: any Error) -> HTTPResponse
     /// An error `route`'s handler threw.
-    func answer(_ error: any Error, for route: Route, _ context: RequestContext) -> HTTPResponse
+    func answer(_ error: any Error, for route: any RouteTarget, _ context: RequestContext) -> HTTPResponse
     /// A bucket this server does not serve.
-    func notServed(_ error: StorageError, _ route: Route, _ context: RequestContext) -> HTTPResponse
+    func notServed(_ error: StorageError, _ route: any RouteTarget, _ context: RequestContext) -> HTTPResponse
 }
 
 extension ErrorShape {
-    package func answer(_ error: any Error, for route: Route, _ context: RequestContext) -> HTTPResponse {
+    package func answer(_ error: any Error, for route: any RouteTarget, _ context: RequestContext) -> HTTPResponse {
         answer(error)
     }
 
-    package func notServed(_ error: StorageError, _ route: Route, _ context: RequestContext) -> HTTPResponse {
+    package func notServed(_ error: StorageError, _ route: any RouteTarget, _ context: RequestContext)
+        -> HTTPResponse
+    {
         answer(error, for: route, context)
     }
 }
@@ -38,13 +40,15 @@ struct GCSJSONErrorShape: ErrorShape {
 }
 
 extension RequestPipeline {
-    /// The shape of errors for a request of `route` (nil when its path was refused): the first group's that claims
-    /// it, else v0's for a path that names nothing outside GCS's JSON API paths, else GCS JSON's.
-    func errorShape(_ route: Route?, rawPath: String) -> any ErrorShape {
-        for group in groups {
-            if let shape = group.errorShape(for: route, rawPath: rawPath) { return shape }
+    /// The shape of errors for a request of `route`, or of a request whose target was refused (`route` nil) by the
+    /// group `refusedBy`: that group's, else v0's for a path that names nothing, else GCS JSON's.
+    func errorShape(_ route: Route?, refusedBy: Int? = nil, rawPath: String) -> any ErrorShape {
+        if let group = route.map({ $0.group }) ?? refusedBy,
+            let shape = groups[group].errorShape(for: route?.target, rawPath: rawPath)
+        {
+            return shape
         }
-        if route == .unknown && !Route.isJSONAPIPath(rawPath) { return FirebaseErrorShape() }
+        if route?.target as? KitRoute == .unknown { return FirebaseErrorShape() }
         return GCSJSONErrorShape()
     }
 }

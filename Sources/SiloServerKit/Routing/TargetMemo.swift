@@ -1,5 +1,5 @@
 import SiloCore
-import SiloHTTP
+package import SiloHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -9,8 +9,8 @@ import Darwin
 
 /// The routes and query parameters this thread parsed last, by the exact bytes they were parsed from.
 ///
-/// Both are pure functions of a string (``Route/parse(_:)`` of the raw path, ``QueryParameters`` of the raw
-/// query), and a hot object is asked for by the same target again and again. Parsing them made and freed four
+/// Both are pure functions of a string (``Router/route(path:)`` of the raw path, for one router, and
+/// ``QueryParameters`` of the raw query), and a hot object is asked for by the same target again and again. Parsing them made and freed four
 /// `String`s per request; with the memo a cached 1 KiB GET went from 23,834 to 21,229 instructions, and a v0
 /// getMetadata from 19,777 to 18,477 (`bench/instructions.sh get|metadata`). A hit costs a hash of the bytes,
 /// one comparison and the retains of the copy.
@@ -24,20 +24,30 @@ import Darwin
 /// kept), and what is parsed from a key is no longer than the key. A thread's memo so holds at most about
 /// 2 tables × 256 slots × 2 × 256 bytes = 256 KiB of text; the threads that route are the event loops and the
 /// worker pool's threads.
-final class TargetMemo {
+package final class TargetMemo {
     static let slots = 256
     static let maxKeyBytes = 256
 
-    private var routes = MemoTable<Route>(slots: TargetMemo.slots)
+    private var routes = MemoTable<RouterRoute>(slots: TargetMemo.slots)
     private var queries = MemoTable<QueryParameters>(slots: TargetMemo.slots)
 
-    /// ``Route/parse(_:)`` of `rawPath`.
-    static func route(_ rawPath: String) throws -> Route {
-        try current.routes.value(for: rawPath, parse: Route.parse)
+    /// `router`'s ``Router/route(path:)`` of `rawPath`.
+    static func route(_ rawPath: String, _ router: Router) throws(Router.Refusal) -> Route {
+        do {
+            return try current.routes.value(for: rawPath, keeping: { $0.router == router.id }) {
+                RouterRoute(router: router.id, route: try router.route(path: $0))
+            }.route
+        } catch let refusal as Router.Refusal { throw refusal } catch { throw Router.Refusal(error: error, group: nil) }
+    }
+
+    /// What a router answered for a path, and which router.
+    private struct RouterRoute {
+        let router: Int
+        let route: Route
     }
 
     /// The query parameters of `head`'s raw query; throws as ``QueryParameters/init(_:)`` does.
-    static func query(_ head: HTTPRequestHead) throws -> QueryParameters {
+    package static func query(_ head: HTTPRequestHead) throws -> QueryParameters {
         try current.queries.value(for: head.rawQuery) { _ in try QueryParameters(head) }
     }
 
@@ -76,15 +86,18 @@ struct MemoTable<Value> {
         mask = slots - 1
     }
 
-    /// The value kept for `key`'s bytes, or `parse(key)`, kept when it succeeds and the key is short enough.
-    mutating func value(for key: String, parse: (String) throws -> Value) rethrows -> Value {
+    /// The value kept for `key`'s bytes when `keeping` accepts it, or `parse(key)`, kept when it succeeds and the
+    /// key is short enough.
+    mutating func value(
+        for key: String, keeping: (Value) -> Bool = { _ in true }, parse: (String) throws -> Value
+    ) rethrows -> Value {
         // The kept key is compared inside the closure that hashed this one: its bytes are in hand there.
         let (slot, found) = key.withUTF8Bytes { bytes -> (Int?, Bool) in
             guard bytes.count <= TargetMemo.maxKeyBytes else { return (nil, false) }
             let slot = Int(truncatingIfNeeded: bytes.spreadHash()) & mask
             return (slot, keys[slot]?.withUTF8Bytes { $0.hasSameBytes(as: bytes) } ?? false)
         }
-        if found, let slot, let value = values[slot] { return value }
+        if found, let slot, let value = values[slot], keeping(value) { return value }
         let value = try parse(key)
         if let slot { (keys[slot], values[slot]) = (key, value) }
         return value

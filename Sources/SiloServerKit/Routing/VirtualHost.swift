@@ -1,16 +1,16 @@
-import SiloCore
+package import SiloCore
 import SiloHTTP
 
 /// The XML API's virtual-host style: `Host: {bucket}.{suffix}` names the bucket, for a suffix the server is
 /// configured with (``ServerConfiguration/virtualHostSuffixes``).
-enum VirtualHost {
+package enum VirtualHost {
     /// The bucket `host` names, or nil when it names none (no configured suffix, nothing before it, or no valid
     /// bucket name): then the request is routed by its path alone.
     ///
     /// Every request asks, so an ASCII host (all of them, in practice) is read byte-wise, without lowercasing a
     /// copy or building `"." + suffix` per suffix: that general path cost 5% of the server's CPU on small GETs
     /// (`perf`, bench/profile.sh get). Both paths give the same answer.
-    static func bucket(host: String?, suffixes: [String]) -> BucketName? {
+    package static func bucket(host: String?, suffixes: [String]) -> BucketName? {
         guard let host, !suffixes.isEmpty, host.utf8.count <= 255 else { return nil }
         let answer = host.utf8.withContiguousStorageIfAvailable { asciiBucket($0, suffixes) } ?? .notASCII
         guard case .bucket(let bucket) = answer else { return generalBucket(host, suffixes) }

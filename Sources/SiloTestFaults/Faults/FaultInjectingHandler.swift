@@ -4,7 +4,7 @@ public import SiloServerKit
 import SiloWire
 
 /// `silo serve --test-faults`: storage-testbench's Retry Test API in front of the application. Requests for
-/// `/retry_test…` go to the API; a request with `x-retry-test-id` whose operation (``OperationName``) has an
+/// `/retry_test…` go to the API; a request with `x-retry-test-id` whose operation (``RouteTarget/operationID(_:)``) has an
 /// instruction pending gets that fault; everything else goes to the application untouched. Without
 /// `--test-faults` this handler is not installed, so ordinary serving pays nothing for it. docs/test-faults.md.
 public final class FaultInjectingHandler: HTTPHandler {
@@ -15,7 +15,7 @@ public final class FaultInjectingHandler: HTTPHandler {
     /// `maxJSONBodyBytes` bounds the body of `POST /retry_test`.
     public init(wrapping app: SiloServerApp, maxJSONBodyBytes: Int) {
         self.app = app
-        api = RetryTestAPI(registry: registry, maxBodyBytes: maxJSONBodyBytes)
+        api = RetryTestAPI(registry: registry, maxBodyBytes: maxJSONBodyBytes, operations: app.operationIDs)
     }
 
     /// Only requests this handler leaves alone may be answered inline: the Retry Test API and every request that
@@ -29,7 +29,7 @@ public final class FaultInjectingHandler: HTTPHandler {
         if let answer = api.handle(head) { return answer }
         guard let id = head.headers["x-retry-test-id"] else { return app.begin(head) }
         // A malformed path is the application's to refuse; it names no operation.
-        guard let route = try? app.route(of: head), let operation = OperationName.of(route, head) else {
+        guard let route = try? app.route(of: head), let operation = route.target.operationID(head) else {
             return app.begin(head)
         }
         switch RetryTestAPI.isTestID(id) ? registry.next(id, operation) : .noSuchTest {

@@ -9,6 +9,8 @@ import SiloWire
 struct RetryTestAPI {
     let registry: RetryTestRegistry
     let maxBodyBytes: Int
+    /// The operations a test may name: those the server's APIs name (``RouteGroup/operationIDs``).
+    let operations: Set<String>
 
     /// Whether the path is this API's.
     static func handles(_ head: HTTPRequestHead) -> Bool {
@@ -28,7 +30,7 @@ struct RetryTestAPI {
             return .readBody(
                 CollectingSink(limit: maxBodyBytes, refuse: { Reply.gcsError($0) }) { body in
                     do {
-                        return Reply.json(200, try registry.create(try Self.parse(body)).json)
+                        return Reply.json(200, try registry.create(try Self.parse(body, operations)).json)
                     } catch {
                         return Reply.gcsError(error)
                     }
@@ -55,7 +57,9 @@ struct RetryTestAPI {
 
     /// The creation body: every operation a name the server knows, every instruction a supported one that applies
     /// to it; `transport` HTTP (the default), since Silo serves no gRPC.
-    static func parse(_ body: [UInt8]) throws -> [(operation: String, pending: [FaultInstruction])] {
+    static func parse(_ body: [UInt8], _ operations: Set<String>) throws
+        -> [(operation: String, pending: [FaultInstruction])]
+    {
         let json: JSONValue
         do { json = try JSONValue.parse(body) } catch {
             throw StorageError(.invalidArgument, "the retry test is not valid JSON", cause: error)
@@ -71,7 +75,7 @@ struct RetryTestAPI {
             throw StorageError(.invalidArgument, "instructions is not defined")
         }
         return try byOperation.members.map { entry in
-            guard OperationName.all.contains(entry.key) else {
+            guard operations.contains(entry.key) else {
                 throw StorageError(
                     .invalidArgument, "The requested method <\(entry.key.prefix(100))> for fault injection is unknown")
             }

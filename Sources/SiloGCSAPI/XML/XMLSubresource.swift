@@ -1,11 +1,12 @@
 package import SiloCore
 import SiloHTTP
+import SiloServerKit
 
 /// A sub-resource the XML API names with a bare query key on a bucket or an object (`GET /b?acl`, `PUT /b/o?acl`).
 /// It is recognised when the request is routed, before anything else reads the query: a key GCS defines — or S3,
 /// whose clients reach GCS through its interoperability — must never fall through to the object's bytes or the
 /// bucket's listing.
-package enum XMLSubresource: Equatable {
+package enum XMLSubresource: Equatable, Sendable {
     /// Served from the bucket and object resources the JSON API keeps (XMLAccessControl.swift,
     /// XMLBucketConfiguration.swift).
     case acl, defaultObjectAcl, location, versioning, lifecycle, cors, storageClass, billing
@@ -68,20 +69,6 @@ package enum XMLSubresource: Equatable {
             if let found = XMLSubresource(key: item.name) { return found }
         }
         return nil
-    }
-}
-
-extension Route {
-    /// The route once the query is known: an XML bucket or object whose query names a sub-resource addresses that
-    /// sub-resource (so an access rule written for reading an object never lets a caller read its ACL).
-    func addressingSubresource(_ query: QueryParameters) -> Route {
-        switch self {
-        case .xmlBucket(let bucket):
-            XMLSubresource.named(in: query).map { .xmlSubresource(bucket, nil, $0) } ?? self
-        case .xmlObject(let bucket, let name):
-            XMLSubresource.named(in: query).map { .xmlSubresource(bucket, name, $0) } ?? self
-        default: self
-        }
     }
 }
 
