@@ -34,6 +34,6 @@ final class ObservedSink: RequestBodySink {
 
     package func abort() {
         RequestIdentity.$current.withValue(exchange.id) { inner.abort() }
-        pipeline.observeAbort(head, exchange)
+        pipeline.observation.observeAbort(head, exchange)
     }
 }

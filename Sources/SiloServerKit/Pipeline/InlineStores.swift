@@ -25,7 +25,7 @@ package final class InlineAttempt: Sendable {
         static let decision = Reads(rawValue: 1)
         /// A verified credential, good only until it expires (``RequestPipeline/admit(_:_:_:)``).
         static let credential = Reads(rawValue: 2)
-        /// The client's own `X-Request-Id`, which the answer echoes (``RequestPipeline/observe(_:_:_:id:)``).
+        /// The client's own `X-Request-Id`, which the answer echoes (``Observation/observe(_:_:_:)``).
         static let clientRequestID = Reads(rawValue: 4)
     }
 

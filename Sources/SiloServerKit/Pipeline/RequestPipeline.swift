@@ -19,6 +19,10 @@ package struct RequestPipeline: Sendable {
     let router: Router
     let operations: OperationsRoutes
     let observability: Observability
+    /// The stages every request passes, in order (``begin(_:)``); access is decided by each API's group.
+    let authentication: Authentication
+    let servedBuckets: ServedBuckets
+    let observation: Observation
 
     init(
         service: ObjectService, router: Router, registry: SessionRegistry, sessionCommit: SessionCommit,
@@ -28,6 +32,10 @@ package struct RequestPipeline: Sendable {
         self.router = router
         self.observability = observability
         operations = OperationsRoutes(service: service, observability: observability, readiness: readiness)
+        authentication = Authentication(
+            credentials: service.credentials, edge: service.edge, attempt: service.inlineAttempt)
+        servedBuckets = ServedBuckets(service: service)
+        observation = Observation(observability: observability, logger: service.logger, attempt: service.inlineAttempt)
         let parts = RouteGroupParts(service: service, registry: registry, sessionCommit: sessionCommit)
         self.groups = router.groups.map { $0.init(parts) }
     }
@@ -37,14 +45,9 @@ package struct RequestPipeline: Sendable {
         var exchange = Exchange(id: observability.requestIDs.resolve(head))
         if head.method == "OPTIONS" {
             exchange.route = .preflight
-            var response: HTTPResponse
-            if (try? route(of: head))?.target.setsOwnCrossOriginPolicy == true {
-                response = CORS.refusedPreflight()
-            } else {
-                response = CORS.preflight(head)
-            }
-            ContentIsolation.ensure(&response.headers)
-            observe(&response, head, exchange)
+            let ownPolicy = (try? route(of: head))?.target.setsOwnCrossOriginPolicy == true
+            var response = CrossOrigin.preflight(head, ownPolicy: ownPolicy)
+            observation.observe(&response, head, exchange)
             return .respond(response)
         }
         // The id is bound while the handler runs, so that a 5xx it renders names this request.
@@ -85,72 +88,10 @@ package struct RequestPipeline: Sendable {
         }
     }
 
-    /// What every answer passes through once: the log line of a server-side failure, the sandbox that keeps
-    /// whatever it carries out of the console's origin (``ContentIsolation``) and CORS — for every route but those
-    /// that set their own policy (``RouteTarget/setsOwnCrossOriginPolicy``: the console answers no other origin) —
-    /// then what ``observe(_:_:_:)`` adds.
+    /// What every answer passes through once: ``CrossOrigin``, then ``Observation``.
     func finish(_ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange) {
-        let failureID = failed(response, head)
-        if !exchange.ownsCrossOrigin {
-            ContentIsolation.ensure(&response.headers)
-            if head.headers["Origin"] != nil { CORS.decorate(&response, request: head) }
-        }
-        observe(&response, head, exchange, id: failureID)
-    }
-
-    /// A 5xx's log line and its count by kind; the id the answer's message names (the exchange's own unless the
-    /// failure was rendered outside a handler), nil for an answer that is no failure.
-    private func failed(_ response: HTTPResponse, _ head: HTTPRequestHead) -> String? {
-        logFailure(response, head)
-        guard let failure = response.failure as? ServerFailure else { return nil }
-        observability.failures.count(failure.error.code)
-        return failure.requestID
-    }
-
-    /// The request's metrics, its `X-Request-Id` and its access-log line: once per answer, for every API, on
-    /// whichever thread answers (the loop's for inline answers, so only atomic adds and, with an access log, one
-    /// short append).
-    /// `id` overrides the exchange's (a failure rendered outside the handler names its own).
-    func observe(
-        _ response: inout HTTPResponse, _ head: HTTPRequestHead, _ exchange: Exchange, id given: String? = nil
-    ) {
-        let id: String
-        if let known = given ?? exchange.id {
-            id = known
-        } else if let sent = observability.requestIDs.clientID(head) {
-            // The answer echoes what the client sent: an inline attempt records that it read it.
-            service.inlineAttempt?.read(.clientRequestID)
-            id = sent
-        } else {
-            id = observability.requestIDs.next()
-        }
-        // A 5xx carries its id in its headers already (``Reply/failing(_:status:headers:render:)``, the only answers
-        // with a failure); no other answer's fields need searching.
-        if response.failure == nil || response.headers["X-Request-Id"] == nil { response.requestID = id }
-        record(head, exchange, id: id, status: response.status, bytesOut: response.body.length)
-    }
-
-    /// A request whose client went away before its body was read: counted and logged as 499, as proxies name it.
-    func observeAbort(_ head: HTTPRequestHead, _ exchange: Exchange) {
-        record(head, exchange, id: exchange.id ?? observability.requestIDs.next(), status: 499, bytesOut: 0)
-    }
-
-    private func record(_ head: HTTPRequestHead, _ exchange: Exchange, id: String, status: Int, bytesOut: Int64?) {
-        observability.record(
-            head.method, exchange, since: exchange.started, id: id, status: status, bytesOut: bytesOut)
-    }
-
-    private func logFailure(_ response: HTTPResponse, _ head: HTTPRequestHead) {
-        if let failure = response.failure as? ServerFailure {
-            service.logger.error(
-                "request failed",
-                metadata: [
-                    "silo.request_id": failure.requestID, "silo.http.status": "\(response.status)",
-                    "silo.http.method": head.method, "silo.http.path": String(head.rawPath.prefix(300)),
-                    // One line: the cause chain joined, so a log reader sees one entry per failure.
-                    "silo.error": failure.error.detailedDescription().split(separator: "\n").joined(separator: " |"),
-                ])
-        }
+        CrossOrigin.decorate(&response, head, ownPolicy: exchange.ownsCrossOrigin)
+        observation.observe(&response, head, exchange)
     }
 
     /// Where a request goes (``Router``). Also what the fault handler names operations by (`--test-faults`).
@@ -185,13 +126,7 @@ package struct RequestPipeline: Sendable {
     /// `exchange` learns the caller.
     func admit(_ route: Route, _ head: HTTPRequestHead, _ exchange: inout Exchange) -> Admission {
         do {
-            let context = try RequestContext(
-                head: head, credentials: service.credentials, edge: service.edge,
-                signedURLs: route.target.acceptsSignedURLs)
-            exchange.caller = Exchange.Caller(context.principal)
-            // A verified credential holds only until it expires: an inline attempt records that it read one.
-            if context.principal != nil { service.inlineAttempt?.read(.credential) }
-            return .admitted(context)
+            return .admitted(try authentication.admit(route, head, &exchange))
         } catch {
             return .refused(refusal(error, route, head))
         }
@@ -211,14 +146,13 @@ package struct RequestPipeline: Sendable {
     /// The served-bucket check and access, then the handler, for an authenticated request.
     func dispatch(_ route: Route, _ context: RequestContext) -> RequestDisposition {
         let head = context.head
-        if let feature = route.target.unimplementedFeature(method: head.method) {
-            let missing = StorageError(
-                .unimplemented, "\(feature) is not implemented by this server (docs/gcs-api.md lists what is)")
+        switch servedBuckets.refusal(route, method: head.method) {
+        case .unimplemented(let missing)?:
             return .respond(errorShape(route, rawPath: head.rawPath).answer(missing))
-        }
-        do { try service.checkServed(route) } catch {
-            return .respond(
-                errorShape(route, rawPath: head.rawPath).notServed(StorageError.wrap(error), route.target, context))
+        case .notServed(let error)?:
+            return .respond(errorShape(route, rawPath: head.rawPath).notServed(error, route.target, context))
+        case nil:
+            break
         }
         do {
             return try handle(route, context)
@@ -267,7 +201,7 @@ package struct RequestPipeline: Sendable {
             case .readBody(let sink): Self.drive(sink, body)
             }
         }
-        observe(&response, head, exchange, id: failed(response, head))
+        observation.observe(&response, head, exchange)
         return response
     }
 
