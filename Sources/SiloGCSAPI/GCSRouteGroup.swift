@@ -74,10 +74,8 @@ package struct GCSRouteGroup: RouteGroup {
             return try json(route, context)
         case .xmlBucket, .xmlObject, .xmlSubresource, .xmlBuckets:
             return xml(route, context)
-        case .unknown(let jsonAPIPath):
-            let missing = StorageError(
-                .notFound, "Not Found. No route for \(context.method) \(context.head.rawPath.prefix(200))")
-            return .respond(jsonAPIPath ? Reply.gcsError(missing) : FirebaseErrorShape().answer(missing))
+        case .unknown:
+            return nil
         }
     }
 

@@ -72,8 +72,8 @@ import Testing
         let (copy, _) = try route("POST", "/storage/v1/b/\(bucket)/o/a.txt/copyTo/b/elsewhere/o/b.txt")
         #expect(stage.refusal(copy, method: "POST") != nil)
         // Not implemented comes first, whatever the bucket.
-        let (channels, _) = try route("POST", "/storage/v1/b/elsewhere/o/a/iam")
-        guard case .unimplemented(let missing)? = stage.refusal(channels, method: "POST") else {
+        let (objectIAM, _) = try route("POST", "/storage/v1/b/elsewhere/o/a/iam")
+        guard case .unimplemented(let missing)? = stage.refusal(objectIAM, method: "POST") else {
             Issue.record("an unimplemented feature goes on")
             return
         }

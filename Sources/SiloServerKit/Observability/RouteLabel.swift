@@ -10,6 +10,10 @@ import Synchronization
 package struct RouteLabel: Sendable, Hashable {
     /// Its slot in the counters.
     let index: Int
+    /// The route's name.
+    let route: String
+    /// The API's name.
+    let api: String
 
     /// The label `route` of `api`: snake case and stable, because dashboards and alerts name them. Takes a lock:
     /// declare labels as `static let`s, never per request.
@@ -20,17 +24,17 @@ package struct RouteLabel: Sendable, Hashable {
             names.append((route, api))
             return names.count - 1
         }
+        (self.route, self.api) = (route, api)
     }
 
-    /// The route's name.
-    var route: String { Self.names[index].route }
-    /// The API's name.
-    var api: String { Self.names[index].api }
+    /// One label is one slot: the names are the slot's.
+    package static func == (a: RouteLabel, b: RouteLabel) -> Bool { a.index == b.index }
+    package func hash(into hasher: inout Hasher) { hasher.combine(index) }
 
     /// How many labels there can be: what the counters are allocated for.
     static let capacity = 128
 
-    /// Every label declared so far, by slot.
+    /// Every label declared so far, by slot (for the scrape, which lists them all).
     static var names: [(route: String, api: String)] { declared.withLock { $0 } }
 
     private static let declared = Mutex<[(route: String, api: String)]>([])

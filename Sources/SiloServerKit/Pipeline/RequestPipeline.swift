@@ -182,9 +182,11 @@ package struct RequestPipeline: Sendable {
                 break
             }
         }
-        // Answered as a path that names nothing is (its method names nothing here).
+        // In the shape of the group whose paths these are, else v0's, as the Firebase emulator answers a path that
+        // names nothing.
         let missing = StorageError(.notFound, "Not Found. No route for \(head.method) \(head.rawPath.prefix(200))")
-        return .respond(errorShape(Route(KitRoute.unknown, group: nil), rawPath: head.rawPath).answer(missing))
+        let shape = route.group.flatMap { groups[$0].errorShape(for: route.target, rawPath: head.rawPath) }
+        return .respond((shape ?? FirebaseErrorShape()).answer(missing))
     }
 
     /// One call of a batch, run to completion as a request of its own: routed, authenticated and handled as if it
