@@ -32,9 +32,9 @@ package protocol RouteGroup: Sendable {
     /// The label of a path this group refused (its routing threw).
     static func refusedLabel(_ rawPath: String) -> RouteLabel
 
-    /// The answer for `target`, one of this group's. Nil is the kit's 404, in this group's error shape. A thrown error is answered in the shape
-    /// of this group's errors (``errorShape(for:rawPath:)``). `pipeline` runs requests of their own (a batch's
-    /// calls).
+    /// The answer for `target`, one of this group's. Nil is the kit's 404, in this group's error shape. A thrown
+    /// error is answered in that shape too (``errorShape(for:rawPath:)``). `pipeline` runs requests of their own (a
+    /// batch's calls).
     func handle(_ target: any RouteTarget, _ context: RequestContext, _ pipeline: RequestPipeline) throws
         -> RequestDisposition?
 
