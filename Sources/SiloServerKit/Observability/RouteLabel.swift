@@ -7,25 +7,32 @@ import Synchronization
 ///
 /// Labels are numbered as they are first declared, process-wide, so that counting a request is an index into
 /// counters allocated up front (``RequestMetrics``). Declaring the same route and API again gives the same label.
+///
+/// The names are static text, so a label is copied from step to step without reference counting, and read (by the
+/// access log) without the table's lock.
 package struct RouteLabel: Sendable, Hashable {
     /// Its slot in the counters.
     let index: Int
-    /// The route's name.
-    let route: String
-    /// The API's name.
-    let api: String
+    private let routeName: StaticString
+    private let apiName: StaticString
 
     /// The label `route` of `api`: snake case and stable, because dashboards and alerts name them. Takes a lock:
     /// declare labels as `static let`s, never per request.
-    package init(_ route: String, api: String) {
+    package init(_ route: StaticString, api: StaticString) {
+        let (routeText, apiText) = (route.description, api.description)
         index = Self.declared.withLock { names in
-            if let found = names.firstIndex(where: { $0.route == route && $0.api == api }) { return found }
+            if let found = names.firstIndex(where: { $0.route == routeText && $0.api == apiText }) { return found }
             precondition(names.count < Self.capacity, "more than \(Self.capacity) route labels declared")
-            names.append((route, api))
+            names.append((routeText, apiText))
             return names.count - 1
         }
-        (self.route, self.api) = (route, api)
+        (routeName, apiName) = (route, api)
     }
+
+    /// The route's name.
+    var route: String { routeName.description }
+    /// The API's name.
+    var api: String { apiName.description }
 
     /// One label is one slot: the names are the slot's.
     package static func == (a: RouteLabel, b: RouteLabel) -> Bool { a.index == b.index }
