@@ -218,3 +218,41 @@ import Testing
         Self.expectIsolated(try s.get("/console/nothing-here.js"), "a console 404")
     }
 }
+
+/// The check every answer passes (``ContentIsolation/ensure(_:)``), on the header lists it meets: its shortcut for
+/// preformatted headers that begin with both fields must never pass a list that lacks one.
+@Suite struct ContentIsolationEnsureTests {
+    func ensured(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var headers = headers
+        ContentIsolation.ensure(&headers)
+        return headers
+    }
+
+    @Test func preformattedHeadersThatBeginWithBothAreLeftWithTheirBytes() {
+        var headers = HTTPHeaders()
+        ContentIsolation.add(to: &headers)
+        headers.add("ETag", "\"x\"")
+        let preformatted = headers.preformatted()
+        let after = ensured(preformatted)
+        #expect(after.wireFormat == preformatted.wireFormat && after.wireFormat != nil)
+        #expect(after["Content-Security-Policy"] == "sandbox allow-downloads allow-modals")
+    }
+
+    @Test func everyOtherListGetsBothFieldsWithTheirValues() {
+        var late: HTTPHeaders = ["ETag": "\"x\""]
+        ContentIsolation.add(to: &late)
+        var weaker: HTTPHeaders = [
+            "Content-Security-Policy": "sandbox allow-scripts", "X-Content-Type-Options": "nosniff",
+        ]
+        weaker.add("ETag", "\"x\"")
+        let lists: [HTTPHeaders] = [
+            HTTPHeaders(), ["ETag": "\"x\""], (["ETag": "\"x\""] as HTTPHeaders).preformatted(), late.preformatted(),
+            weaker.preformatted(), (["X-Content-Type-Options": "nosniff"] as HTTPHeaders).preformatted(),
+        ]
+        for list in lists {
+            let after = ensured(list)
+            #expect(after["Content-Security-Policy"] == "sandbox allow-downloads allow-modals", "\(list.fields)")
+            #expect(after["X-Content-Type-Options"] == "nosniff", "\(list.fields)")
+        }
+    }
+}

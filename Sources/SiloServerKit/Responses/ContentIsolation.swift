@@ -1,5 +1,11 @@
 package import SiloHTTP
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What makes every answer but the console's own files inert in a browser. The console runs on the same origin as
 /// the APIs (docs/console.md), and keeps its admin key in that origin's `sessionStorage`; GCS and Firebase keep user
 /// bytes away from their consoles by serving them from other hosts, and Silo, on one port, keeps them away by making
@@ -31,7 +37,23 @@ package enum ContentIsolation {
     /// are (and keep their preformatted bytes). No request can name a field of its answer (the XML API's
     /// `response-*` overrides name six fixed ones), so only a route of Silo's own could set another policy.
     package static func ensure(_ headers: inout HTTPHeaders) {
+        // Headers made with ``add(to:)`` first and then preformatted (a version's download headers) hold both as
+        // their first lines, and lose those bytes with any change: one comparison of bytes instead of two lookups
+        // (720 instructions per cached download, `bench/instructions.sh unique`).
+        if let wire = headers.wireFormat, startsWithBothFields(wire) { return }
         if headers["Content-Security-Policy"] != policy { headers.set("Content-Security-Policy", policy) }
         if headers["X-Content-Type-Options"] != noSniff { headers.set("X-Content-Type-Options", noSniff) }
+    }
+
+    /// Both fields as ``add(to:)`` puts them at the start of an empty list, on the wire.
+    private static let firstLines = Array(
+        "Content-Security-Policy: \(policy)\r\nX-Content-Type-Options: \(noSniff)\r\n".utf8)
+
+    private static func startsWithBothFields(_ wire: [UInt8]) -> Bool {
+        let expected = firstLines
+        guard wire.count >= expected.count else { return false }
+        return wire.withUnsafeBytes { have in
+            expected.withUnsafeBytes { want in memcmp(have.baseAddress!, want.baseAddress!, want.count) == 0 }
+        }
     }
 }
