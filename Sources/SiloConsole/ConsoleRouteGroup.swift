@@ -23,8 +23,10 @@ package struct ConsoleRouteGroup: RouteGroup {
 }
 
 /// A console request: the raw segments after `console` (its files, and its admin API under `api/`).
-struct ConsoleRoute: RouteTarget {
+final class ConsoleRoute: RouteTarget {
     let path: [String]
+
+    init(path: [String]) { self.path = path }
 
     var label: RouteLabel { Self.label }
     private static let label = RouteLabel("console", api: "other")

@@ -1,6 +1,6 @@
 package import SiloCore
-package import SiloHTTP
-package import SiloServerKit
+import SiloHTTP
+import SiloServerKit
 
 /// Where a request to Firebase's v0 API or the emulator's control endpoints goes (``FirebaseRouteGroup``), decided
 /// from the raw (still percent-encoded) path.
@@ -93,10 +93,15 @@ package enum FirebaseRoute: Equatable {
 
 }
 
-/// What the pipeline reads of a v0 route (``RouteTarget``).
-extension FirebaseRoute: RouteTarget {
-    package var label: RouteLabel {
-        switch self {
+/// A v0 route as the pipeline holds it (``RouteTarget``): a reference, so a route is passed on by a retain and the
+/// group finds its own route again by a class cast.
+final class FirebaseTarget: RouteTarget {
+    let route: FirebaseRoute
+
+    init(_ route: FirebaseRoute) { self.route = route }
+
+    var label: RouteLabel {
+        switch route {
         case .bucket: Labels.bucket
         case .object: Labels.object
         case .internalReset: Labels.internalReset
@@ -120,28 +125,28 @@ extension FirebaseRoute: RouteTarget {
     /// A refused path of this group's is always under `/v0/`.
     static var refusedLabel: RouteLabel { Labels.invalid }
 
-    package var buckets: [BucketName] {
-        switch self {
+    var buckets: [BucketName] {
+        switch route {
         case .bucket(let bucket), .object(let bucket, _): [bucket]
         case .internalReset, .internalSetRules, .internalExport, .unknown: []
         }
     }
 
     /// An upload to the bucket route is logged under the name in its query.
-    package func logged(_ head: HTTPRequestHead) -> (bucket: BucketName?, object: ObjectName?) {
-        switch self {
+    func logged(_ head: HTTPRequestHead) -> (bucket: BucketName?, object: ObjectName?) {
+        switch route {
         case .bucket(let bucket): (bucket, Exchange.postedName(head))
         case .object(let bucket, let name): (bucket, name)
         case .internalReset, .internalSetRules, .internalExport, .unknown: (nil, nil)
         }
     }
 
-    package var readsOneObject: Bool {
-        if case .object = self { true } else { false }
+    var readsOneObject: Bool {
+        if case .object = route { true } else { false }
     }
 
     /// A v0 object read is made of the live version, the blob and the rules' decision, nothing else.
-    package var replayableRead: (bucket: BucketName, object: ObjectName)? {
-        if case .object(let bucket, let name) = self { (bucket, name) } else { nil }
+    var replayableRead: (bucket: BucketName, object: ObjectName)? {
+        if case .object(let bucket, let name) = route { (bucket, name) } else { nil }
     }
 }

@@ -15,16 +15,18 @@ package struct FirebaseRouteGroup: RouteGroup {
     }
 
     /// Asked first: every v0 request (the SDKs' traffic) is routed here.
-    package static func route(path rawPath: String) throws -> (any RouteTarget)? { try FirebaseRoute.parse(rawPath) }
+    package static func route(path rawPath: String) throws -> (any RouteTarget)? {
+        try FirebaseRoute.parse(rawPath).map(FirebaseTarget.init)
+    }
 
-    package static func refusedLabel(_ rawPath: String) -> RouteLabel { FirebaseRoute.refusedLabel }
+    package static func refusedLabel(_ rawPath: String) -> RouteLabel { FirebaseTarget.refusedLabel }
 
     /// Nil (the kit's 404) for a path under `/v0/` that names nothing and a method a control endpoint does not
     /// serve.
     package func handle(_ target: any RouteTarget, _ context: RequestContext, _ pipeline: RequestPipeline) throws
         -> RequestDisposition?
     {
-        switch target as? FirebaseRoute {
+        switch (target as? FirebaseTarget)?.route {
         case .bucket(let bucket): try routes.bucket(context, bucket)
         case .object(let bucket, let name): try routes.object(context, bucket, name)
         case let control? where control != .unknown: EmulatorControl(service: service).handle(control, context)

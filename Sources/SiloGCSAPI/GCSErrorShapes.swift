@@ -7,7 +7,7 @@ struct GCSJSONAPIErrorShape: ErrorShape {
     func answer(_ error: any Error) -> HTTPResponse { Reply.gcsError(error) }
 
     func answer(_ error: any Error, for route: any RouteTarget, _ context: RequestContext) -> HTTPResponse {
-        if case .gcsObject? = route as? GCSRoute, GCSObjectRoutes.isMediaRead(context),
+        if case .gcsObject? = (route as? GCSTarget)?.route, GCSObjectRoutes.isMediaRead(context),
             let storage = error as? StorageError,
             storage.code == .notFound
         {

@@ -43,27 +43,29 @@ package struct GCSRouteGroup: RouteGroup {
         -> (any RouteTarget)?
     {
         if let bucket = VirtualHost.bucket(host: head.headers["Host"], suffixes: configuration.virtualHostSuffixes) {
-            return try GCSRoute.parseVirtualHost(head.rawPath, bucket: bucket)
+            return GCSTarget(try GCSRoute.parseVirtualHost(head.rawPath, bucket: bucket))
         }
-        if head.rawPath == "/" && XMLRoutes.listsBuckets(head) { return GCSRoute.xmlBuckets }
+        if head.rawPath == "/" && XMLRoutes.listsBuckets(head) { return GCSTarget(.xmlBuckets) }
         return nil
     }
 
-    package static func route(path rawPath: String) throws -> (any RouteTarget)? { try GCSRoute.parse(rawPath) }
+    package static func route(path rawPath: String) throws -> (any RouteTarget)? {
+        try GCSRoute.parse(rawPath).map(GCSTarget.init)
+    }
 
     /// The XML API's path style: any first segment that is a valid bucket name, once nothing else claimed the path.
     package static func route(unclaimedPath rawPath: String) throws -> (any RouteTarget)? {
-        try GCSRoute.parseXML(rawPath)
+        try GCSRoute.parseXML(rawPath).map(GCSTarget.init)
     }
 
-    package static func refusedLabel(_ rawPath: String) -> RouteLabel { GCSRoute.refusedLabel(rawPath) }
+    package static func refusedLabel(_ rawPath: String) -> RouteLabel { GCSTarget.refusedLabel(rawPath) }
 
     package static var operationIDs: Set<String> { GCSRoute.operationIDs }
 
     package func handle(_ target: any RouteTarget, _ context: RequestContext, _ pipeline: RequestPipeline) throws
         -> RequestDisposition?
     {
-        guard let route = target as? GCSRoute else { return nil }
+        guard let route = (target as? GCSTarget)?.route else { return nil }
         switch route {
         case .oauthToken:
             return TokenEndpoint(service: service).handle(context)
@@ -83,7 +85,7 @@ package struct GCSRouteGroup: RouteGroup {
     /// kit (GCS JSON's shape), and one that names nothing outside the JSON API's paths is answered as the kit
     /// answers any path that names nothing (v0's shape, as the Firebase emulator answers it).
     package func errorShape(for target: (any RouteTarget)?, rawPath: String) -> (any ErrorShape)? {
-        guard let route = target as? GCSRoute else { return nil }
+        guard let route = (target as? GCSTarget)?.route else { return nil }
         if route.isXML { return XMLErrorShape() }
         if case .unknown(let jsonAPIPath) = route { return jsonAPIPath ? GCSJSONAPIErrorShape() : FirebaseErrorShape() }
         return GCSJSONAPIErrorShape()

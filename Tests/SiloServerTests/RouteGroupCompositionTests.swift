@@ -37,8 +37,9 @@ import Testing
         }
     }
 
-    struct NoteRoute: RouteTarget {
+    final class NoteRoute: RouteTarget {
         let name: String
+        init(name: String) { self.name = name }
         var label: RouteLabel { Self.label }
         static let label = RouteLabel("note", api: "notes")
         static let refused = RouteLabel("invalid", api: "notes")

@@ -13,10 +13,10 @@ func routed(_ rawPath: String) throws -> RoutedTarget {
         throw error.error
     }
     switch route.target {
-    case let v0 as FirebaseRoute: return .firebase(v0)
-    case let gcs as GCSRoute: return .gcs(gcs)
+    case let v0 as FirebaseTarget: return .firebase(v0.route)
+    case let gcs as GCSTarget: return .gcs(gcs.route)
     case let console as ConsoleRoute: return .console(console.path)
-    case let own as KitRoute: return .kit(own)
+    case let own as KitTarget: return .kit(own.route)
     default: preconditionFailure("a target of no known group")
     }
 }

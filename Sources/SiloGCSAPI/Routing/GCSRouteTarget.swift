@@ -1,11 +1,16 @@
-package import SiloCore
-package import SiloHTTP
-package import SiloServerKit
+import SiloCore
+import SiloHTTP
+import SiloServerKit
 
-/// What the pipeline reads of a GCS route (``RouteTarget``).
-extension GCSRoute: RouteTarget {
-    package var label: RouteLabel {
-        switch self {
+/// A GCS route as the pipeline holds it (``RouteTarget``): a reference, so a route is passed on by a retain and the
+/// group finds its own route again by a class cast.
+final class GCSTarget: RouteTarget {
+    let route: GCSRoute
+
+    init(_ route: GCSRoute) { self.route = route }
+
+    var label: RouteLabel {
+        switch route {
         case .gcsBuckets: Labels.gcsBuckets
         case .gcsBucket: Labels.gcsBucket
         case .gcsObjects: Labels.gcsObjects
@@ -55,11 +60,11 @@ extension GCSRoute: RouteTarget {
 
     /// A refused JSON API path counts as the JSON API's; any other as no API's.
     static func refusedLabel(_ rawPath: String) -> RouteLabel {
-        isJSONAPIPath(rawPath) ? Labels.invalidJSON : .invalid
+        GCSRoute.isJSONAPIPath(rawPath) ? Labels.invalidJSON : .invalid
     }
 
-    package var buckets: [BucketName] {
-        switch self {
+    var buckets: [BucketName] {
+        switch route {
         case .gcsBucket(let bucket), .gcsObjects(let bucket), .gcsObject(let bucket, _), .gcsCompose(let bucket, _),
             .gcsUpload(let bucket), .gcsBucketSub(let bucket, _), .gcsObjectSub(let bucket, _, _),
             .xmlBucket(let bucket), .xmlObject(let bucket, _), .xmlSubresource(let bucket, _, _):
@@ -73,8 +78,8 @@ extension GCSRoute: RouteTarget {
     }
 
     /// A copy is logged under what it writes; an upload to a bucket under the name in its query.
-    package func logged(_ head: HTTPRequestHead) -> (bucket: BucketName?, object: ObjectName?) {
-        switch self {
+    func logged(_ head: HTTPRequestHead) -> (bucket: BucketName?, object: ObjectName?) {
+        switch route {
         case .gcsObjects(let b), .gcsUpload(let b): (b, Exchange.postedName(head))
         case .gcsBucket(let b), .gcsBucketSub(let b, _), .xmlBucket(let b): (b, nil)
         case .gcsObject(let b, let o), .gcsCompose(let b, let o), .gcsObjectSub(let b, let o, _),
@@ -86,19 +91,19 @@ extension GCSRoute: RouteTarget {
         }
     }
 
-    package var readsOneObject: Bool {
-        switch self {
+    var readsOneObject: Bool {
+        switch route {
         case .gcsObject, .xmlObject: true
         default: false
         }
     }
 
     /// The XML API takes signed URLs (V2 and V4).
-    package var acceptsSignedURLs: Bool { isXML }
+    var acceptsSignedURLs: Bool { route.isXML }
 
     /// docs/openapi.json and docs/gcs-api.md list these as not served.
-    package func unimplementedFeature(method: String) -> String? {
-        switch self {
+    func unimplementedFeature(method: String) -> String? {
+        switch route {
         case .gcsUnimplemented(let what):
             return what
         case .gcsBucketSub(_, let path):
@@ -124,16 +129,18 @@ extension GCSRoute: RouteTarget {
     /// An XML bucket or object whose query names a sub-resource (`?acl`) addresses that sub-resource, so an access
     /// rule written for reading an object never lets a caller read its ACL. A malformed query is refused later, by
     /// ``RequestContext``, in the XML API's shape.
-    package func refined(by head: HTTPRequestHead) -> (any RouteTarget)? {
-        switch self {
+    func refined(by head: HTTPRequestHead) -> (any RouteTarget)? {
+        switch route {
         case .xmlBucket(let bucket):
             guard let query = try? TargetMemo.query(head), let sub = XMLSubresource.named(in: query) else { return nil }
-            return GCSRoute.xmlSubresource(bucket, nil, sub)
+            return GCSTarget(.xmlSubresource(bucket, nil, sub))
         case .xmlObject(let bucket, let name):
             guard let query = try? TargetMemo.query(head), let sub = XMLSubresource.named(in: query) else { return nil }
-            return GCSRoute.xmlSubresource(bucket, name, sub)
+            return GCSTarget(.xmlSubresource(bucket, name, sub))
         default:
             return nil
         }
     }
+
+    func operationID(_ head: HTTPRequestHead) -> String? { route.operationID(head) }
 }

@@ -171,7 +171,7 @@ package struct RequestPipeline: Sendable {
         if let group = route.group {
             if let disposition = try groups[group].handle(route.target, context, self) { return disposition }
         } else {
-            switch route.target as? KitRoute {
+            switch (route.target as? KitTarget)?.route {
             case .probe:
                 return .respond(Reply.json(200, .object(["emulator": .string("storage"), "server": .string("silo")])))
             case .openAPIDocument where head.method == "GET" || head.method == "HEAD":

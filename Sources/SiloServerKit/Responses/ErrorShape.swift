@@ -48,7 +48,7 @@ extension RequestPipeline {
         {
             return shape
         }
-        if route?.target as? KitRoute == .unknown { return FirebaseErrorShape() }
+        if (route?.target as? KitTarget)?.route == .unknown { return FirebaseErrorShape() }
         return GCSJSONErrorShape()
     }
 }

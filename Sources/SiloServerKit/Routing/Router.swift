@@ -53,13 +53,13 @@ final class Router: Sendable {
                 if let target = try groups[index].route(path: rawPath) { return Route(target, group: index) }
             } catch { throw Refusal(error: error, group: index) }
         }
-        if let own = KitRoute.parse(rawPath) { return Route(own, group: nil) }
+        if let own = KitRoute.parse(rawPath) { return Route(KitTarget(own), group: nil) }
         for index in groups.indices {
             do {
                 if let target = try groups[index].route(unclaimedPath: rawPath) { return Route(target, group: index) }
             } catch { throw Refusal(error: error, group: index) }
         }
-        return Route(KitRoute.unknown, group: nil)
+        return Route(KitTarget.unknown, group: nil)
     }
 
     /// The label of a request whose target was refused.
