@@ -1,4 +1,5 @@
-// libFuzzer harness for object names and URL decoding: Route.parse (Routing/Route.swift), PercentCoding,
+// libFuzzer harness for object names and URL decoding: the router as the server composes it (each API's route
+// parser: SiloFirebaseAPI/FirebaseRoute.swift, SiloGCSAPI/Routing/GCSRoute.swift, the console's), PercentCoding,
 // V0NameEncoding, ObjectName, BucketName and HTTPRequestHead.queryItems. The input is a request path (as the head
 // parser hands it over: bytes decoded as UTF-8 with replacement). Properties:
 // - every name a route yields is 1–1024 bytes of UTF-8 with no NUL, CR or LF, every bucket is a valid bucket name;
@@ -14,6 +15,9 @@ import SiloCore
 import SiloHTTP
 import SiloWire
 
+@testable import SiloConsole
+@testable import SiloFirebaseAPI
+@testable import SiloGCSAPI
 @testable import SiloServerKit
 
 // MARK: - References
@@ -61,53 +65,89 @@ private func validBucketName(_ bytes: [UInt8]) -> Bool {
         && bytes.allSatisfy { alnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
 }
 
-/// A route as bytes, so that comparisons are byte-exact (Route's == compares names as Strings).
-private func key(_ route: Route) -> String {
+/// The router as `silo serve` composes it (SiloServer/StandardServer.swift), without its thumbnails.
+private let router = Router(
+    [FirebaseRouteGroup.self, GCSRouteGroup.self, ConsoleRouteGroup.self], ServerConfiguration())
+
+/// What the router made of a path, by the API that claimed it.
+private enum Routed {
+    case v0(FirebaseRoute)
+    case gcs(GCSRoute)
+    case console([String])
+    case kit(KitRoute)
+}
+
+private func route(_ path: String) throws -> Routed {
+    let found: Route
+    do { found = try router.route(path: path) } catch { throw error.error }
+    switch found.target {
+    case let target as FirebaseTarget: return .v0(target.route)
+    case let target as GCSTarget: return .gcs(target.route)
+    case let target as ConsoleRoute: return .console(target.path)
+    case let target as KitTarget: return .kit(target.route)
+    default: fail("a route of no known API for \(path.debugDescription)")
+    }
+}
+
+/// A route as bytes, so that comparisons are byte-exact (the enums' == compare names as Strings).
+private func key(_ routed: Routed) -> String {
     func n(_ name: ObjectName) -> String { hex(name.rawValue.utf8, limit: 4096) }
     func b(_ bucket: BucketName) -> String { hex(bucket.rawValue.utf8, limit: 4096) }
     func s(_ segments: [String]) -> String { segments.map { hex($0.utf8, limit: 4096) }.joined(separator: ",") }
-    switch route {
-    case .probe: return "probe"
-    case .firebaseBucket(let bucket): return "fb \(b(bucket))"
-    case .firebaseObject(let bucket, let name): return "fo \(b(bucket)) \(n(name))"
-    case .internalReset: return "reset"
-    case .internalSetRules: return "setRules"
-    case .internalExport: return "export"
-    case .gcsBuckets: return "gb"
-    case .gcsBucket(let bucket): return "gbucket \(b(bucket))"
-    case .gcsObjects(let bucket): return "gobjects \(b(bucket))"
-    case .gcsObject(let bucket, let name): return "go \(b(bucket)) \(n(name))"
-    case .gcsCopy(let source, let name, let destination, let name2, let rewrite):
-        return "copy \(b(source)) \(n(name)) \(b(destination)) \(n(name2)) \(rewrite)"
-    case .gcsCompose(let bucket, let name): return "compose \(b(bucket)) \(n(name))"
-    case .gcsUpload(let bucket): return "upload \(b(bucket))"
-    case .openAPIDocument: return "openapi"
+    switch routed {
+    case .v0(let route):
+        switch route {
+        case .bucket(let bucket): return "fb \(b(bucket))"
+        case .object(let bucket, let name): return "fo \(b(bucket)) \(n(name))"
+        case .internalReset: return "reset"
+        case .internalSetRules: return "setRules"
+        case .internalExport: return "export"
+        case .unknown: return "unknown"
+        }
+    case .gcs(let route):
+        switch route {
+        case .gcsBuckets: return "gb"
+        case .gcsBucket(let bucket): return "gbucket \(b(bucket))"
+        case .gcsObjects(let bucket): return "gobjects \(b(bucket))"
+        case .gcsObject(let bucket, let name): return "go \(b(bucket)) \(n(name))"
+        case .gcsCopy(let source, let name, let destination, let name2, let rewrite):
+            return "copy \(b(source)) \(n(name)) \(b(destination)) \(n(name2)) \(rewrite)"
+        case .gcsCompose(let bucket, let name): return "compose \(b(bucket)) \(n(name))"
+        case .gcsUpload(let bucket): return "upload \(b(bucket))"
+        case .gcsBucketSub(let bucket, let segments): return "gbsub \(b(bucket)) \(s(segments))"
+        case .gcsObjectSub(let bucket, let name, let segments):
+            return "gosub \(b(bucket)) \(n(name)) \(s(segments))"
+        case .gcsServiceAccount(let project): return "gsa \(hex(project.utf8, limit: 4096))"
+        case .gcsHMACKeys(let project, let accessID):
+            return "hmac \(hex(project.utf8, limit: 4096)) \(accessID.map { hex($0.utf8, limit: 4096) } ?? "-")"
+        case .gcsUnimplemented(let resource): return "gunimpl \(hex(resource.utf8, limit: 4096))"
+        case .oauthToken: return "oauth"
+        case .batch: return "batch"
+        case .xmlBucket(let bucket): return "xb \(b(bucket))"
+        case .xmlObject(let bucket, let name): return "xo \(b(bucket)) \(n(name))"
+        case .xmlSubresource(let bucket, let name, let sub):
+            return "xs \(b(bucket)) \(name.map(n) ?? "-") \(sub)"
+        case .xmlBuckets: return "xbuckets"
+        case .unknown: return "unknown"
+        }
     case .console(let segments): return "console \(s(segments))"
-    case .gcsBucketSub(let bucket, let segments): return "gbsub \(b(bucket)) \(s(segments))"
-    case .gcsObjectSub(let bucket, let name, let segments): return "gosub \(b(bucket)) \(n(name)) \(s(segments))"
-    case .gcsServiceAccount(let project): return "gsa \(hex(project.utf8, limit: 4096))"
-    case .gcsHMACKeys(let project, let accessID):
-        return "hmac \(hex(project.utf8, limit: 4096)) \(accessID.map { hex($0.utf8, limit: 4096) } ?? "-")"
-    case .gcsUnimplemented(let resource): return "gunimpl \(hex(resource.utf8, limit: 4096))"
-    case .oauthToken: return "oauth"
-    case .batch: return "batch"
-    case .xmlBucket(let bucket): return "xb \(b(bucket))"
-    case .xmlObject(let bucket, let name): return "xo \(b(bucket)) \(n(name))"
-    case .xmlSubresource(let bucket, let name, let sub):
-        return "xs \(b(bucket)) \(name.map(n) ?? "-") \(sub)"
-    case .xmlBuckets: return "xbuckets"
-    case .operations(let endpoint): return "ops \(endpoint)"
-    case .unknown: return "unknown"
+    case .kit(let route):
+        switch route {
+        case .probe: return "probe"
+        case .openAPIDocument: return "openapi"
+        case .operations(let endpoint): return "ops \(endpoint)"
+        case .unknown: return "unknown"
+        }
     }
 }
 
 private func parsed(_ path: String) -> String {
     do {
-        return key(try Route.parse(path))
+        return key(try route(path))
     } catch let error as StorageError {
         return "error \(error.code)"
     } catch {
-        fail("Route.parse threw a \(type(of: error)) for \(path.debugDescription)")
+        fail("routing threw a \(type(of: error)) for \(path.debugDescription)")
     }
 }
 
@@ -136,23 +176,21 @@ private func referenceV0(_ path: String) -> String {
 
 // MARK: - Checks
 
-private func checkNames(in route: Route, _ path: String) {
+private func checkNames(in routed: Routed, _ path: String) {
     var names: [ObjectName] = []
     var buckets: [BucketName] = []
-    switch route {
-    case .firebaseBucket(let b), .gcsBucket(let b), .gcsObjects(let b), .gcsUpload(let b), .gcsBucketSub(let b, _),
-        .xmlBucket(let b), .xmlSubresource(let b, nil, _):
+    switch routed {
+    case .v0(.bucket(let b)), .gcs(.gcsBucket(let b)), .gcs(.gcsObjects(let b)), .gcs(.gcsUpload(let b)),
+        .gcs(.gcsBucketSub(let b, _)), .gcs(.xmlBucket(let b)), .gcs(.xmlSubresource(let b, nil, _)):
         buckets = [b]
-    case .firebaseObject(let b, let n), .gcsObject(let b, let n), .gcsCompose(let b, let n),
-        .gcsObjectSub(let b, let n, _),
-        .xmlObject(let b, let n), .xmlSubresource(let b, let n?, _):
+    case .v0(.object(let b, let n)), .gcs(.gcsObject(let b, let n)), .gcs(.gcsCompose(let b, let n)),
+        .gcs(.gcsObjectSub(let b, let n, _)), .gcs(.xmlObject(let b, let n)), .gcs(.xmlSubresource(let b, let n?, _)):
         buckets = [b]
         names = [n]
-    case .gcsCopy(let b, let n, let b2, let n2, _):
+    case .gcs(.gcsCopy(let b, let n, let b2, let n2, _)):
         buckets = [b, b2]
         names = [n, n2]
-    case .probe, .internalReset, .internalSetRules, .internalExport, .gcsBuckets, .unknown, .openAPIDocument,
-        .console, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken, .batch, .xmlBuckets, .operations:
+    default:
         break
     }
     for name in names {
@@ -166,24 +204,21 @@ private func checkNames(in route: Route, _ path: String) {
 }
 
 /// The route rebuilt from its own parts with an encoder parses back to the same route.
-private func rebuilt(_ route: Route, _ encode: (String) -> String) -> String? {
+private func rebuilt(_ routed: Routed, _ encode: (String) -> String) -> String? {
     func e(_ name: ObjectName) -> String { encode(name.rawValue) }
     func e(_ bucket: BucketName) -> String { encode(bucket.rawValue) }
-    switch route {
-    case .firebaseBucket(let b): return "/v0/b/\(e(b))/o"
-    case .firebaseObject(let b, let n): return "/v0/b/\(e(b))/o/\(e(n))"
-    case .gcsBucket(let b): return "/storage/v1/b/\(e(b))"
-    case .gcsObjects(let b): return "/b/\(e(b))/o"
-    case .gcsObject(let b, let n): return "/download/storage/v1/b/\(e(b))/o/\(e(n))"
-    case .gcsCompose(let b, let n): return "/storage/v1/b/\(e(b))/o/\(e(n))/compose"
-    case .gcsCopy(let b, let n, let b2, let n2, let rewrite):
+    switch routed {
+    case .v0(.bucket(let b)): return "/v0/b/\(e(b))/o"
+    case .v0(.object(let b, let n)): return "/v0/b/\(e(b))/o/\(e(n))"
+    case .gcs(.gcsBucket(let b)): return "/storage/v1/b/\(e(b))"
+    case .gcs(.gcsObjects(let b)): return "/b/\(e(b))/o"
+    case .gcs(.gcsObject(let b, let n)): return "/download/storage/v1/b/\(e(b))/o/\(e(n))"
+    case .gcs(.gcsCompose(let b, let n)): return "/storage/v1/b/\(e(b))/o/\(e(n))/compose"
+    case .gcs(.gcsCopy(let b, let n, let b2, let n2, let rewrite)):
         return "/storage/v1/b/\(e(b))/o/\(e(n))/\(rewrite ? "rewriteTo" : "copyTo")/b/\(e(b2))/o/\(e(n2))"
-    case .gcsUpload(let b): return "/upload/storage/v1/b/\(e(b))/o"
+    case .gcs(.gcsUpload(let b)): return "/upload/storage/v1/b/\(e(b))/o"
     // Not rebuilt: sub-resources carry raw segments, and an XML path-style bucket may be a reserved first segment.
-    case .probe, .internalReset, .internalSetRules, .internalExport, .gcsBuckets, .unknown, .openAPIDocument,
-        .console, .gcsBucketSub, .gcsObjectSub, .gcsServiceAccount, .gcsHMACKeys, .gcsUnimplemented, .oauthToken,
-        .batch, .xmlBucket, .xmlObject,
-        .xmlSubresource, .xmlBuckets, .operations:
+    default:
         return nil
     }
 }
@@ -328,9 +363,9 @@ public func nameFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     checkNameEquality(input)
 
     // Routes.
-    let route = try? Route.parse(path)
+    let routed = try? route(path)
     let routeKey = parsed(path)
-    if let route {
+    if let route = routed {
         checkNames(in: route, path)
         for (encoderName, encode) in encoders {
             guard let again = rebuilt(route, encode) else { continue }
