@@ -9,7 +9,8 @@ out=.build/docc
 rm -rf "$out/SiloStorage.doccarchive" "$out/graphs"
 # Only SiloStorage's modules: `swift package dump-symbol-graph` built every target of the package again (70 s of a
 # fresh `make test`, against 19 s).
-rm -rf "$out/raw"
+# The compiler writes a graph only when it compiles the module: without the graphs, build again from nothing.
+[ -f "$out/raw/SiloStorage.symbols.json" ] || rm -rf "$out/build"
 swift build --build-path "$out/build" --target SiloStorage -Xswiftc -emit-symbol-graph \
     -Xswiftc -emit-symbol-graph-dir -Xswiftc "$out/raw" -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public
 mkdir -p "$out/graphs"
