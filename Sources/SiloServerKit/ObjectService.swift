@@ -8,8 +8,9 @@ import SiloWire
 /// back. Blobs are read through ``InliningBlobStore``, so small objects' bytes come from the metadata store.
 package final class ObjectService: Sendable {
     package let configuration: ServerConfiguration
-    package let metadata: any MetadataStore
-    package let blobs: any BlobStore
+    /// The stores, reached through ``metadata`` and ``blobs``, which refuse on an inline service.
+    private let store: any MetadataStore
+    private let blobStore: any BlobStore
     package let policy: any AccessPolicy
     let credentials: any CredentialVerifier
     private let underlyingCredentials: any CredentialVerifier
@@ -30,8 +31,46 @@ package final class ObjectService: Sendable {
     /// Bytes each caller may have inflated for it by decompressive transcoding.
     let inflation: InflationBudget
     /// Set on the service a socket thread answers with (``inlineView(_:)``): the record of the attempt under way,
-    /// which its store views and the steps that must not block report to. Nil on workers.
+    /// which the steps that must not block report to. Nil on workers.
     package let inlineAttempt: InlineAttempt?
+
+    /// The metadata store. On an inline service every use refuses (``InlineAttempt/wouldBlock(_:)``) before the
+    /// store is called: an inline answer reads only what the service holds in memory (``object(_:_:generation:)``
+    /// from the store's cache, ``SmallBlobCache``, the policy's answer without waiting), so what it may read is this
+    /// short list, and anything else sends the request to a worker.
+    package var metadata: any MetadataStore {
+        get throws {
+            if let inlineAttempt { throw inlineAttempt.wouldBlock("the metadata store") }
+            return store
+        }
+    }
+
+    /// The blob store (small objects' bytes come from the metadata store, ``InliningBlobStore``); refuses on an
+    /// inline service, like ``metadata``.
+    package var blobs: any BlobStore {
+        get throws {
+            if let inlineAttempt { throw inlineAttempt.wouldBlock("the blob store") }
+            return blobStore
+        }
+    }
+
+    /// The version of `bucket/name` (the live one when `generation` is nil), nil when there is none. Inline, only
+    /// the live version the store holds in memory (``MetadataStore/cachedObject(_:_:)``) answers; anything else
+    /// refuses.
+    package func object(_ bucket: BucketName, _ name: ObjectName, generation: Int64?) throws -> ObjectRecord? {
+        guard let inlineAttempt else { return try store.object(bucket, name, generation: generation) }
+        if let cached = store.cachedObject(bucket, name), generation == nil || generation == cached.generation {
+            return cached
+        }
+        throw inlineAttempt.wouldBlock("reading \(bucket)/\(name)")
+    }
+
+    /// The store's stamp of what it holds in memory for `bucket/name` (``MetadataStore/cacheStamp(_:_:)``): memory
+    /// only, so an inline service answers it too.
+    package func cacheStamp(_ bucket: BucketName, _ name: ObjectName) -> CacheStamp? { store.cacheStamp(bucket, name) }
+
+    /// Whether `stamp` still holds (``MetadataStore/isCurrent(_:)``); memory only.
+    package func isCurrent(_ stamp: CacheStamp) -> Bool { store.isCurrent(stamp) }
 
     convenience init(
         configuration: ServerConfiguration, metadata: any MetadataStore, blobs: any BlobStore, policy: any AccessPolicy,
@@ -58,13 +97,13 @@ package final class ObjectService: Sendable {
         maintenanceCounters: MaintenanceCounters, inflation: InflationBudget, inlineAttempt: InlineAttempt? = nil
     ) {
         var serviceAccounts = configuration.serviceAccounts ?? .none(emulator: configuration.openAdminAPI)
-        serviceAccounts.hmacKeys = StoredHMACKeyring(store: metadata)
+        serviceAccounts.hmacKeys = StoredHMACKeyring(store: metadata, attempt: inlineAttempt)
         self.serviceAccounts = serviceAccounts
         self.credentials = ServiceAccountCredentials(serviceAccounts, next: credentials)
         self.underlyingCredentials = credentials
         self.configuration = configuration
-        self.metadata = metadata
-        self.blobs = blobs
+        self.store = metadata
+        self.blobStore = blobs
         self.policy = policy
         self.logger = logger
         self.smallBlobs = smallBlobs
@@ -77,14 +116,14 @@ package final class ObjectService: Sendable {
         self.inlineAttempt = inlineAttempt
     }
 
-    /// This service over store views that refuse every call that could block (``InlineMetadataView``,
-    /// ``InlineBlobView``), sharing this one's caches and policy: what the pipeline runs on one socket's thread,
-    /// reporting to `attempt`. Verifying a token is CPU only; the HMAC keys a signed URL needs are in the store, so
+    /// This service as one socket's thread runs it, reporting to `attempt`: the same caches, stores and policy,
+    /// but every call that could block refuses before it is made (``metadata``, ``blobs``,
+    /// ``authorize(_:)``). Verifying a token is CPU only; the HMAC keys a signed URL needs are in the store, so
     /// those go to a worker.
     func inlineView(_ attempt: InlineAttempt) -> ObjectService {
         ObjectService(
-            configuration: configuration, metadata: InlineMetadataView(store: metadata, attempt: attempt),
-            blobs: InlineBlobView(attempt: attempt), policy: policy, credentials: underlyingCredentials, logger: logger,
+            configuration: configuration, metadata: store, blobs: blobStore, policy: policy,
+            credentials: underlyingCredentials, logger: logger,
             smallBlobs: smallBlobs, versionResponses: versionResponses.nonWaiting(), images: images,
             reclaimer: reclaimer, maintenanceCounters: maintenanceCounters, inflation: inflation, inlineAttempt: attempt
         )
@@ -155,7 +194,7 @@ package final class ObjectService: Sendable {
     )
         throws -> ObjectRecord
     {
-        let record = try metadata.object(bucket, name, generation: generation)
+        let record = try object(bucket, name, generation: generation)
         try authorize(
             AccessRequest(
                 operation: .get, bucket: bucket, path: name.rawValue, principal: context.principal,
@@ -194,7 +233,7 @@ package final class ObjectService: Sendable {
         guard principal?.isAdmin != true else { return }
         var request = AccessRequest(
             operation: .create, bucket: bucket, path: name.rawValue, principal: principal,
-            resource: try metadata.object(bucket, name, generation: nil), proposedFields: fields,
+            resource: try object(bucket, name, generation: nil), proposedFields: fields,
             proposedSize: declaredSize, time: time)
         request.bytesKnown = false
         try authorize(request)
@@ -289,7 +328,7 @@ package final class ObjectService: Sendable {
         if principal?.isAdmin == true { return try write(conditions) }
         var attempts = 0
         while true {
-            let existing = try metadata.object(bucket, name, generation: nil)
+            let existing = try object(bucket, name, generation: nil)
             try check(existing)
             try conditions.check(existing, describing: "\(bucket)/\(name)")
             var pins = conditions
@@ -371,7 +410,7 @@ package final class ObjectService: Sendable {
     /// keep it readable for downloads already under way (then the collector deletes it after its grace period; the
     /// store has it on the garbage list). The deletion runs after the request answers (``BlobReclaimer``).
     package func release(_ version: ObjectRecord) {
-        guard blobs.readersSurviveDeletion else { return }
+        guard blobStore.readersSurviveDeletion else { return }
         discardBlobLater(version.blobID)
     }
 

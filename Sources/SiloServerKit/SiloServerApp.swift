@@ -15,7 +15,7 @@ public final class SiloServerApp: HTTPHandler {
     let pipeline: RequestPipeline
     /// How a resumable session commits (``sessionCommit(_:_:)``), for the worker pipeline's groups.
     let sessionCommit: SessionCommit
-    /// Makes the same pipeline over store views that refuse to block, one per socket thread (``InlinePipeline``).
+    /// Makes the same pipeline over a service that refuses to block, one per socket thread (``InlinePipeline``).
     private let makeInlinePipeline: @Sendable (InlineAttempt) -> RequestPipeline
     /// Request metrics, the access log and the metric sources `/metrics` reports.
     public let observability: Observability

@@ -112,7 +112,7 @@ extension ImageService {
     private func runPresetJob(_ job: PresetJobFiles.Job, _ service: ObjectService) {
         let record: ObjectRecord
         do {
-            guard let live = try service.metadata.object(job.bucket, job.name, generation: nil), job.names(live) else {
+            guard let live = try service.object(job.bucket, job.name, generation: nil), job.names(live) else {
                 return
             }
             record = live
@@ -137,7 +137,7 @@ extension ImageService {
                 let spec = try ThumbnailSpec(
                     width: size.width, height: size.height, fit: preset.fit, format: format, quality: preset.quality)
                 let name = try ThumbnailPreset.thumbnailName(record.name, size, format)
-                let existing = try service.metadata.object(record.bucket, name, generation: nil)
+                let existing = try service.object(record.bucket, name, generation: nil)
                 if existing?.fields.customMetadata[Self.sourceGenerationKey] != String(record.generation) {
                     try writeThumbnail(
                         try transform(record, spec, blobs: service.blobs), name: name, of: record, spec, service)

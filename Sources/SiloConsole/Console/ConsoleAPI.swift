@@ -93,7 +93,7 @@ struct ConsoleAPI: Sendable {
         // The object as it is now is what `resource` is in a real request on that path.
         var resource: ObjectRecord?
         if input.operation != .create, input.operation != .list, let name = try? ObjectName(input.path) {
-            resource = try service.metadata.object(input.bucket, name, generation: nil)
+            resource = try service.object(input.bucket, name, generation: nil)
         }
         var request = AccessRequest(
             operation: input.operation, bucket: input.bucket, path: input.path, principal: input.principal,

@@ -74,7 +74,7 @@ struct FirebaseRoutes {
         // token's URL then reads only what its caller may read anyway.
         if wantsMedia, let token = context.query["token"] {
             return try download.respond(context, thumbnail: thumbnail) {
-                if let record = try service.metadata.object(bucket, name, generation: nil),
+                if let record = try service.object(bucket, name, generation: nil),
                     record.fields.downloadTokens.contains(token)
                 {
                     return record

@@ -82,7 +82,7 @@ package struct GCSAccess {
                     // Before the first byte: a write that would replace a live object needs `objects.delete` too.
                     // Decided again when the write commits, against the version it then replaces.
                     let live: ObjectRecord?
-                    do { live = try service.metadata.object(bucket, name, generation: nil) } catch {
+                    do { live = try service.object(bucket, name, generation: nil) } catch {
                         return StorageError.wrap(error)
                     }
                     if let denied = writeRefusal(bucket, name, replacing: live, resource, principal) { return denied }
@@ -214,8 +214,8 @@ package struct GCSAccess {
     /// The version `version` addresses, with its own ACL; nil when there is none.
     private func record(_ bucket: BucketName, _ name: ObjectName, _ version: ObjectVersion) throws -> ObjectRecord? {
         switch version {
-        case .live: try service.metadata.object(bucket, name, generation: nil)
-        case .generation(let generation): try service.metadata.object(bucket, name, generation: generation)
+        case .live: try service.object(bucket, name, generation: nil)
+        case .generation(let generation): try service.object(bucket, name, generation: generation)
         case .softDeleted(let generation):
             try service.metadata.softDeletedObject(bucket, name, generation: generation)?.record
         case .unreadable: nil

@@ -146,7 +146,7 @@ struct GCSAccessControlRoutes {
                 }
                 return (result, record)
             }
-            guard let found = try service.metadata.object(bucket, name, generation: generation) else {
+            guard let found = try service.object(bucket, name, generation: generation) else {
                 throw StorageError.objectNotFound(bucket, name)
             }
             try GCSConditions.checkRead(conditions, found)

@@ -50,7 +50,7 @@ struct GCSObjectRoutes {
         }
         let generation = context.addressed(bucket, name, named: named)
         let lookup = {
-            guard let record = try service.metadata.object(bucket, name, generation: generation) else {
+            guard let record = try service.object(bucket, name, generation: generation) else {
                 throw context.changed(
                     bucket, name, named: named, StorageError(.notFound, "No such object: \(bucket)/\(name)"))
             }
@@ -373,7 +373,7 @@ struct GCSObjectRoutes {
                         }
                         let name = try ObjectName(sourceName)
                         let generation = object["generation"]?.int64Value
-                        let found = try service.metadata.object(bucket, name, generation: generation)
+                        let found = try service.object(bucket, name, generation: generation)
                         // Each source is read as the version it names, by that version's ACL or the bucket's
                         // grants (before a missing one is a 404: a caller who may not read learns nothing).
                         try access.check(.objectsGet, bucket, name, found, context.principal, bucket: resource)

@@ -66,7 +66,7 @@ struct GCSUploads {
     private func checkWrite(_ context: RequestContext, _ bucket: BucketName, _ name: ObjectName) throws {
         let access = GCSAccess(service: service)
         guard !access.exempts(context.principal) else { return }
-        let live = try service.metadata.object(bucket, name, generation: nil)
+        let live = try service.object(bucket, name, generation: nil)
         if let refusal = access.writeRefusal(bucket, name, replacing: live, context.principal) { throw refusal }
     }
 

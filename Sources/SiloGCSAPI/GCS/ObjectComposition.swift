@@ -34,7 +34,7 @@ extension ObjectService {
         try checkObjectSize(size, "\(bucket)/\(name)")
         let slices = sources.map { BlobSlice($0.blobID, length: $0.size) }
         // A result small enough to keep inline is read together here, as an upload of it would be held.
-        let inline = size <= Int64(metadata.inlineBlobLimit)
+        let inline = try size <= Int64(metadata.inlineBlobLimit)
         let blobID = inline ? BlobID.randomInline() : BlobID.random()
         if !inline { try metadata.registerPendingBlob(blobID, at: time) }
         do {

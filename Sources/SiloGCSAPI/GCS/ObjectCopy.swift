@@ -10,7 +10,7 @@ extension ObjectService {
         throws
         -> ObjectRecord
     {
-        guard let source = try metadata.object(bucket, name, generation: generation) else {
+        guard let source = try object(bucket, name, generation: generation) else {
             throw StorageError(.notFound, "No such object: \(bucket)/\(name)")
         }
         try conditions.check(source, describing: "\(bucket)/\(name)")

@@ -27,7 +27,7 @@ extension XMLRoutes {
             // Which listed generation is each name's live one: one lookup per name on the page.
             var live: [ObjectName: Int64] = [:]
             for name in Set(page.items.map(\.name)) {
-                live[name] = try service.metadata.object(bucket, name, generation: nil)?.generation
+                live[name] = try service.object(bucket, name, generation: nil)?.generation
             }
             return Reply.xml(200, request.render(page, bucket: bucket) { live[$0.name] == $0.generation })
         }

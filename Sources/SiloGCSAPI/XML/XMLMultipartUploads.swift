@@ -26,7 +26,7 @@ struct XMLMultipartUploads {
             let conditions = try XMLObjectHeaders.conditions(context.headers)
             // Refused now if it cannot succeed; checked again in the completion's transaction.
             try conditions.check(
-                try service.metadata.object(bucket, name, generation: nil), describing: "\(bucket)/\(name)")
+                try service.object(bucket, name, generation: nil), describing: "\(bucket)/\(name)")
             let caller = XMLMultipartIDs.caller(bucket)
             let since = Timestamp(
                 microseconds: context.time.microseconds - service.configuration.sessionQuotaWindowSeconds * 1_000_000)
@@ -311,7 +311,7 @@ struct XMLMultipartUploads {
         -> HTTPResponse
     {
         guard let generation = upload.resultGeneration,
-            let record = try service.metadata.object(upload.bucket, upload.name, generation: generation)
+            let record = try service.object(upload.bucket, upload.name, generation: generation)
         else { throw StorageError.noSuchUpload(uploadID) }
         return XMLMultipartBodies.completed(location: location(context), record)
     }

@@ -14,7 +14,7 @@ extension XMLRoutes {
             let thumbnail = try ThumbnailQuery.spec(
                 context.query, bucket: bucket, settings: service.configuration.images)
             var response = try download.respond(context, api: .xml, thumbnail: thumbnail) {
-                guard let record = try service.metadata.object(bucket, name, generation: generation) else {
+                guard let record = try service.object(bucket, name, generation: generation) else {
                     throw context.changed(bucket, name, named: named, StorageError.objectNotFound(bucket, name))
                 }
                 try conditions.check(record, describing: "\(bucket)/\(name)")

@@ -82,11 +82,14 @@ package enum HMACKeyStore {
 }
 
 /// The store's keys as the signature verifier looks them up: only active keys sign.
+/// On an inline service (`attempt` set) the keys are not read: they are in the store, so the request goes to a worker.
 struct StoredHMACKeyring: HMACKeyring {
     let store: any MetadataStore
+    let attempt: InlineAttempt?
 
     package func hmacKey(accessID: String) throws(AuthError) -> HMACSigningKey? {
         do {
+            if let attempt { throw attempt.wouldBlock("the HMAC keys") }
             return try HMACKeyStore.load(store).first { $0.accessID == accessID && $0.state == .active }.map {
                 HMACSigningKey(email: $0.email, secret: $0.secret)
             }

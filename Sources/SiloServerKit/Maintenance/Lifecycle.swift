@@ -112,7 +112,7 @@ struct Lifecycle {
         // Versions come by name, oldest generation first; a name's versions are judged together (numNewerVersions).
         func judge() throws {
             guard !versions.isEmpty else { return }
-            let live = try service.metadata.object(bucket, versions[0].name, generation: nil)
+            let live = try service.object(bucket, versions[0].name, generation: nil)
             for (index, version) in versions.enumerated() {
                 let isLive = version.generation == live?.generation
                 let newer = versions.count - 1 - index

@@ -48,7 +48,7 @@ struct OperationsRoutes: Sendable {
         var text = MetricsText()
         observability.requests.collect(into: &text)
         CacheCounters.familyHeader(&text)
-        if let cache = service.metadata as? CachingMetadataStore {
+        if let cache = (try? service.metadata) as? CachingMetadataStore {
             cache.lookups.collect(cache: "metadata", into: &text)
         }
         service.smallBlobs.lookups.collect(cache: "small_blob", into: &text)

@@ -6,10 +6,11 @@ import SiloHTTP
 /// (``MetadataStore/cachedObject(_:_:)``), whose bytes are in ``SmallBlobCache``, with a credential verifiable without
 /// I/O.
 ///
-/// The request runs through the same ``RequestPipeline`` as on a worker, over store views that refuse every call that
-/// would block, all bound to this thread's ``InlineAttempt``: the first refusal marks it, and the answer is dropped.
+/// The request runs through the same ``RequestPipeline`` as on a worker, over a service bound to this thread's
+/// ``InlineAttempt`` (``ObjectService/inlineView(_:)``), which refuses every call that would block: the first refusal
+/// marks the attempt, and the answer is dropped.
 /// The worker then carries on from the route and the context the attempt established (``PendingRequest``), so
-/// neither is made twice. Refusals come before any write — the views refuse writes without calling the store — so a
+/// neither is made twice. Refusals come before any write — the service refuses the stores without calling them — so a
 /// declined attempt leaves nothing changed: the first v0 read of an object without a download token, which writes
 /// one, goes to the worker whole. (What may change is memory only: ``VersionResponseCache`` memoizes the headers it
 /// derived, exact under their version.)
@@ -17,9 +18,9 @@ import SiloHTTP
 /// One per socket thread, and used by that thread alone, so the attempt needs no thread slot: it is reset before each
 /// request and read after it.
 final class InlinePipeline: InlineAnswerer {
-    /// The pipeline over this thread's store views.
+    /// The pipeline over this thread's inline service.
     private let inline: RequestPipeline
-    /// What those views and the steps that must not block report to.
+    /// What that service and the steps that must not block report to.
     private let attempt: InlineAttempt
     /// The worker's pipeline, which carries on with what this one declines.
     private let worker: RequestPipeline

@@ -21,20 +21,19 @@ final class ReplayableAnswer: ReplayPermit {
 
         /// Nil when either source keeps none: nothing is replayed then.
         init?(_ service: ObjectService, _ bucket: BucketName, _ name: ObjectName) {
-            guard let metadata = service.metadata.cacheStamp(bucket, name), let policy = service.policy.version
+            guard let metadata = service.cacheStamp(bucket, name), let policy = service.policy.version
             else { return nil }
             (self.metadata, self.policy) = (metadata, policy)
         }
 
-        func isCurrent(_ metadata: any MetadataStore, _ policy: any AccessPolicy) -> Bool {
-            metadata.isCurrent(self.metadata) && policy.version == self.policy
+        func isCurrent(_ service: ObjectService) -> Bool {
+            service.isCurrent(metadata) && service.policy.version == policy
         }
     }
 
     // What a replay needs, and no more: a permit is made for every answer it could be given to, so that the
     // transport can keep the ones it sees again (holding the whole pipeline cost ~4,000 instructions per answer).
-    private let metadata: any MetadataStore
-    private let policy: any AccessPolicy
+    private let service: ObjectService
     private let observability: Observability
     private let stamp: Stamp
     private let method: String
@@ -46,7 +45,7 @@ final class ReplayableAnswer: ReplayPermit {
         _ service: ObjectService, _ observability: Observability, stamp: Stamp, method: String, exchange: Exchange,
         response: HTTPResponse
     ) {
-        (metadata, policy, self.observability) = (service.metadata, service.policy, observability)
+        (self.service, self.observability) = (service, observability)
         self.stamp = stamp
         self.method = method
         self.exchange = exchange
@@ -71,7 +70,7 @@ final class ReplayableAnswer: ReplayPermit {
             service, observability, stamp: stamp, method: head.method, exchange: exchange, response: response)
     }
 
-    package var isCurrent: Bool { stamp.isCurrent(metadata, policy) }
+    package var isCurrent: Bool { stamp.isCurrent(service) }
 
     package func replayed() -> String {
         let started = RequestMetrics.now()

@@ -10,7 +10,7 @@ import SiloWire
 /// return a disposition; each decides its own access (GCS's IAM and ACLs before its handler, v0's Security Rules
 /// inside it, because a rule reads the resource the operation is about and, for writes, the one it proposes).
 ///
-/// The same pipeline also runs inline, over an ``ObjectService/inlineView(_:)`` whose stores refuse to block
+/// The same pipeline also runs inline, over an ``ObjectService/inlineView(_:)`` that refuses to block
 /// (``InlinePipeline``): one code path for both.
 package struct RequestPipeline: Sendable {
     let service: ObjectService

@@ -30,7 +30,7 @@ package final class BlobIngest {
         self.service = service
         self.limit = limit
         let writer: any BlobWriter
-        let inlineLimit = inline ? service.metadata.inlineBlobLimit : 0
+        let inlineLimit = inline ? try service.metadata.inlineBlobLimit : 0
         if inlineLimit > 0 {
             let candidate = InlineCandidateWriter(limit: inlineLimit) {
                 let id = try Self.register(service, time)

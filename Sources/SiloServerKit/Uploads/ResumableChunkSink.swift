@@ -55,7 +55,7 @@ package final class ResumableChunkSink: RequestBodySink {
             try session.caller.map { try service.pendingAllowance($0, opening: false, time: Timestamp.now()) } ?? .max
         let hasher =
             registry.takeHasher(session.id, at: session.received) ?? (session.received == 0 ? ObjectHasher() : nil)
-        let inlineLimit = service.metadata.inlineBlobLimit
+        let inlineLimit = try service.metadata.inlineBlobLimit
         if finalize, session.received == 0, inlineLimit > 0 {
             let candidate = InlineCandidateWriter(limit: inlineLimit) { [service] in
                 (session.blobID, try service.blobs.makeWriter(session.blobID, at: 0))
@@ -140,7 +140,7 @@ package final class ResumableChunkSink: RequestBodySink {
                 // Another finalize of this session (on another node) won the race; answer as it did.
                 let latest = try service.metadata.session(id: session.id) ?? current
                 guard latest.state == .finalized, let generation = latest.resultGeneration,
-                    let made = try service.metadata.object(latest.bucket, latest.name, generation: generation)
+                    let made = try service.object(latest.bucket, latest.name, generation: generation)
                 else { throw error }
                 return respond(.success(Outcome(session: latest, object: made)))
             } catch let error as StorageError

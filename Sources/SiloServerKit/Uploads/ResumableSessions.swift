@@ -100,10 +100,9 @@ package struct ResumableSessions {
     /// The version a finalized session made, as any later request on it answers: that generation, or (`orLive`,
     /// v0's answer) the live version once it is gone.
     package func result(_ session: UploadSession, orLive: Bool) throws -> ObjectRecord {
-        let metadata = service.metadata
         guard let generation = session.resultGeneration,
-            let object = try metadata.object(session.bucket, session.name, generation: generation)
-                ?? (orLive ? metadata.object(session.bucket, session.name, generation: nil) : nil)
+            let object = try service.object(session.bucket, session.name, generation: generation)
+                ?? (orLive ? service.object(session.bucket, session.name, generation: nil) : nil)
         else { throw StorageError.objectNotFound(session.bucket, session.name) }
         return object
     }
