@@ -4,7 +4,7 @@ ARGS ?=
 
 .PHONY: deps build release run test unit integration gcs crash events hostile lint format bench perf-guard clean postgres-test \
 	s3-test multinode pairs pairs-all tls schemathesis openapi-check fuzz-ci gcs-system gcs-postgres pyclients consumer docc clients \
-	conformance console metrics ceph-test
+	conformance console metrics ceph-test venvs
 
 deps:
 	@scripts/install-deps.sh
@@ -33,10 +33,34 @@ run: release
 TEST_TARGETS = deps lint unit integration gcs gcs-postgres gcs-system conformance clients pyclients consumer docc crash \
 	events hostile schemathesis perf-guard postgres-test s3-test multinode pairs console metrics tls
 # One target after another, each timed (the log then says where CI's minutes go); the first failure stops the run.
+# Once the packages are in, every Python virtualenv the targets use is made in the background (`make venvs`, log in
+# .build/venvs.log), while the builds and the unit tests run: the installs wait on the network, the builds on the
+# CPU. A target that needs a venv still being made waits for it (scripts/python-venv.sh locks each), and makes it
+# itself, reporting the error, if the background run failed.
 test:
-	@for target in $(TEST_TARGETS); do started=$$(date +%s); \
+	@started=$$(date +%s); $(MAKE) --no-print-directory deps || { echo "make test: deps failed"; exit 1; }; \
+	  echo "make test: deps took $$(( $$(date +%s) - started )) s"; \
+	  mkdir -p .build; setsid nice -n 10 $(MAKE) --no-print-directory venvs >.build/venvs.log 2>&1 & venvs=$$!; \
+	  trap 'kill -- -'$$venvs' 2>/dev/null || true' EXIT; \
+	  for target in $(filter-out deps,$(TEST_TARGETS)); do started=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$target || { echo "make test: $$target failed"; exit 1; }; \
 	  echo "make test: $$target took $$(( $$(date +%s) - started )) s"; done
+
+# Every Python virtualenv of the test targets, as venv:requirements, in the order `make test` first needs them.
+CLIENTS_REQUIREMENTS = .build/clients-requirements.txt
+VENVS = gcs:tests/gcs/requirements.txt gcs-system:tests/gcs-system/requirements.txt \
+	$(foreach r,$(wildcard tests/gcs-system/requirements-gcsfs-*.txt),$(r:tests/gcs-system/requirements-%.txt=%):$(r)) \
+	clients:$(CLIENTS_REQUIREMENTS) pyclients:tests/pyclients/requirements.txt events:tests/events/requirements.txt \
+	schemathesis:tests/schemathesis/requirements.txt seaweedfs:tests/s3/requirements.txt \
+	console:tests/console/requirements.txt metrics:tests/metrics/requirements.txt tls:tests/tls/requirements.txt
+venvs: $(CLIENTS_REQUIREMENTS)
+	@for venv in $(VENVS); do started=$$(date +%s); \
+	  scripts/python-venv.sh .venv/$${venv%%:*} $${venv#*:} || exit 1; \
+	  echo "venvs: .venv/$${venv%%:*} took $$(( $$(date +%s) - started )) s"; done
+
+$(CLIENTS_REQUIREMENTS): $(wildcard tests/clients/requirements/*.txt)
+	@mkdir -p $(@D)
+	cat $^ >$@
 
 unit: deps
 	# Every import of one of the package's modules is a dependency Package.swift declares (SwiftPM would also let
@@ -99,9 +123,8 @@ fuzz-ci: deps
 
 # The client matrix: gsutil, rclone, google-cloud-storage, obstore, polars, pyarrow, gcsfs, ... each doing its users'
 # everyday workflow against a live Silo (tests/clients/README.md).
-clients: release
-	cat tests/clients/requirements/*.txt > .build/clients-requirements.txt
-	scripts/python-venv.sh .venv/clients .build/clients-requirements.txt
+clients: release $(CLIENTS_REQUIREMENTS)
+	scripts/python-venv.sh .venv/clients $(CLIENTS_REQUIREMENTS)
 	SILO_BINARY=.build/release/silo PATH="$(CURDIR)/.venv/clients/bin:$$PATH" .venv/clients/bin/python -m pytest -q tests/clients
 
 # The GCS JSON API through the real Python clients (google-cloud-storage, gcsfs, firebase-admin) from PyPI.
@@ -151,7 +174,7 @@ gcs-postgres: release
 	  .venv/gcs/bin/python -m pytest -q tests/gcs'
 
 # google-cloud-storage's retry conformance suite (tests/conformance of its PyPI sdist, driven by
-# retry_strategy_test_data.json) against `silo serve --test-faults` in storage-testbench's place; about 2 minutes.
+# retry_strategy_test_data.json) against `silo serve --test-faults` in storage-testbench's place; about 30 s, four tests at a time.
 # tests/conformance/README.md has the counts and every deselected test with its reason. SILO_BINARY=PATH tests that
 # binary instead of building one; CONFORMANCE_REPORT_ONLY=1 reports without failing.
 conformance: $(if $(SILO_BINARY),,release)

@@ -9,6 +9,7 @@
 #                                  test (default 120)
 #   CONFORMANCE_OUT=DIR            junit XML and pytest log (default .venv/conformance-out)
 #   CONFORMANCE_PYTEST_ARGS="…"    extra pytest arguments (e.g. -k S8)
+#   CONFORMANCE_WORKERS=N          tests at a time (pytest-xdist, default 4)
 #   CONFORMANCE_SILO_ARGS="…"      extra `silo serve` arguments (e.g. --inline-limit 0)
 #   CONFORMANCE_SLEEP_SCALE=F      factor on the clients' retry back-off sleeps (default 0.1; 1 for real waits)
 set -euo pipefail
