@@ -174,9 +174,9 @@ gcs-postgres: release
 	  .venv/gcs/bin/python -m pytest -q tests/gcs'
 
 # google-cloud-storage's retry conformance suite (tests/conformance of its PyPI sdist, driven by
-# retry_strategy_test_data.json) against `silo serve --test-faults` in storage-testbench's place; about 30 s, four tests at a time.
-# tests/conformance/README.md has the counts and every deselected test with its reason. SILO_BINARY=PATH tests that
-# binary instead of building one; CONFORMANCE_REPORT_ONLY=1 reports without failing.
+# retry_strategy_test_data.json) against `silo serve --test-faults` in storage-testbench's place; about 30 s, four
+# tests at a time. tests/conformance/README.md has the counts and every deselected test with its reason.
+# SILO_BINARY=PATH tests that binary instead of building one; CONFORMANCE_REPORT_ONLY=1 reports without failing.
 conformance: $(if $(SILO_BINARY),,release)
 	tests/conformance/run.sh
 
