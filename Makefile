@@ -125,7 +125,8 @@ fuzz-ci: deps
 # everyday workflow against a live Silo (tests/clients/README.md).
 clients: release $(CLIENTS_REQUIREMENTS)
 	scripts/python-venv.sh .venv/clients $(CLIENTS_REQUIREMENTS)
-	SILO_BINARY=.build/release/silo PATH="$(CURDIR)/.venv/clients/bin:$$PATH" .venv/clients/bin/python -m pytest -q tests/clients
+	SILO_BINARY=.build/release/silo PATH="$(CURDIR)/.venv/clients/bin:$$PATH" .venv/clients/bin/python -m pytest -q -n 2 \
+	  tests/clients
 
 # The GCS JSON API through the real Python clients (google-cloud-storage, gcsfs, firebase-admin) from PyPI.
 gcs: release
