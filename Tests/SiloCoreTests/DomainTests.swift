@@ -133,6 +133,28 @@ import Testing
         #expect(BlobID(rawValue: "../../etc/passwd") == nil)
     }
 
+    /// Inline ids sort as the times they were made at, whatever their random digits, so the metadata store's
+    /// indexes of them grow at one end; ids made in the same microsecond still differ.
+    @Test func inlineIDsSortByTheirTime() {
+        let times: [Int64] = [
+            0, 1, 999, 1_000_000, 1_765_000_000_000_000, 1_765_000_000_000_001, 4_000_000_000_000_000,
+        ]
+        let made = times.flatMap { microseconds in
+            (0..<50).map { _ in (microseconds, BlobID.inline(at: Timestamp(microseconds: microseconds))) }
+        }
+        for (_, id) in made {
+            #expect(id.isInline)
+            #expect(BlobID(rawValue: id.rawValue) == id)
+        }
+        #expect(Set(made.map(\.1)).count == made.count)
+        for (earlier, a) in made {
+            for (later, b) in made where earlier < later {
+                #expect(a.rawValue < b.rawValue)
+            }
+        }
+        #expect(!BlobID.random().isInline)
+    }
+
     @Test func preconditions() throws {
         let record = ObjectRecord(
             bucket: try BucketName("b"), name: try ObjectName("o"), generation: 5, metageneration: 2,

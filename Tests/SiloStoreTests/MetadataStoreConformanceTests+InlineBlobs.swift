@@ -6,7 +6,7 @@ import Testing
 extension MetadataStoreConformanceTests {
     /// A draft whose bytes are committed inline.
     private func inlineDraft(_ name: String, _ bytes: [UInt8]) -> ObjectDraft {
-        var draft = draft(name, blobID: .randomInline(), size: Int64(bytes.count))
+        var draft = draft(name, blobID: .inline(at: .now()), size: Int64(bytes.count))
         draft.inlineBytes = bytes
         return draft
     }

@@ -1,6 +1,11 @@
 /// The server-made identifier of a stored byte sequence: 32 lowercase hex digits from a CSPRNG, or, for bytes the
 /// metadata store keeps inline (``isInline``), `i` and 31 of them. Where the bytes live is part of the name, so a
 /// reader finds them without asking two stores. Blob stores name files and keys by this, never by object names.
+///
+/// An inline id begins with its creation time (``inline(at:)``), so the metadata store's indexes of inline ids grow
+/// at their right edge: an upload touches the same few recent pages, not a random page of an index larger than
+/// memory (docs/scaling.md). A blob store's id stays random throughout: its first digits spread files over the
+/// disk store's fan-out directories.
 public struct BlobID: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
@@ -23,33 +28,46 @@ public struct BlobID: Hashable, Sendable, CustomStringConvertible {
     /// (``MetadataStore/inlineBlob(_:)``), rather than the blob store.
     public var isInline: Bool { rawValue.utf8.first == Self.inlineMark }
 
-    /// Half the digits: they are random, so 64 bits tell ids apart as well as 128 for a hash table, for half the
-    /// hashing (small downloads look their bytes up by blob id).
+    /// The last half of the digits: they are random in both kinds of id, so 64 bits tell ids apart as well as 128
+    /// for a hash table, for half the hashing (small downloads look their bytes up by blob id).
     public func hash(into hasher: inout Hasher) {
         rawValue.withUTF8Bytes {
-            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0.prefix(16))))
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0.suffix(16))))
         }
     }
 
-    public static func random() -> BlobID { random(inline: false) }
+    /// A new id for bytes a blob store keeps: 32 random digits.
+    public static func random() -> BlobID {
+        var digits = [UInt8]()
+        digits.reserveCapacity(32)
+        appendRandomDigits(32, to: &digits)
+        return BlobID(rawValue: String(decoding: digits, as: UTF8.self))!
+    }
 
-    /// A new id for bytes the metadata store keeps inline.
-    public static func randomInline() -> BlobID { random(inline: true) }
-
-    private static func random(inline: Bool) -> BlobID {
-        var generator = SystemRandomNumberGenerator()
-        let hex = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(32)
-        for _ in 0..<2 {
-            var word = generator.next() as UInt64
-            for _ in 0..<16 {
-                bytes.append(hex[Int(word & 0xF)])
-                word >>= 4
-            }
+    /// A new id for bytes the metadata store keeps inline, made at `time`: `i`, the microseconds since 1970 in 14
+    /// digits (they sort as the times do, until the year 4253), then 17 random digits (68 bits, so ids made in the
+    /// same microsecond differ).
+    public static func inline(at time: Timestamp) -> BlobID {
+        var digits = [inlineMark]
+        digits.reserveCapacity(32)
+        let microseconds = UInt64(clamping: max(time.microseconds, 0))
+        for shift in stride(from: 52, through: 0, by: -4) {
+            digits.append(hexDigits[Int((microseconds >> UInt64(shift)) & 0xF)])
         }
-        if inline { bytes[0] = inlineMark }
-        return BlobID(rawValue: String(decoding: bytes, as: UTF8.self))!
+        appendRandomDigits(17, to: &digits)
+        return BlobID(rawValue: String(decoding: digits, as: UTF8.self))!
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func appendRandomDigits(_ count: Int, to digits: inout [UInt8]) {
+        var generator = SystemRandomNumberGenerator()
+        var word: UInt64 = 0
+        for index in 0..<count {
+            if index % 16 == 0 { word = generator.next() }
+            digits.append(hexDigits[Int(word & 0xF)])
+            word >>= 4
+        }
     }
 
     public var description: String { rawValue }

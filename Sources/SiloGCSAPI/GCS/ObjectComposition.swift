@@ -35,7 +35,7 @@ extension ObjectService {
         let slices = sources.map { BlobSlice($0.blobID, length: $0.size) }
         // A result small enough to keep inline is read together here, as an upload of it would be held.
         let inline = try size <= Int64(metadata.inlineBlobLimit)
-        let blobID = inline ? BlobID.randomInline() : BlobID.random()
+        let blobID = inline ? BlobID.inline(at: time) : BlobID.random()
         if !inline { try metadata.registerPendingBlob(blobID, at: time) }
         do {
             var inlineBytes: [UInt8]?

@@ -19,6 +19,8 @@ package final class BlobIngest {
     private var received: Int64 = 0
     /// A bound below the largest object, and what it bounds (an XML multipart upload's part).
     private let limit: (bytes: Int64, what: String)?
+    /// When the upload began: the time in an inline blob's id (``BlobID/inline(at:)``).
+    private let time: Timestamp
 
     /// - Parameter inline: whether the bytes may stay in the metadata store; not for a blob that something other
     ///   than an object version will hold (an XML multipart upload's part).
@@ -29,6 +31,7 @@ package final class BlobIngest {
     {
         self.service = service
         self.limit = limit
+        self.time = time
         let writer: any BlobWriter
         let inlineLimit = inline ? try service.metadata.inlineBlobLimit : 0
         if inlineLimit > 0 {
@@ -90,7 +93,7 @@ package final class BlobIngest {
         if let stored = storedID {
             return IngestedBlob(id: stored, summary: summary, inlineBytes: nil)
         }
-        return IngestedBlob(id: .randomInline(), summary: summary, inlineBytes: candidate?.inlineBytes ?? [])
+        return IngestedBlob(id: .inline(at: time), summary: summary, inlineBytes: candidate?.inlineBytes ?? [])
     }
 
     /// Throws the bytes away (failed or abandoned upload).

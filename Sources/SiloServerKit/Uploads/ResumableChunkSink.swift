@@ -192,13 +192,14 @@ package final class ResumableChunkSink: RequestBodySink {
             summary, md5: current.expectedMD5, crc32c: current.expectedCRC32C,
             object: "\(current.bucket)/\(current.name)")
         // The session's own blob (registered when it started) stays unused, and goes with the next collection.
+        let now = Timestamp.now()
         let blob =
-            candidate?.inlineBytes.map { IngestedBlob(id: .randomInline(), summary: summary, inlineBytes: $0) }
+            candidate?.inlineBytes.map { IngestedBlob(id: .inline(at: now), summary: summary, inlineBytes: $0) }
             ?? IngestedBlob(id: current.blobID, summary: summary, inlineBytes: nil)
         return try service.commitUpload(
             bucket: current.bucket, name: current.name, blob: blob,
             fields: current.fields, conditions: current.conditions, principal: commitRule.principal(current),
-            access: commitRule.access(current), time: Timestamp.now(), finalizing: current.id,
+            access: commitRule.access(current), time: now, finalizing: current.id,
             createsBucket: commitRule.createsBucket(current))
     }
 
