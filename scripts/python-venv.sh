@@ -11,6 +11,8 @@ exec 9>"$venv.lock"
 flock 9
 if [ ! -x "$venv/bin/python" ]; then python3 -m venv "$venv"; fi
 if ! cmp -s "$requirements" "$stamp" 2>/dev/null; then
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+    # No byte-compiling of every installed module: Python compiles what a test imports, when it does, and the
+    # install uses less of the CPU the builds beside it need (`make test`).
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-compile -r "$requirements"
     cp "$requirements" "$stamp"
 fi
