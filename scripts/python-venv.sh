@@ -13,15 +13,17 @@ venv=$1
 requirements=$2
 stamp="$venv/.requirements"
 uv_version=0.13.10
-mkdir -p "$(dirname "$venv")" .venv
-uv=.venv/uv/bin/uv
+# uv lives in the checkout's .venv wherever this is called from; the venv itself is where $1 says.
+tools=$(cd "$(dirname "$0")/.." && pwd)/.venv
+uv=$tools/uv/bin/uv
+mkdir -p "$(dirname "$venv")" "$tools"
 (
     flock 8
     if ! [ -x "$uv" ] || [ "$("$uv" --version | cut -d' ' -f2)" != "$uv_version" ]; then
-        python3 -m venv .venv/uv
-        .venv/uv/bin/pip install -q --disable-pip-version-check "uv==$uv_version"
+        python3 -m venv "$tools/uv"
+        "$tools/uv/bin/pip" install -q --disable-pip-version-check "uv==$uv_version"
     fi
-) 8>.venv/uv.lock
+) 8>"$tools/uv.lock"
 exec 9>"$venv.lock"
 flock 9
 if [ ! -x "$venv/bin/python" ]; then "$uv" venv -q --seed --python python3 "$venv"; fi
